@@ -1,0 +1,25 @@
+// One lint setup for the whole monorepo (packages run `eslint .` against this file).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import prettier from "eslint-config-prettier";
+import globals from "globals";
+
+export default tseslint.config(
+  { ignores: ["**/node_modules/**", "**/.next/**", "**/dist/**", "**/generated/**", "**/next-env.d.ts", ".tools/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      // process.env is read only in each app's env.ts (DESIGN.md section 7).
+      "no-restricted-properties": ["error", { object: "process", property: "env", message: "Read configuration through env.ts" }],
+    },
+  },
+  {
+    files: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/test/**", "scripts/**", "bench/**", "e2e/**", "**/*.config.*", "**/bin/**"],
+    rules: { "no-restricted-properties": "off" },
+  },
+  prettier,
+);

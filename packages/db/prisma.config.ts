@@ -1,0 +1,8 @@
+// Prisma CLI configuration. DATABASE_URL may be unset: `prisma generate` never connects.
+import { defineConfig } from "prisma/config";
+
+export default defineConfig({
+  schema: "prisma/schema.prisma",
+  migrations: { path: "prisma/migrations" },
+  datasource: { url: process.env.DATABASE_URL ?? "postgresql://unset@127.0.0.1:5432/unset" },
+});
