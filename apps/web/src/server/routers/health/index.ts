@@ -1,0 +1,3 @@
+import { getHealth } from "./get";
+
+export const healthRouter = { get: getHealth };

@@ -1,0 +1,3 @@
+import { listIssues } from "./list";
+
+export const issuesRouter = { list: listIssues };

@@ -1,0 +1,89 @@
+// `npm start` ends here: database (embedded unless DATABASE_URL), migrations, demo data, then the
+// console and the worker as child processes. Ctrl-C stops everything, the database last.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createPrismaClient, resolveDatabase, seedDemo } from "@copyback/db";
+import { parseLaunchEnv } from "./launch/env";
+import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const say = (message: string) => process.stdout.write(`[copyback] ${message}\n`);
+
+async function main(): Promise<void> {
+  const env = parseLaunchEnv(process.env);
+  const startedAt = Date.now();
+  say(env.DATABASE_URL ? "using the PostgreSQL server from DATABASE_URL" : `starting the embedded PostgreSQL under ${env.COPYBACK_HOME}`);
+  const database = await resolveDatabase({
+    databaseUrl: env.DATABASE_URL,
+    instanceRoot: env.COPYBACK_HOME,
+    port: env.COPYBACK_DB_PORT,
+    migrate: true,
+  });
+
+  const children: ManagedChild[] = [];
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say("stopping…");
+    await Promise.all(children.map((child) => stopChild(child)));
+    await database.stop();
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+
+  try {
+    if (env.COPYBACK_SEED === "demo") {
+      const prisma = createPrismaClient({ databaseUrl: database.url, poolSize: 2, applicationName: "copyback-seed" });
+      try {
+        const seeded = await seedDemo(prisma, { instanceRoot: env.COPYBACK_HOME });
+        say(seeded.created ? "created the demo company" : "demo data already present");
+      } finally {
+        await prisma.$disconnect();
+      }
+    }
+
+    const childEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      COPYBACK_HOME: env.COPYBACK_HOME,
+      COPYBACK_DEPLOYMENT_MODE: env.COPYBACK_DEPLOYMENT_MODE,
+      WORKER_HEALTH_PORT: String(env.WORKER_HEALTH_PORT),
+      NEXT_TELEMETRY_DISABLED: "1",
+    };
+    const nextBin = path.join(root, "apps/web/node_modules/.bin/next");
+    const nextArgs = env.COPYBACK_WEB_MODE === "development" ? ["dev"] : ["start"];
+    children.push(
+      startChild("web", nextBin, [...nextArgs, "-H", env.COPYBACK_HOST, "-p", String(env.COPYBACK_PORT)], {
+        cwd: path.join(root, "apps/web"),
+        env: { ...childEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
+      }),
+    );
+    children.push(
+      startChild("worker", path.join(root, "apps/worker/node_modules/.bin/tsx"), ["src/main.ts"], {
+        cwd: path.join(root, "apps/worker"),
+        env: childEnv,
+      }),
+    );
+    for (const child of children) {
+      void child.exited.then((code) => {
+        if (!stopping) {
+          say(`${child.name} exited unexpectedly (code ${code}); stopping`);
+          void shutdown(1);
+        }
+      });
+    }
+
+    const host = env.COPYBACK_HOST.includes(":") ? `[${env.COPYBACK_HOST}]` : env.COPYBACK_HOST;
+    const url = `http://${host}:${env.COPYBACK_PORT}`;
+    await waitForHttp(`${url}/api/health`, { timeoutMs: 120_000, isAlive: () => !stopping });
+    await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/healthz`, { timeoutMs: 60_000, isAlive: () => !stopping });
+    say(`Copyback is running at ${url}  (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C stops it)`);
+  } catch (error) {
+    say(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    await shutdown(1);
+  }
+}
+
+await main();
