@@ -1,0 +1,3 @@
+export * from "./permissions";
+export * from "./principal";
+export * from "./authorize";
