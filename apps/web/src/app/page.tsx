@@ -1,6 +1,4 @@
-import Link from "next/link";
 import { serverCaller } from "~/trpc/server";
-import { db } from "~/server/db";
 import { HealthBadge } from "./_components/health-badge";
 
 export const dynamic = "force-dynamic";
@@ -16,11 +14,12 @@ const statusTone: Record<string, string> = {
 };
 
 export default async function HomePage() {
-  const company = await db().company.findFirst({ orderBy: { createdAt: "asc" }, select: { id: true, name: true } });
+  const caller = await serverCaller();
+  const [company] = await caller.companies.list();
   if (!company) {
     return <p className="text-slate-600">No company yet. Run the seed (`pnpm --filter @copyback/db seed`) or create one.</p>;
   }
-  const issues = await (await serverCaller()).issues.list({ companyId: company.id, limit: 50 });
+  const issues = await caller.issues.list({ companyId: company.id, limit: 50 });
   return (
     <section className="space-y-6">
       <div className="flex items-center justify-between">
@@ -40,7 +39,7 @@ export default async function HomePage() {
         ))}
       </ul>
       <p className="text-xs text-slate-400">
-        <Link href="/api/health">API health</Link>
+        <a href="/api/health">API health</a>
       </p>
     </section>
   );

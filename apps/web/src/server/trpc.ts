@@ -1,18 +1,23 @@
 // tRPC wiring in one place (DESIGN.md section 7): context, transformer, error formatter, and the
-// base procedures. Routers are plain objects merged in routers/_app.ts, one procedure per file.
-import { initTRPC } from "@trpc/server";
+// procedure factories. Routers are plain objects merged in routers/_app.ts, one procedure per file.
+import { TRPCError, initTRPC } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
 import type { PrismaClient } from "@copyback/db";
+import { authorize, type Permission, type Principal } from "@copyback/core/auth";
+import { DomainError } from "@copyback/core/errors";
 import { db } from "./db";
+import { domainCodeOf, toTRPCError } from "./errors";
+import { resolvePrincipal } from "./auth/resolve-principal";
 
 export interface Context {
   db: PrismaClient;
   headers: Headers;
+  principal: Principal;
 }
 
-export function createContext(opts: { headers: Headers }): Context {
-  return { db: db(), headers: opts.headers };
+export async function createContext(opts: { headers: Headers }): Promise<Context> {
+  return { db: db(), headers: opts.headers, principal: await resolvePrincipal(opts.headers) };
 }
 
 const t = initTRPC.context<Context>().create({
@@ -22,6 +27,8 @@ const t = initTRPC.context<Context>().create({
       ...shape,
       data: {
         ...shape.data,
+        // The stable domain code (e.g. "not_found", "merge_conflict") clients match on.
+        domainCode: domainCodeOf(error),
         // Field-level validation details for forms; null when the error is not a validation error.
         zodError: error.cause instanceof ZodError ? z.flattenError(error.cause) : null,
       },
@@ -31,4 +38,36 @@ const t = initTRPC.context<Context>().create({
 
 export const createCallerFactory = t.createCallerFactory;
 export const router = t.router;
-export const publicProcedure = t.procedure;
+
+/** Maps typed domain errors thrown anywhere below to tRPC errors, in one middleware. */
+const domainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof DomainError) {
+    throw toTRPCError(result.error.cause);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(domainErrors);
+
+const companyInput = z.object({ companyId: z.uuid() });
+
+/**
+ * A procedure scoped to one company that requires one permission. The input always carries
+ * `companyId`; the handler's context is narrowed to the authorized company.
+ */
+export function companyProcedure(permission: Permission) {
+  return publicProcedure
+    .input(companyInput)
+    .use(({ ctx, input, next }) => {
+      const decision = authorize(ctx.principal, permission, input.companyId);
+      if (decision.kind === "deny") throw toTRPCError(new DomainError(decision.code, decision.code, decision.message));
+      return next({ ctx: { ...ctx, companyId: input.companyId, permission } });
+    });
+}
+
+/** A procedure that needs any signed-in principal (company lists, the current user). */
+export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (ctx.principal.kind === "anonymous") throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to continue." });
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});

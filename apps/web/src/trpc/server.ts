@@ -5,4 +5,4 @@ import { createCaller } from "~/server/routers/_app";
 import { createContext } from "~/server/trpc";
 
 /** A tRPC caller for server components: the same procedures, checks and errors as the HTTP API. */
-export const serverCaller = cache(async () => createCaller(createContext({ headers: new Headers(await headers()) })));
+export const serverCaller = cache(async () => createCaller(await createContext({ headers: new Headers(await headers()) })));

@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 /** REST twin of health.get for probes (the launcher, CI, load balancers). */
 export async function GET(req: Request) {
   try {
-    const health = await createCaller(createContext({ headers: req.headers })).health.get();
+    const health = await createCaller(await createContext({ headers: req.headers })).health.get();
     return NextResponse.json(health);
   } catch (error) {
     return NextResponse.json(

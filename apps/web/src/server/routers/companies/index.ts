@@ -1,0 +1,3 @@
+import { listCompanies } from "./list";
+
+export const companiesRouter = { list: listCompanies };

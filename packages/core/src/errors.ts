@@ -1,0 +1,27 @@
+// Typed domain errors. Services throw these; the web shell maps `kind` to a tRPC code and an
+// HTTP status in exactly one place (apps/web/src/server/errors.ts). `code` is a stable string
+// that clients and tests match on.
+
+export type DomainErrorKind = "unauthenticated" | "forbidden" | "not_found" | "conflict" | "invalid" | "unavailable";
+
+export class DomainError extends Error {
+  readonly kind: DomainErrorKind;
+  readonly code: string;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(kind: DomainErrorKind, code: string, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "DomainError";
+    this.kind = kind;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const notFound = (what: string) => new DomainError("not_found", "not_found", `${what} was not found.`);
+export const conflict = (code: string, message: string, details?: Record<string, unknown>) => new DomainError("conflict", code, message, details);
+export const invalid = (code: string, message: string, details?: Record<string, unknown>) => new DomainError("invalid", code, message, details);
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}
