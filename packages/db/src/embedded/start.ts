@@ -1,0 +1,106 @@
+// startEmbeddedPostgres: the embedded PostgreSQL of one instance root, from first initialisation
+// to a ready server with the application database.
+import { postgresBinaries } from "./binaries";
+import { ensureDatabase } from "./app-database";
+import { prepareInstanceDirectories } from "./access";
+import { credentialsForNewCluster, requireCredentials } from "./credentials";
+import { inspectDataDir } from "./data-dir";
+import { EmbeddedPostgresError } from "./errors";
+import { stopOnProcessExit } from "./exit-hooks";
+import { initialiseCluster, removeAbandonedStaging } from "./initdb";
+import { APP_DATABASE, DEFAULT_EMBEDDED_PORT, connectionUrl, instanceLayout, validatePort } from "./layout";
+import { ensureNoLiveServer } from "./live-server";
+import { assertPortFree } from "./port";
+import { resolveServerUser } from "./server-user";
+import { startServerProcess } from "./server-process";
+
+export interface StartEmbeddedPostgresOptions {
+  /** The instance root; the cluster lives in `<instanceRoot>/postgres/data`. */
+  instanceRoot: string;
+  /** TCP port on 127.0.0.1 (default 54329; never 5432). */
+  port?: number;
+  /** Receives the server's log lines and our own progress notes. Default: discarded. */
+  log?: (line: string) => void;
+  /**
+   * Trade crash safety for speed (fsync off, no full-page writes): for throwaway clusters such
+   * as the test harness's, never for an instance root that holds real data.
+   */
+  unsafeFastWrites?: boolean;
+}
+
+export interface EmbeddedDatabase {
+  /** Superuser URL of the `copyback` database (contains the password: do not log it). */
+  url: string;
+  port: number;
+  dataDir: string;
+  /** The postmaster's PID. */
+  pid: number;
+  /** Fast shutdown; idempotent; resolves once the server has exited. */
+  stop(): Promise<void>;
+}
+
+// Data directories this process is starting or running a server on: refuses a second start
+// before any file is looked at (the cross-process case is handled through the files).
+const ownedHere = new Set<string>();
+
+export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
+  const log = options.log ?? (() => undefined);
+  const port = validatePort(options.port ?? DEFAULT_EMBEDDED_PORT);
+  const layout = instanceLayout(options.instanceRoot);
+  if (ownedHere.has(layout.dataDir)) {
+    throw new EmbeddedPostgresError(
+      "ALREADY_RUNNING",
+      `This process (PID ${process.pid}) already runs the embedded PostgreSQL on ${layout.dataDir}; use that instance or stop it first.`,
+    );
+  }
+  ownedHere.add(layout.dataDir);
+  try {
+    const binaries = await postgresBinaries();
+    const user = await resolveServerUser(log);
+    await prepareInstanceDirectories(layout, user, [binaries.postgres, binaries.initdb], log);
+    await removeAbandonedStaging(layout);
+    await ensureNoLiveServer(layout.dataDir, log);
+    const state = await inspectDataDir(layout.dataDir, binaries.major);
+    await assertPortFree(port);
+    const credentials =
+      state.kind === "initialised" ? await requireCredentials(layout.credentialsFile, layout.dataDir) : await credentialsForNewCluster(layout.credentialsFile);
+    if (state.kind === "absent") await initialiseCluster({ layout, binaries, user, credentials, log });
+
+    const settings: Record<string, string> = options.unsafeFastWrites ? { fsync: "off", synchronous_commit: "off", full_page_writes: "off" } : {};
+    const server = await startServerProcess({ binaries, user, server: { dataDir: layout.dataDir, port, settings }, cwd: layout.postgresDir, log });
+    const untrack = stopOnProcessExit(server);
+    let stopRequested = false;
+    const release = () => {
+      untrack();
+      ownedHere.delete(layout.dataDir);
+    };
+    void server.exited.then(() => {
+      if (!stopRequested) log(`PostgreSQL (PID ${server.pid}) exited unexpectedly; the next start recovers from its log`);
+      release();
+    });
+    const stop = async () => {
+      stopRequested = true;
+      await server.stop();
+      release();
+    };
+
+    try {
+      await ensureDatabase({ credentials, port, database: APP_DATABASE });
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    log(`PostgreSQL ${binaries.major} ready on 127.0.0.1:${port} (PID ${server.pid}, data ${layout.dataDir})`);
+    return {
+      url: connectionUrl({ user: credentials.user, password: credentials.password, port, database: APP_DATABASE }),
+      port,
+      dataDir: layout.dataDir,
+      pid: server.pid,
+      stop,
+    };
+  } catch (error) {
+    // Every failure path above leaves no server of ours running on the directory.
+    ownedHere.delete(layout.dataDir);
+    throw error;
+  }
+}
