@@ -1,0 +1,127 @@
+// mergeSnapshot: brings a sandbox's returned workspace into the host directory under the
+// target's directory-merge lock (R-LK-1..6). Order of work, all under the lock:
+//   authorize hook -> snapshot manifest -> no delta? publish "unchanged", host never read (R-LK-6)
+//   -> remove stray temporaries -> probe the host -> three-way plan -> conflicts? throw, nothing
+//   written -> apply durably -> publish hook.
+import { lstat, realpath } from "node:fs/promises";
+import path from "node:path";
+import { DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
+import { indexManifest, manifestsEqual } from "../manifest/equal";
+import { sanitizeFsError } from "../manifest/errors";
+import { compileExclude } from "../manifest/exclude";
+import { parseManifest } from "../manifest/parse";
+import { takeManifest } from "../manifest/take-manifest";
+import type { Manifest } from "../manifest/types";
+import { applyPlan } from "./apply";
+import { CopybackWriteError, MergeConflictError, MergeInputError } from "./errors";
+import { realFsOps } from "./fs-ops";
+import { probeHost } from "./host-probe";
+import { hashNeeded, planMerge, sandboxChanges } from "./plan";
+import { cleanStrayTemporaries } from "./temporaries";
+import type { MergeOutcome, MergeSnapshotOptions } from "./types";
+
+const DEFAULT_SYNCFS_THRESHOLD = 64;
+
+export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOutcome> {
+  // Input checks first: bad input is refused before the lock is even taken.
+  const excluded = compileExclude(opts.exclude);
+  const exclude = opts.exclude ?? [];
+  const parsed = parseManifest(opts.baseline);
+  const baseline: Manifest = { version: 1, entries: parsed.entries.filter((entry) => !excluded(entry.path)) };
+  const targetReal = await canonicalDirectory(opts.target, "merge_target_invalid", "The merge target");
+  const snapshotReal = await canonicalDirectory(opts.snapshotDir, "merge_snapshot_invalid", "The snapshot directory");
+  if (contains(targetReal, snapshotReal) || contains(snapshotReal, targetReal)) {
+    throw new MergeInputError("merge_snapshot_invalid", "The snapshot directory and the merge target must not contain each other");
+  }
+  const fsOps = opts.seams?.fsOps ?? realFsOps;
+  const probe = opts.seams?.probeHost ?? probeHost;
+  const cleanTemporaries = opts.seams?.cleanTemporaries ?? cleanStrayTemporaries;
+  const concurrency = opts.concurrency ?? DEFAULT_FS_CONCURRENCY;
+  const roots = [{ root: targetReal }, { root: snapshotReal, label: "snapshot" }];
+
+  return opts.locks.withLock(targetReal, async () => {
+    await opts.hooks?.authorize?.();
+
+    let snapshot: Manifest;
+    try {
+      snapshot = await takeManifest(snapshotReal, { exclude, concurrency });
+    } catch (error) {
+      throw sanitizeFsError(error, roots);
+    }
+
+    // R-LK-6: every path, type, hash, mode and link target matches the baseline, so there is no
+    // incoming delta. The host is not read at all, and concurrent host edits stay untouched.
+    if (manifestsEqual(baseline, snapshot)) {
+      const outcome: MergeOutcome = { kind: "unchanged" };
+      await opts.hooks?.publish?.(outcome);
+      return outcome;
+    }
+
+    const b = indexManifest(baseline);
+    const s = indexManifest(snapshot);
+    const changes = sandboxChanges(b, s);
+    let planned;
+    try {
+      await cleanTemporaries(targetReal, excluded, fsOps);
+      const host = await probe({
+        targetReal,
+        paths: changes.changed,
+        removedDirectories: changes.removedDirectories,
+        needsHash: hashNeeded(b, s),
+        excluded,
+        concurrency,
+      });
+      planned = planMerge(b, s, host);
+    } catch (error) {
+      throw sanitizeFsError(error, roots);
+    }
+    if (planned.kind === "conflicts") throw new MergeConflictError(planned.conflicts);
+    const plan = planned.plan;
+
+    const progress = { hostWritesBegan: false };
+    try {
+      await applyPlan(plan, {
+        targetReal,
+        snapshotReal,
+        fsOps,
+        concurrency,
+        consumeSnapshot: opts.consumeSnapshot === true && (await sameFilesystem(targetReal, snapshotReal)),
+        syncfsThreshold: opts.seams?.syncfsThreshold ?? DEFAULT_SYNCFS_THRESHOLD,
+        progress,
+      });
+    } catch (error) {
+      const clean = sanitizeFsError(error, roots);
+      // R-RR-1: once a host file may have changed, the failure is final.
+      throw progress.hostWritesBegan ? new CopybackWriteError(clean, "apply") : clean;
+    }
+
+    const outcome: MergeOutcome = { kind: "applied", written: plan.written, deleted: plan.deleted };
+    try {
+      await opts.hooks?.publish?.(outcome);
+    } catch (error) {
+      throw progress.hostWritesBegan ? new CopybackWriteError(error, "publish") : error;
+    }
+    return outcome;
+  });
+}
+
+async function canonicalDirectory(dir: string, code: "merge_target_invalid" | "merge_snapshot_invalid", what: string): Promise<string> {
+  try {
+    const real = await realpath(dir);
+    if ((await lstat(real)).isDirectory()) return real;
+  } catch {
+    // reported below without the path (R-UA-4)
+  }
+  throw new MergeInputError(code, `${what} does not exist or is not a directory`);
+}
+
+async function sameFilesystem(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([lstat(a), lstat(b)]);
+  return x.dev === y.dev;
+}
+
+/** True when `inner` is `outer` or lies below it. */
+function contains(outer: string, inner: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}

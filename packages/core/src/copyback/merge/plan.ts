@@ -1,0 +1,161 @@
+// The three-way merge plan: pure, no I/O. Inputs are the baseline B (taken when the sandbox was
+// seeded), the snapshot S (what the sandbox returned) and the host state H read now.
+//
+// Per path p (entries compared with entriesEqual):
+//   S left p as in B         -> the host keeps whatever it has (H)
+//   S changed p, H did not   -> S is applied
+//   both changed, H equals S -> nothing to do (an identical change is not a conflict)
+//   both changed differently -> conflict "both_changed"
+// The result must be a tree: every entry's parent a directory. Where it is not, the merge would
+// delete host entries it does not own (a removed or replaced directory holding host-created
+// entries), write below a host symlink, or write into a directory the host removed: conflicts.
+// Excluded host entries are never deleted: a directory the sandbox removed that holds them is
+// kept (with its host mode); one the sandbox replaced by a file or link is a conflict.
+import { entriesEqual } from "../manifest/equal";
+import { comparePaths, depthOf, parentOf } from "../manifest/paths";
+import type { ManifestEntry } from "../manifest/types";
+import type { MergeConflict } from "./errors";
+import type { HostState } from "./host-probe";
+
+export type Entries = ReadonlyMap<string, ManifestEntry>;
+
+export interface RemoveOp {
+  path: string;
+  type: ManifestEntry["type"];
+}
+export interface DirectoryOp {
+  path: string;
+  mode: number;
+}
+export type WriteOp = { kind: "file"; path: string; mode: number } | { kind: "symlink"; path: string; target: string };
+
+export interface MergePlan {
+  /** Host entries to remove, deepest first (files and links unlinked, emptied directories removed). */
+  removals: RemoveOp[];
+  /** Directories to create, parents first. */
+  directories: DirectoryOp[];
+  /** Files and links to (re)write from the snapshot, each through a temporary and a rename. */
+  writes: WriteOp[];
+  /** Final directory modes (created and mode-changed directories), deepest first. */
+  modes: DirectoryOp[];
+  written: string[];
+  deleted: string[];
+}
+
+export type PlanResult = { kind: "conflicts"; conflicts: MergeConflict[] } | { kind: "plan"; plan: MergePlan };
+
+/** Paths the sandbox changed, and the directories among them it removed or replaced. */
+export function sandboxChanges(baseline: Entries, snapshot: Entries): { changed: string[]; removedDirectories: string[] } {
+  const changed: string[] = [];
+  const removedDirectories: string[] = [];
+  for (const p of new Set([...baseline.keys(), ...snapshot.keys()])) {
+    const b = baseline.get(p);
+    const s = snapshot.get(p);
+    if (entriesEqual(b, s)) continue;
+    changed.push(p);
+    if (b?.type === "directory" && s?.type !== "directory") removedDirectories.push(p);
+  }
+  return { changed: changed.sort(comparePaths), removedDirectories: removedDirectories.sort(comparePaths) };
+}
+
+/** A host file must be hashed only if a file it is compared with could have the same bytes. */
+export function hashNeeded(baseline: Entries, snapshot: Entries): (path: string, size: number) => boolean {
+  return (p, size) =>
+    [baseline.get(p), snapshot.get(p)].some((entry) => entry?.type === "file" && (entry.size === undefined || entry.size === size));
+}
+
+type Source = "host" | "sandbox" | "preserved" | "conflict";
+interface Final {
+  entry: ManifestEntry | undefined;
+  source: Source;
+}
+
+export function planMerge(baseline: Entries, snapshot: Entries, host: HostState): PlanResult {
+  const conflicts: MergeConflict[] = [];
+  const final = new Map<string, Final>();
+  const paths = [...host.known].sort(comparePaths);
+
+  for (const p of paths) {
+    const b = baseline.get(p);
+    const s = snapshot.get(p);
+    const h = host.entries.get(p);
+    if (entriesEqual(b, s)) final.set(p, { entry: h, source: "host" });
+    else if (entriesEqual(b, h)) final.set(p, { entry: s, source: "sandbox" });
+    else if (entriesEqual(h, s)) final.set(p, { entry: h, source: "host" });
+    else {
+      final.set(p, { entry: undefined, source: "conflict" });
+      conflicts.push({ path: p, kind: "both_changed", detail: `changed on the host (${describe(b, h)}) and in the sandbox (${describe(b, s)})` });
+    }
+  }
+
+  // Excluded host entries stay: keep the directories that hold them.
+  for (const dir of host.excludedIn) {
+    for (let a = dir; a !== ""; a = parentOf(a)) {
+      const f = final.get(a);
+      if (f === undefined || f.source === "conflict" || f.entry?.type === "directory") break;
+      const h = host.entries.get(a);
+      if (f.entry === undefined && h?.type === "directory") {
+        final.set(a, { entry: h, source: "preserved" });
+        continue;
+      }
+      conflicts.push({ path: a, kind: "excluded_entry_in_replaced_directory", detail: "the sandbox replaced a directory that holds excluded host entries" });
+      break;
+    }
+  }
+
+  // The result must be a tree. Report the topmost offender of each broken subtree only.
+  const broken = new Set<string>();
+  for (const p of paths) {
+    const f = final.get(p);
+    if (f?.entry === undefined) continue;
+    const parent = parentOf(p);
+    if (parent === "") continue;
+    const parentFinal = final.get(parent);
+    if (parentFinal?.entry?.type === "directory") continue;
+    broken.add(p);
+    if (broken.has(parent) || parentFinal?.source === "conflict") continue;
+    if (f.source !== "sandbox") {
+      conflicts.push({ path: p, kind: "host_entry_in_removed_directory", detail: "created on the host inside a directory the sandbox removed or replaced" });
+    } else if (host.entries.get(parent)?.type === "symlink") {
+      conflicts.push({ path: p, kind: "write_below_host_symlink", detail: "the sandbox writes below a path that is a symlink on the host" });
+    } else {
+      conflicts.push({ path: p, kind: "parent_changed_on_host", detail: "the sandbox writes into a directory the host removed or replaced" });
+    }
+  }
+  if (conflicts.length > 0) return { kind: "conflicts", conflicts: conflicts.sort((x, y) => comparePaths(x.path, y.path)) };
+
+  const plan: MergePlan = { removals: [], directories: [], writes: [], modes: [], written: [], deleted: [] };
+  for (const p of paths) {
+    const f = final.get(p);
+    if (f === undefined || f.source !== "sandbox") continue;
+    const h = host.entries.get(p);
+    const s = f.entry;
+    if (h !== undefined && (s === undefined || (h.type === "directory") !== (s.type === "directory"))) plan.removals.push({ path: p, type: h.type });
+    if (s === undefined) {
+      if (h !== undefined) plan.deleted.push(p);
+      continue;
+    }
+    plan.written.push(p);
+    if (s.type === "directory") {
+      if (h?.type !== "directory") plan.directories.push({ path: p, mode: s.mode });
+      plan.modes.push({ path: p, mode: s.mode });
+    } else if (s.type === "file") {
+      plan.writes.push({ kind: "file", path: p, mode: s.mode });
+    } else {
+      plan.writes.push({ kind: "symlink", path: p, target: s.target ?? "" });
+    }
+  }
+  const deepestFirst = (x: { path: string }, y: { path: string }): number => depthOf(y.path) - depthOf(x.path) || comparePaths(x.path, y.path);
+  plan.removals.sort(deepestFirst);
+  plan.modes.sort(deepestFirst);
+  return { kind: "plan", plan };
+}
+
+function describe(b: ManifestEntry | undefined, x: ManifestEntry | undefined): string {
+  if (x === undefined) return "deleted";
+  if (b === undefined) return `created as ${x.type}`;
+  if (b.type !== x.type) return `${b.type} replaced by ${x.type}`;
+  if (x.type === "directory") return "mode changed";
+  if (x.type === "symlink") return "link target changed";
+  return b.mode !== x.mode && b.sha256 === x.sha256 ? "mode changed" : "contents changed";
+}
