@@ -1,0 +1,391 @@
+// Directory-merge write locks (R-LK-1..R-LK-5): one writer at a time per canonical target.
+//
+// THE SCHEME
+//  Files, in `<instanceRoot>/locks/directory-merge/` (0700, never a symlink), per target
+//  <hash> = sha256(canonical target):
+//   <hash>.lock.sqlite      permanent, never deleted, replaced or moved (R-LK-4): its inode IS
+//                           the lock. Ownership = an open `BEGIN IMMEDIATE` transaction on it,
+//                           i.e. SQLite's reserved POSIX lock, held for the whole write (R-LK-2).
+//                           Closing the connection releases it; so does the kernel when the
+//                           process exits or is killed. Nothing else ever grants ownership.
+//   <hash>.lock.owner.json  {pid, createdAt, hostname, target}: written after acquiring, removed
+//                           before releasing; diagnostics only, never trusted (R-LK-3).
+//   <hash>.queue.sqlite     waiter tickets, for fairness only (see below).
+//   <hash>.lock/            legacy directory lock: blocks admission, always (R-LK-5).
+//
+//  Acquire: resolve the target canonically (lock-paths.ts), enter the per-process FIFO for the
+//  lock file, open the lock file with symlink/hard-link/replacement checks (lock-file.ts), then
+//  loop: if no legacy directory exists and it is this waiter's turn, try BEGIN IMMEDIATE with
+//  busy timeout 0. On success re-check (same inode, still no legacy directory), write the
+//  sidecar and return the lease. Otherwise take a ticket (once), sleep a jittered exponential
+//  backoff on a timer, and retry until the deadline (30 s by default): the event loop is never
+//  blocked. At the deadline: LockTimeoutError with the bounded sidecar contents.
+//
+//  Fairness. SQLite has no queue: after a release, whichever poller comes first wins, so an
+//  early waiter could lose to a stream of later ones forever. Two queues fix that:
+//   - per process, a FIFO per lock file (process-fifo.ts): only its front waiter takes part in
+//     the cross-process protocol, in arrival order (this also keeps a single connection per
+//     lock file in the process, which POSIX record locks require);
+//   - across processes, tickets in <hash>.queue.sqlite (waiter-queue.ts): a waiter that finds
+//     the lock busy (or other live tickets) takes a ticket; only the oldest live ticket may
+//     attempt the lock; tickets carry heartbeats, and one whose owner died or froze is skipped
+//     once stale. A waiter removes its ticket when it acquires, times out or is aborted.
+//  The ticket queue orders attempts; it never decides ownership. A stale or forged ticket can
+//  only delay or hasten an attempt that the SQLite lock still arbitrates. With no queue file
+//  (never contended) or no live ticket, a newcomer attempts at once (the uncontended fast path).
+import { existsSync } from "node:fs";
+import { hostname } from "node:os";
+import { performance } from "node:perf_hooks";
+import { DomainError } from "../../errors";
+import { jittered, nextDelay, sleep, type BackoffPolicy } from "./backoff";
+import { LockAbortedError, LockTimeoutError, shortHash, type LockTimeoutReason } from "./errors";
+import { assertLockableFilesystem } from "./filesystem";
+import { LEGACY_UPGRADE_STEPS, legacyLockPresent } from "./legacy-lock";
+import { assertStillSameFile, createFileIfMissing, openVerifiedDatabase, tryBeginImmediate, type VerifiedDatabase } from "./lock-file";
+import { assertTargetOutsideLockRoot, canonicalTarget, ensureLockRoot, hashTarget, lockFilesFor, relativeLockName, type LockFiles } from "./lock-paths";
+import { readOwnerSidecar, removeOwnerSidecar, writeOwnerSidecar } from "./owner-sidecar";
+import { FifoAbortedError, FifoTimeoutError, processFifo } from "./process-fifo";
+import { BUSY, DEFAULT_TICKET_HEARTBEAT_MS, DEFAULT_TICKET_STALE_MS, WaiterQueue, type TicketPolicy } from "./waiter-queue";
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+
+export interface DirectoryMergeLocksOptions {
+  instanceRoot: string;
+  /** How long acquire() waits before LockTimeoutError (R-LK-2: 30 s). */
+  timeoutMs?: number;
+  /** First retry delay; doubles (with jitter) up to maxPollIntervalMs. */
+  pollIntervalMs?: number;
+  maxPollIntervalMs?: number;
+  /** Fairness-queue ticket heartbeat and stale limit. */
+  ticketHeartbeatMs?: number;
+  ticketStaleMs?: number;
+  /** Refuse network filesystems on first use (default true). */
+  checkFilesystem?: boolean;
+}
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** Overrides the instance's timeout for this call. */
+  timeoutMs?: number;
+}
+
+export interface DirectoryMergeLease {
+  /** The canonical target (realpath) the lock serializes. */
+  readonly target: string;
+  readonly lockFile: string;
+  /** sha256 of the canonical target. */
+  readonly hash: string;
+  readonly acquiredAt: Date;
+  /** true until release() (the transaction is open). */
+  readonly held: boolean;
+  /** Throws `directory_merge_lock_not_held` unless held and the lock file is still the same inode. */
+  assertHeld(): void;
+  /** Removes the sidecar, then ends the transaction and closes the connection. Idempotent. */
+  release(): Promise<void>;
+}
+
+const PROCESS_LABEL = { pid: process.pid, hostname: hostname() };
+
+export class DirectoryMergeLocks {
+  readonly instanceRoot: string;
+  readonly timeoutMs: number;
+  readonly #backoff: BackoffPolicy;
+  readonly #tickets: TicketPolicy;
+  readonly #checkFilesystem: boolean;
+  #filesystemChecked: Promise<unknown> | null = null;
+
+  constructor(opts: DirectoryMergeLocksOptions) {
+    this.instanceRoot = opts.instanceRoot;
+    this.timeoutMs = nonNegative(opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, "timeoutMs");
+    const initialMs = positive(opts.pollIntervalMs ?? 10, "pollIntervalMs");
+    this.#backoff = { initialMs, maxMs: Math.max(initialMs, positive(opts.maxPollIntervalMs ?? 100, "maxPollIntervalMs")), factor: 2 };
+    const heartbeatMs = positive(opts.ticketHeartbeatMs ?? DEFAULT_TICKET_HEARTBEAT_MS, "ticketHeartbeatMs");
+    this.#tickets = { heartbeatMs, staleMs: Math.max(heartbeatMs * 2, positive(opts.ticketStaleMs ?? DEFAULT_TICKET_STALE_MS, "ticketStaleMs")) };
+    this.#checkFilesystem = opts.checkFilesystem ?? true;
+  }
+
+  async acquire(target: string, opts: AcquireOptions = {}): Promise<DirectoryMergeLease> {
+    const started = performance.now();
+    const timeoutMs = nonNegative(opts.timeoutMs ?? this.timeoutMs, "timeoutMs");
+    const { signal } = opts;
+    if (signal?.aborted) throw new LockAbortedError("", signal.reason);
+    const lockRoot = ensureLockRoot(this.instanceRoot);
+    await this.#assertFilesystem(lockRoot);
+    const canonical = await canonicalTarget(target);
+    assertTargetOutsideLockRoot(canonical, lockRoot); // R-LK-1
+    const files = lockFilesFor(lockRoot, hashTarget(canonical));
+    const wait: Wait = { files, target: canonical, started, timeoutMs, signal, reason: "held", ahead: null };
+
+    let leave: () => void;
+    try {
+      leave = await processFifo().enter(files.lockFile, timeoutMs - (performance.now() - started), signal);
+    } catch (error) {
+      if (error instanceof FifoTimeoutError) throw await timeoutError(wait);
+      if (error instanceof FifoAbortedError) throw new LockAbortedError(files.hash, error.reason);
+      throw error;
+    }
+    try {
+      const lock = await this.#acquireAcrossProcesses(wait);
+      return new Lease(canonical, files, lock, leave);
+    } catch (error) {
+      leave();
+      throw error;
+    }
+  }
+
+  async withLock<T>(target: string, fn: (lease: DirectoryMergeLease) => Promise<T>, opts?: AcquireOptions): Promise<T> {
+    const lease = await this.acquire(target, opts);
+    try {
+      return await fn(lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  #assertFilesystem(lockRoot: string): Promise<unknown> {
+    if (!this.#checkFilesystem) return Promise.resolve();
+    this.#filesystemChecked ??= assertLockableFilesystem(lockRoot).catch((error: unknown) => {
+      this.#filesystemChecked = null; // checked again next time, not remembered as fine
+      throw error;
+    });
+    return this.#filesystemChecked;
+  }
+
+  /** The front waiter of this process: tickets, attempts, backoff (see THE SCHEME). */
+  async #acquireAcrossProcesses(wait: Wait): Promise<VerifiedDatabase> {
+    const { files } = wait;
+    const lockLabel = relativeLockName(files.hash, ".lock.sqlite");
+    createFileIfMissing(files.lockFile);
+    const lock = openVerifiedDatabase(files.lockFile, lockLabel);
+    const waiting = new TicketHolder(files, this.#tickets);
+    let delay = this.#backoff.initialMs;
+    let wasMyTurn = false;
+    try {
+      for (;;) {
+        if (wait.signal?.aborted) throw new LockAbortedError(files.hash, wait.signal.reason);
+        const ahead = waiting.liveAhead(); // also keeps our ticket's heartbeat fresh
+        wait.ahead = ahead;
+        if (legacyLockPresent(files.legacyDir)) {
+          wait.reason = "legacy_lock_directory"; // R-LK-5: whatever its PID or age
+        } else {
+          const myTurn = ahead === 0;
+          if (myTurn && !wasMyTurn) delay = this.#backoff.initialMs; // just reached the front
+          wasMyTurn = myTurn;
+          if (!myTurn) {
+            wait.reason = "queued";
+          } else if (!tryBeginImmediate(lock.db)) {
+            wait.reason = "held";
+          } else if (this.#admitted(lock, files, lockLabel)) {
+            waiting.leave();
+            writeOwnerSidecar(files.ownerFile, { pid: PROCESS_LABEL.pid, createdAt: new Date().toISOString(), hostname: PROCESS_LABEL.hostname, target: wait.target });
+            return lock;
+          } else {
+            wait.reason = "legacy_lock_directory";
+          }
+        }
+        waiting.ensureTicket();
+        const remaining = wait.timeoutMs - (performance.now() - wait.started);
+        if (remaining <= 0) throw await timeoutError(wait);
+        try {
+          await sleep(Math.min(jittered(delay), remaining), wait.signal);
+        } catch (reason) {
+          throw new LockAbortedError(files.hash, reason);
+        }
+        delay = nextDelay(delay, this.#backoff);
+      }
+    } catch (error) {
+      waiting.leave();
+      if (lock.db.inTransaction) lock.db.exec("ROLLBACK");
+      lock.db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Checks made while holding the reserved lock, where they are authoritative: the lock file is
+   * still the inode we locked (else another writer could lock the new file: refuse loudly), and
+   * no legacy directory appeared (else back off and keep waiting).
+   */
+  #admitted(lock: VerifiedDatabase, files: LockFiles, label: string): boolean {
+    try {
+      assertStillSameFile(files.lockFile, lock, label);
+    } catch (error) {
+      lock.db.exec("ROLLBACK");
+      throw error;
+    }
+    if (legacyLockPresent(files.legacyDir)) {
+      lock.db.exec("ROLLBACK");
+      return false;
+    }
+    return true;
+  }
+}
+
+interface Wait {
+  files: LockFiles;
+  target: string;
+  started: number;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  reason: LockTimeoutReason;
+  ahead: number | null;
+}
+
+/**
+ * This process's ticket in the target's queue. Created lazily: an uncontended acquire never
+ * writes the queue (and does not even open it while the file does not exist).
+ */
+class TicketHolder {
+  #queue: WaiterQueue | null = null;
+  #ticket: number | null = null;
+  #lastHeartbeat = 0;
+
+  constructor(
+    private readonly files: LockFiles,
+    private readonly policy: TicketPolicy,
+  ) {}
+
+  #open(): WaiterQueue {
+    this.#queue ??= WaiterQueue.open(this.files.queueFile, `locks/directory-merge/${this.files.hash}.queue.sqlite`, this.policy);
+    return this.#queue;
+  }
+
+  /** Live tickets ahead of ours; 0 = our turn. A busy queue reads as "not yet" (1). */
+  liveAhead(): number {
+    if (this.#queue === null && !existsSync(this.files.queueFile)) return 0;
+    const queue = this.#open();
+    const now = Date.now();
+    if (this.#ticket !== null && now - this.#lastHeartbeat >= this.policy.heartbeatMs) {
+      const alive = queue.heartbeat(this.#ticket, now);
+      if (alive === false) this.#ticket = null; // collected after a long stall: queue again
+      if (alive === true) this.#lastHeartbeat = now;
+    }
+    const ahead = queue.liveAhead(this.#ticket, now);
+    return ahead === BUSY ? 1 : ahead;
+  }
+
+  /** Takes a place at the back if we have none yet (retried on the next poll when busy). */
+  ensureTicket(): void {
+    if (this.#ticket !== null) return;
+    const now = Date.now();
+    const ticket = this.#open().enqueue(process.pid, now);
+    if (ticket !== BUSY) {
+      this.#ticket = ticket;
+      this.#lastHeartbeat = now;
+    }
+  }
+
+  /**
+   * Gives up our place. A busy queue must not leave the ticket behind (the next waiter would
+   * wait for it to go stale), so removal is retried on a timer until it succeeds.
+   */
+  leave(): void {
+    const queue = this.#queue;
+    const ticket = this.#ticket;
+    this.#queue = null;
+    this.#ticket = null;
+    if (queue === null) return;
+    if (ticket === null || queue.remove(ticket) !== BUSY) {
+      queue.close();
+      return;
+    }
+    const retry = (attempt: number) => {
+      if (queue.remove(ticket) !== BUSY || attempt >= 200) {
+        queue.close();
+        return;
+      }
+      setTimeout(() => retry(attempt + 1), 5 + Math.random() * 10).unref();
+    };
+    setTimeout(() => retry(1), 5).unref();
+  }
+}
+
+class Lease implements DirectoryMergeLease {
+  readonly acquiredAt = new Date();
+  #released = false;
+
+  constructor(
+    readonly target: string,
+    private readonly files: LockFiles,
+    private readonly lock: VerifiedDatabase,
+    private readonly leaveFifo: () => void,
+  ) {}
+
+  get lockFile(): string {
+    return this.files.lockFile;
+  }
+
+  get hash(): string {
+    return this.files.hash;
+  }
+
+  get held(): boolean {
+    return !this.#released && this.lock.db.inTransaction;
+  }
+
+  assertHeld(): void {
+    if (!this.held) {
+      throw new DomainError("conflict", "directory_merge_lock_not_held", `The directory-merge lock ${shortHash(this.files.hash)} is no longer held.`);
+    }
+    assertStillSameFile(this.files.lockFile, this.lock, relativeLockName(this.files.hash, ".lock.sqlite"));
+  }
+
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    // Sidecar first, while still holding: a sidecar removed after the release could be the
+    // next holder's (R-LK-3, R-LK-4: the lock file itself stays).
+    removeOwnerSidecar(this.files.ownerFile);
+    try {
+      if (this.lock.db.inTransaction) this.lock.db.exec("ROLLBACK");
+    } finally {
+      this.lock.db.close();
+      this.leaveFifo();
+    }
+  }
+}
+
+async function timeoutError(wait: Wait): Promise<LockTimeoutError> {
+  const { files } = wait;
+  const owner = await readOwnerSidecar(files.ownerFile);
+  const waitedMs = Math.round(performance.now() - wait.started);
+  const legacy = legacyLockPresent(files.legacyDir);
+  const reason: LockTimeoutReason = legacy ? "legacy_lock_directory" : wait.reason;
+  const prefix = `Timed out after ${formatSeconds(waitedMs)} waiting for the directory-merge lock ${shortHash(files.hash)}`;
+  let message: string;
+  if (reason === "legacy_lock_directory") {
+    message = `${prefix}: the legacy lock directory ${relativeLockName(files.hash, ".lock/")} blocks admission. ${LEGACY_UPGRADE_STEPS}`;
+  } else if (reason === "queued") {
+    message = `${prefix}: ${wait.ahead ?? "some"} earlier waiter(s) from other processes are still queued.`;
+  } else {
+    const claim =
+      owner.status === "valid"
+        ? `its owner record names pid ${owner.pid}${owner.hostname ? ` on ${owner.hostname}` : ""} since ${owner.createdAt}`
+        : `its owner record is ${owner.status}`;
+    message = `${prefix}: another writer holds it (${claim}; the record is diagnostic only).`;
+  }
+  const { target: _target, ...ownerWithoutTarget } = owner; // R-UA-4: no host path
+  return new LockTimeoutError(message, {
+    lockHash: files.hash,
+    reason,
+    waitedMs,
+    timeoutMs: wait.timeoutMs,
+    owner: ownerWithoutTarget,
+    legacyDirectory: legacy ? relativeLockName(files.hash, ".lock/") : null,
+    waitersAhead: wait.ahead,
+  });
+}
+
+function formatSeconds(ms: number): string {
+  return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new DomainError("invalid", "invalid_lock_option", `${name} must be a positive number of milliseconds.`);
+  return value;
+}
+
+function nonNegative(value: number, name: string): number {
+  if (!Number.isFinite(value) || value < 0) throw new DomainError("invalid", "invalid_lock_option", `${name} must be zero or a positive number of milliseconds.`);
+  return value;
+}

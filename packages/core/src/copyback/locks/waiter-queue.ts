@@ -1,0 +1,124 @@
+// The cross-process waiter queue of one target: `<hash>.queue.sqlite`, a table of tickets.
+// SQLite's reserved lock has no queue: whoever polls first after a release wins, so an early
+// waiter could lose every race to later ones. Tickets order the waiters instead: only the oldest
+// live ticket attempts the lock. A ticket is live while its owner refreshes its heartbeat; a
+// waiter that died or froze is skipped once its heartbeat is older than the stale limit.
+//
+// This file decides fairness only, never ownership: a lost, stale or forged ticket can delay or
+// hasten an attempt, but admission is still the SQLite reserved lock alone (R-LK-2, R-LK-3).
+// Heartbeats use the wall clock of one host; a clock step only skews fairness for a moment,
+// since a heartbeat from the "future" by more than the stale limit counts as stale too.
+//
+// Every statement runs with busy timeout 0 (better-sqlite3's busy handler sleeps synchronously,
+// blocking the event loop); callers treat SQLITE_BUSY as "not now" and try on their next poll.
+import type Database from "better-sqlite3";
+import { createFileIfMissing, isSqliteBusy, openVerifiedDatabase } from "./lock-file";
+
+export const DEFAULT_TICKET_HEARTBEAT_MS = 1_000;
+export const DEFAULT_TICKET_STALE_MS = 5_000;
+
+export interface TicketPolicy {
+  /** How often a waiter refreshes its ticket. */
+  heartbeatMs: number;
+  /** A ticket whose heartbeat is further than this from now is skipped. */
+  staleMs: number;
+}
+
+/** Pure: whether a ticket with this heartbeat still holds its place. */
+export function isTicketLive(heartbeatAt: number, now: number, staleMs: number): boolean {
+  return Math.abs(now - heartbeatAt) <= staleMs;
+}
+
+/** Tickets this much older than the stale limit are deleted by whoever enqueues next. */
+export function ticketGarbageAfterMs(staleMs: number): number {
+  return Math.max(60_000, staleMs * 10);
+}
+
+export const BUSY = Symbol("busy");
+export type Busy = typeof BUSY;
+
+/** Runs `fn`, mapping SQLITE_BUSY to BUSY; other errors propagate. */
+export function orBusy<T>(fn: () => T): T | Busy {
+  try {
+    return fn();
+  } catch (error) {
+    if (isSqliteBusy(error)) return BUSY;
+    throw error;
+  }
+}
+
+export class WaiterQueue {
+  #ready = false;
+
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly staleMs: number,
+  ) {}
+
+  /** Opens (creating if needed) the queue file with the same checks as a lock file. */
+  static open(file: string, label: string, policy: TicketPolicy): WaiterQueue {
+    createFileIfMissing(file);
+    return new WaiterQueue(openVerifiedDatabase(file, label).db, policy.staleMs);
+  }
+
+  /** Schema and WAL mode (readers never wait for writers); BUSY until someone managed it once. */
+  #prepare(): void {
+    if (this.#ready) return;
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.exec(`CREATE TABLE IF NOT EXISTS tickets (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      pid INTEGER NOT NULL,
+      enqueued_at INTEGER NOT NULL,
+      heartbeat_at INTEGER NOT NULL
+    )`);
+    this.#ready = true;
+  }
+
+  /** Takes a place at the back. Returns the ticket id, or BUSY. */
+  enqueue(pid: number, now: number): number | Busy {
+    return orBusy(() => {
+      this.#prepare();
+      return this.db.transaction(() => {
+        this.db.prepare("DELETE FROM tickets WHERE heartbeat_at < ? OR heartbeat_at > ?").run(now - ticketGarbageAfterMs(this.staleMs), now + ticketGarbageAfterMs(this.staleMs));
+        return Number(this.db.prepare("INSERT INTO tickets (pid, enqueued_at, heartbeat_at) VALUES (?, ?, ?)").run(pid, now, now).lastInsertRowid);
+      }).immediate();
+    });
+  }
+
+  /** Refreshes a ticket. false: it is gone (collected after a long stall), so re-enqueue. */
+  heartbeat(ticket: number, now: number): boolean | Busy {
+    return orBusy(() => {
+      this.#prepare();
+      return this.db.prepare("UPDATE tickets SET heartbeat_at = ? WHERE id = ?").run(now, ticket).changes > 0;
+    });
+  }
+
+  /** Live tickets ahead of `ticket` (all live tickets when null). 0 means: your turn. */
+  liveAhead(ticket: number | null, now: number): number | Busy {
+    return orBusy(() => {
+      this.#prepare();
+      const row = this.db
+        .prepare("SELECT count(*) AS n FROM tickets WHERE id < ? AND heartbeat_at BETWEEN ? AND ?")
+        .get(ticket ?? Number.MAX_SAFE_INTEGER, now - this.staleMs, now + this.staleMs) as { n: number };
+      return row.n;
+    });
+  }
+
+  /** Live tickets in total (for `locks list`). */
+  liveCount(now: number): number | Busy {
+    return this.liveAhead(null, now);
+  }
+
+  remove(ticket: number): true | Busy {
+    return orBusy(() => {
+      this.#prepare();
+      this.db.prepare("DELETE FROM tickets WHERE id = ?").run(ticket);
+      return true as const;
+    });
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
