@@ -1,0 +1,3 @@
+export * from "./client/index";
+export * from "./migrate/index";
+export * from "./schema/index";

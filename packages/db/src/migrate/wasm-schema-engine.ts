@@ -1,0 +1,89 @@
+// Prisma's schema engine compiled to WebAssembly (@prisma/schema-engine-wasm), driven through
+// adapter-pg. The native engine cannot be downloaded on our machines (ENVIRONMENT.md); this one
+// ships in the npm package. Its JS glue imports the .wasm as an ES module, which Node does not
+// support without a flag, so the module is instantiated here by hand, once per process.
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import * as glue from "@prisma/schema-engine-wasm/schema_engine_bg";
+import type { SchemaEngine } from "@prisma/schema-engine-wasm";
+import { createEngineAdapterFactory } from "./schema-engine-adapter";
+import { MigrationError } from "./errors";
+
+export type { SchemaEngine };
+
+/** The wasm glue reports Rust panics here; the message is attached to the error that follows. */
+interface PanicRegistry {
+  set_message(message: string): void;
+}
+const panics = { last: null as string | null };
+const globals = globalThis as unknown as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry };
+globals.PRISMA_WASM_PANIC_REGISTRY ??= {
+  set_message(message: string) {
+    panics.last = message;
+  },
+};
+
+// The compiler's lib (ES2023, no DOM) does not declare WebAssembly's values; Node has them.
+interface WasmApi {
+  compile(bytes: Uint8Array): Promise<object>;
+  instantiate(module: object, imports: Record<string, object>): Promise<{ exports: unknown }>;
+}
+const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+let instantiated: Promise<void> | null = null;
+
+function instantiate(): Promise<void> {
+  instantiated ??= (async () => {
+    const require = createRequire(import.meta.url);
+    const gluePath = require.resolve("@prisma/schema-engine-wasm/schema_engine_bg");
+    const bytes = await readFile(gluePath.replace(/schema_engine_bg\.js$/, "schema_engine_bg.wasm"));
+    const module = await wasmApi.compile(bytes);
+    const instance = await wasmApi.instantiate(module, { "./schema_engine_bg.js": glue });
+    const exports = instance.exports as { __wbindgen_start(): void };
+    glue.__wbg_set_wasm(exports);
+    exports.__wbindgen_start();
+  })().catch((error: unknown) => {
+    instantiated = null;
+    throw error;
+  });
+  return instantiated;
+}
+
+// One engine call at a time per process: the wasm instance is single-threaded and shared.
+let queue: Promise<unknown> = Promise.resolve();
+
+export interface EngineOptions {
+  databaseUrl: string;
+  /** Prisma schema files (path, content) the engine parses at start; not needed to apply. */
+  schemaFiles?: Array<{ path: string; content: string }>;
+}
+
+/**
+ * Runs `work` with a fresh schema engine connected to `databaseUrl`, then frees the engine
+ * and closes every connection it opened (shadow databases are dropped).
+ */
+export async function withSchemaEngine<T>(options: EngineOptions, work: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+  const run = async (): Promise<T> => {
+    await instantiate();
+    const factory = createEngineAdapterFactory(options.databaseUrl);
+    let engine: SchemaEngine | null = null;
+    try {
+      const datamodels = options.schemaFiles?.map((file): [string, string] => [file.path, file.content]);
+      engine = await glue.SchemaEngine.new({ datamodels }, () => undefined, bindMigrationAwareSqlAdapterFactory(factory));
+      return await work(engine);
+    } catch (error) {
+      throw MigrationError.fromEngine(error, panics.last);
+    } finally {
+      panics.last = null;
+      engine?.free();
+      await factory.disposeAll();
+    }
+  };
+  const result = queue.then(run, run);
+  queue = result.catch(() => undefined);
+  return result;
+}
+
+/** The engine's "no filters" value: Copyback manages every table and enum in its schema. */
+export const NO_SCHEMA_FILTER = { externalTables: [], externalEnums: [] };

@@ -1,0 +1,76 @@
+// Database objects that the migrations create by hand because Prisma's schema language cannot
+// express them (without preview features). Prisma's diff does not know they are intended:
+// triggers and functions are not introspected at all, and this engine version leaves a partial
+// index that the schema does not declare alone; an engine that proposed to drop one would be
+// stopped by `driftSteps`, which removes such drops. `migration:create` and the migrations test
+// use this list; the test also checks that each object exists in a migrated database.
+
+export interface HandWrittenIndex {
+  name: string;
+  table: string;
+  /** Why Prisma cannot express it. */
+  reason: string;
+  /** Parts of pg_indexes.indexdef the test expects (PostgreSQL's normalized spelling). */
+  definitionIncludes: string[];
+}
+
+export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
+  {
+    // R-OWN-5: one open recovery action per company, issue, cause and fingerprint.
+    name: "issue_recovery_actions_one_open_per_fingerprint",
+    table: "issue_recovery_actions",
+    reason: "partial unique index (WHERE status IN ('active', 'escalated'))",
+    definitionIncludes: [
+      "CREATE UNIQUE INDEX issue_recovery_actions_one_open_per_fingerprint ON public.issue_recovery_actions USING btree (company_id, issue_id, cause, fingerprint)",
+      "WHERE (status = ANY (ARRAY['active'::recovery_status, 'escalated'::recovery_status]))",
+    ],
+  },
+];
+
+export interface HandWrittenTrigger {
+  name: string;
+  table: string;
+  reason: string;
+}
+
+export const HAND_WRITTEN_TRIGGERS: readonly HandWrittenTrigger[] = [
+  {
+    name: "native_run_results_immutable",
+    table: "native_run_results",
+    reason: "results are immutable evidence: UPDATE and DELETE are rejected",
+  },
+];
+
+/** One step of the engine's migration script: its `-- Header` comment and its SQL. */
+export interface MigrationStep {
+  header: string;
+  sql: string;
+}
+
+/**
+ * Splits a script the engine generated into its steps. The engine writes each step as a
+ * `-- StepKind` line followed by SQL, steps separated by blank lines.
+ */
+export function splitMigrationSteps(script: string): MigrationStep[] {
+  const steps: MigrationStep[] = [];
+  for (const chunk of script.split(/\n(?=-- [A-Za-z]+\n)/)) {
+    const trimmed = chunk.trim();
+    if (trimmed === "" || trimmed === "-- This is an empty migration.") continue;
+    const match = /^-- ([A-Za-z]+)\n([\s\S]*)$/.exec(trimmed);
+    steps.push(match ? { header: match[1] ?? "", sql: (match[2] ?? "").trim() } : { header: "", sql: trimmed });
+  }
+  return steps;
+}
+
+function isDropOfHandWrittenIndex(step: MigrationStep): boolean {
+  return HAND_WRITTEN_INDEXES.some((index) => step.sql === `DROP INDEX "${index.name}";`);
+}
+
+/** The steps of a database-to-schema diff that are real drift (hand-written objects removed). */
+export function driftSteps(script: string): MigrationStep[] {
+  return splitMigrationSteps(script).filter((step) => !isDropOfHandWrittenIndex(step));
+}
+
+export function joinMigrationSteps(steps: readonly MigrationStep[]): string {
+  return steps.map((step) => (step.header ? `-- ${step.header}\n${step.sql}\n` : `${step.sql}\n`)).join("\n");
+}
