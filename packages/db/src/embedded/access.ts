@@ -1,45 +1,62 @@
-// The instance directories must be reachable by the OS user the server runs as. As root that is
+// The cluster's directories must be reachable by the OS user the server runs as. As root that is
 // the `postgres` account, which cannot enter root's 0700 directories: we open exactly what we own
 // (traverse-only, never listing) and name anything else in a clear error instead of touching it.
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import type { ClusterLocation } from "./cluster-location";
 import { EmbeddedPostgresError } from "./errors";
 import type { InstanceLayout } from "./layout";
 import { spawnIdentity, type ServerUser } from "./server-user";
 
 const execFileAsync = promisify(execFile);
 
-export async function prepareInstanceDirectories(layout: InstanceLayout, user: ServerUser, binaries: string[], log: (line: string) => void): Promise<void> {
+export async function prepareClusterDirectories(args: {
+  layout: InstanceLayout;
+  location: ClusterLocation;
+  user: ServerUser;
+  binaries: string[];
+  log: (line: string) => void;
+}): Promise<void> {
+  const { layout, location, user, binaries, log } = args;
   await fs.mkdir(layout.postgresDir, { recursive: true, mode: 0o700 });
   if (user.kind === "current") return;
 
-  // <instanceRoot>/postgres: root-owned, group `postgres` may traverse; credentials.json in it
-  // stays root-only (0600).
-  await fs.chown(layout.postgresDir, 0, user.gid);
-  await fs.chmod(layout.postgresDir, 0o710);
-
-  if ((await firstBlockedPath(user, [layout.postgresDir])) !== undefined) {
-    const stat = await fs.stat(layout.instanceRoot);
-    if (stat.uid === process.getuid?.() && (stat.mode & 0o001) === 0) {
-      // Traverse-only for others: the server can reach postgres/ by name; nobody can list the root.
-      await fs.chmod(layout.instanceRoot, (stat.mode & 0o7777) | 0o001);
-      log(`made ${layout.instanceRoot} traversable (o+x) so the "${user.name}" user can reach its data directory`);
+  if (location.relocated) {
+    // Root-owned; `others` may traverse the base, only the server's group the cluster's home.
+    await fs.mkdir(path.dirname(location.home), { recursive: true, mode: 0o711 });
+    await fs.mkdir(location.home, { recursive: true, mode: 0o710 });
+    await fs.chown(location.home, 0, user.gid);
+    await fs.chmod(location.home, 0o710);
+    await fs.writeFile(path.join(location.home, "INSTANCE_ROOT"), `${layout.instanceRoot}\n`, { mode: 0o600 });
+  } else {
+    // <instanceRoot>/postgres: root-owned, the server's group may traverse; credentials.json in it
+    // stays root-only (0600).
+    await fs.chown(layout.postgresDir, 0, user.gid);
+    await fs.chmod(layout.postgresDir, 0o710);
+    if ((await firstBlockedPath(user, [layout.postgresDir])) !== undefined) {
+      const stat = await fs.stat(layout.instanceRoot);
+      if (stat.uid === process.getuid?.() && (stat.mode & 0o001) === 0) {
+        // Traverse-only for others: the server can reach postgres/ by name; nobody can list the root.
+        await fs.chmod(layout.instanceRoot, (stat.mode & 0o7777) | 0o001);
+        log(`made ${layout.instanceRoot} traversable (o+x) so the "${user.name}" user can reach its data directory`);
+      }
     }
   }
-  const blocked = await firstBlockedPath(user, [layout.postgresDir, ...binaries]);
+  const blocked = await firstBlockedPath(user, [location.home, ...binaries]);
   if (blocked !== undefined) {
     throw new EmbeddedPostgresError(
       "NOT_ACCESSIBLE",
       `PostgreSQL runs as the user "${user.name}" (we are root), and that user cannot enter ${blocked}. ` +
-        `Put the instance root somewhere it can reach (set COPYBACK_HOME, e.g. /var/lib/copyback) and install the project outside root-only directories, or run Copyback as a non-root user.`,
+        `Put the instance root and the project somewhere it can reach (set COPYBACK_HOME, e.g. /var/lib/copyback/home), or run Copyback as a non-root user.`,
     );
   }
 }
 
 /** The first path (checking every ancestor, outermost first) the user cannot traverse. */
-async function firstBlockedPath(user: ServerUser, targets: string[]): Promise<string | undefined> {
+export async function firstBlockedPath(user: ServerUser, targets: string[]): Promise<string | undefined> {
+  if (user.kind === "current") return undefined;
   const chain: string[] = [];
   for (const target of targets) {
     const parts: string[] = [];

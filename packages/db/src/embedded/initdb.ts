@@ -7,6 +7,7 @@ import path from "node:path";
 import type { PostgresBinaries } from "./binaries";
 import type { Credentials } from "./credentials";
 import { EmbeddedPostgresError } from "./errors";
+import type { ClusterLocation } from "./cluster-location";
 import type { InstanceLayout } from "./layout";
 import { isProcessAlive } from "./processes";
 import { spawnIdentity, type ServerUser } from "./server-user";
@@ -15,13 +16,14 @@ const STAGING_PREFIX = "initdb-";
 
 export async function initialiseCluster(args: {
   layout: InstanceLayout;
+  location: ClusterLocation;
   binaries: PostgresBinaries;
   user: ServerUser;
   credentials: Credentials;
   log: (line: string) => void;
 }): Promise<void> {
-  const { layout, binaries, user, credentials, log } = args;
-  const staging = path.join(layout.postgresDir, `${STAGING_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+  const { layout, location, binaries, user, credentials, log } = args;
+  const staging = path.join(location.home, `${STAGING_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
   await fs.mkdir(staging, { mode: 0o700 });
   try {
     // The password file lives in the owner-only staging directory, readable by the server user
@@ -33,7 +35,7 @@ export async function initialiseCluster(args: {
       await fs.chown(pwfile, user.uid, user.gid);
     }
     const target = path.join(staging, "data");
-    log(`initialising a new PostgreSQL ${binaries.major} cluster in ${layout.dataDir}`);
+    log(`initialising a new PostgreSQL ${binaries.major} cluster in ${location.dataDir}`);
     await runInitdb(binaries.initdb, staging, user, [
       `--pgdata=${target}`,
       `--username=${credentials.user}`,
@@ -45,12 +47,18 @@ export async function initialiseCluster(args: {
     ]);
     await fs.rm(pwfile, { force: true });
     try {
-      await fs.rename(target, layout.dataDir);
+      await fs.rename(target, location.dataDir);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // Another process initialised the same instance root first: its cluster wins, ours goes.
       if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
-      log(`another process initialised ${layout.dataDir} first; using its cluster`);
+      log(`another process initialised ${location.dataDir} first; using its cluster`);
+    }
+    if (location.relocated) {
+      await fs.symlink(location.dataDir, layout.dataDir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      log(`${layout.dataDir} -> ${location.dataDir} (the server's account cannot enter ${layout.instanceRoot}'s parent directories)`);
     }
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -58,10 +66,10 @@ export async function initialiseCluster(args: {
 }
 
 /** Staging directories left by an initdb that crashed: never started, so they hold no user data. */
-export async function removeAbandonedStaging(layout: InstanceLayout): Promise<void> {
+export async function removeAbandonedStaging(location: ClusterLocation): Promise<void> {
   let entries: string[];
   try {
-    entries = await fs.readdir(layout.postgresDir);
+    entries = await fs.readdir(location.home);
   } catch {
     return;
   }
@@ -69,7 +77,7 @@ export async function removeAbandonedStaging(layout: InstanceLayout): Promise<vo
     if (!entry.startsWith(STAGING_PREFIX)) continue;
     const pid = Number.parseInt(entry.slice(STAGING_PREFIX.length), 10);
     if (Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) {
-      await fs.rm(path.join(layout.postgresDir, entry), { recursive: true, force: true });
+      await fs.rm(path.join(location.home, entry), { recursive: true, force: true });
     }
   }
 }

@@ -55,19 +55,24 @@ export async function startServerProcess(args: {
 
   const recent: string[] = [];
   let exited = false;
+  let spawnError: Error | undefined;
+  // 'exit', not 'close': orphaned backends of a killed postmaster can hold the log pipe open.
   const exitedPromise = new Promise<void>((resolve) => {
-    child.once("close", () => {
+    child.once("exit", () => {
       exited = true;
       resolve();
     });
-    child.once("error", () => {
+    child.once("error", (error) => {
+      spawnError = error;
       exited = true;
       resolve();
     });
   });
-
-  let spawnError: Error | undefined;
-  child.once("error", (error) => (spawnError = error));
+  // All output has been read once the pipes close (or the spawn itself failed).
+  const outputComplete = new Promise<void>((resolve) => {
+    child.once("close", () => resolve());
+    child.once("error", () => resolve());
+  });
 
   const ready = new Promise<void>((resolve, reject) => {
     let settled = false;
@@ -83,7 +88,7 @@ export async function startServerProcess(args: {
     // Keep reading for the server's whole life: a full, unread pipe would block its logging.
     readLines(child.stdout, onLine);
     readLines(child.stderr, onLine);
-    void exitedPromise.then(() => {
+    void outputComplete.then(() => {
       if (settled) return;
       settled = true;
       reject(startError(child, recent, server, spawnError));

@@ -2,7 +2,8 @@
 // to a ready server with the application database.
 import { postgresBinaries } from "./binaries";
 import { ensureDatabase } from "./app-database";
-import { prepareInstanceDirectories } from "./access";
+import { prepareClusterDirectories } from "./access";
+import { locateCluster } from "./cluster-location";
 import { credentialsForNewCluster, requireCredentials } from "./credentials";
 import { inspectDataDir } from "./data-dir";
 import { EmbeddedPostgresError } from "./errors";
@@ -32,6 +33,7 @@ export interface EmbeddedDatabase {
   /** Superuser URL of the `copyback` database (contains the password: do not log it). */
   url: string;
   port: number;
+  /** `<instanceRoot>/postgres/data` (a symlink when the cluster had to live outside, see cluster-location.ts). */
   dataDir: string;
   /** The postmaster's PID. */
   pid: number;
@@ -57,17 +59,19 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
   try {
     const binaries = await postgresBinaries();
     const user = await resolveServerUser(log);
-    await prepareInstanceDirectories(layout, user, [binaries.postgres, binaries.initdb], log);
-    await removeAbandonedStaging(layout);
-    await ensureNoLiveServer(layout.dataDir, log);
-    const state = await inspectDataDir(layout.dataDir, binaries.major);
+    // Checks first, changes after: a refused start leaves the instance root as it found it.
+    const location = await locateCluster(layout, user);
+    await ensureNoLiveServer(location.dataDir, log);
+    const state = await inspectDataDir(location.dataDir, binaries.major);
     await assertPortFree(port);
+    await prepareClusterDirectories({ layout, location, user, binaries: [binaries.postgres, binaries.initdb], log });
+    await removeAbandonedStaging(location);
     const credentials =
       state.kind === "initialised" ? await requireCredentials(layout.credentialsFile, layout.dataDir) : await credentialsForNewCluster(layout.credentialsFile);
-    if (state.kind === "absent") await initialiseCluster({ layout, binaries, user, credentials, log });
+    if (state.kind === "absent") await initialiseCluster({ layout, location, binaries, user, credentials, log });
 
     const settings: Record<string, string> = options.unsafeFastWrites ? { fsync: "off", synchronous_commit: "off", full_page_writes: "off" } : {};
-    const server = await startServerProcess({ binaries, user, server: { dataDir: layout.dataDir, port, settings }, cwd: layout.postgresDir, log });
+    const server = await startServerProcess({ binaries, user, server: { dataDir: location.dataDir, port, settings }, cwd: location.home, log });
     const untrack = stopOnProcessExit(server);
     let stopRequested = false;
     const release = () => {
