@@ -187,7 +187,9 @@ export class DirectoryMergeLocks {
         const remaining = wait.timeoutMs - (performance.now() - wait.started);
         if (remaining <= 0) throw await timeoutError(wait);
         try {
-          await sleep(Math.min(jittered(delay), remaining), wait.signal);
+          // The next in line polls faster: the handoff waits for it to notice its turn.
+          const cap = wait.ahead !== null && wait.ahead <= 1 ? Math.max(this.#backoff.initialMs, this.#backoff.maxMs / 4) : this.#backoff.maxMs;
+          await sleep(Math.min(jittered(Math.min(delay, cap)), remaining), wait.signal);
         } catch (reason) {
           throw new LockAbortedError(files.hash, reason);
         }
