@@ -1,13 +1,27 @@
 // Test helpers for the merge: real directories under os.tmpdir(), described as flat path maps.
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { takeManifest } from "../../src/copyback/manifest/index";
 import type { Manifest } from "../../src/copyback/manifest/index";
 import type { MergeLockProvider } from "../../src/copyback/merge/index";
 
-export type Node = { type: "file"; content: string; mode?: number } | { type: "dir"; mode?: number } | { type: "symlink"; target: string };
+export type Node =
+  | { type: "file"; content: string; mode?: number }
+  | { type: "dir"; mode?: number }
+  | { type: "symlink"; target: string };
 export type TreeSpec = Record<string, Node>;
 
 export const file = (content: string, mode = 0o644): Node => ({ type: "file", content, mode });
@@ -15,7 +29,12 @@ export const dir = (mode = 0o755): Node => ({ type: "dir", mode });
 export const link = (target: string): Node => ({ type: "symlink", target });
 
 /** What a directory holds, read back with lstat: every entry, temporaries and exclusions included. */
-export type TreeState = Record<string, { type: "file"; mode: number; content: string } | { type: "dir"; mode: number } | { type: "symlink"; target: string }>;
+export type TreeState = Record<
+  string,
+  | { type: "file"; mode: number; content: string }
+  | { type: "dir"; mode: number }
+  | { type: "symlink"; target: string }
+>;
 
 const made: string[] = [];
 
@@ -32,7 +51,9 @@ export async function removeTempDirs(): Promise<void> {
 /** Creates the tree (missing parents as 0755 directories); directory modes are set last. */
 export async function materialize(root: string, spec: TreeSpec): Promise<void> {
   await mkdir(root, { recursive: true });
-  const paths = Object.keys(spec).sort((a, b) => a.split("/").length - b.split("/").length || (a < b ? -1 : 1));
+  const paths = Object.keys(spec).sort(
+    (a, b) => a.split("/").length - b.split("/").length || (a < b ? -1 : 1),
+  );
   const dirModes: [string, number][] = [];
   for (const rel of paths) {
     const node = spec[rel]!;
@@ -65,7 +86,11 @@ export async function readTree(root: string): Promise<TreeState> {
       } else if (stat.isSymbolicLink()) {
         out[child] = { type: "symlink", target: await readlink(abs) };
       } else {
-        out[child] = { type: "file", mode: stat.mode & 0o777, content: await readFile(abs, "utf8") };
+        out[child] = {
+          type: "file",
+          mode: stat.mode & 0o777,
+          content: await readFile(abs, "utf8"),
+        };
       }
     }
   };
@@ -82,7 +107,12 @@ export function stateOf(spec: TreeSpec): TreeState {
       const parent = parts.slice(0, i).join("/");
       if (!(parent in spec)) out[parent] ??= { type: "dir", mode: 0o755 };
     }
-    out[rel] = node.type === "file" ? { type: "file", mode: node.mode ?? 0o644, content: node.content } : node.type === "dir" ? { type: "dir", mode: node.mode ?? 0o755 } : { type: "symlink", target: node.target };
+    out[rel] =
+      node.type === "file"
+        ? { type: "file", mode: node.mode ?? 0o644, content: node.content }
+        : node.type === "dir"
+          ? { type: "dir", mode: node.mode ?? 0o755 }
+          : { type: "symlink", target: node.target };
   }
   return out;
 }
@@ -96,7 +126,12 @@ export interface Scenario {
 }
 
 /** baseline tree -> its manifest; host and snapshot materialized separately; a sibling "outside" dir with a canary. */
-export async function scenario(base: TreeSpec, sandbox: TreeSpec, host: TreeSpec, exclude: string[] = []): Promise<Scenario> {
+export async function scenario(
+  base: TreeSpec,
+  sandbox: TreeSpec,
+  host: TreeSpec,
+  exclude: string[] = [],
+): Promise<Scenario> {
   const root = await tempDir();
   const baselineDir = path.join(root, "baseline");
   await materialize(baselineDir, base);
@@ -104,7 +139,13 @@ export async function scenario(base: TreeSpec, sandbox: TreeSpec, host: TreeSpec
   await materialize(path.join(root, "host"), host);
   await materialize(path.join(root, "snapshot"), sandbox);
   await materialize(path.join(root, "outside"), { canary: file("outside") });
-  return { root, host: path.join(root, "host"), snapshot: path.join(root, "snapshot"), outside: path.join(root, "outside"), baseline };
+  return {
+    root,
+    host: path.join(root, "host"),
+    snapshot: path.join(root, "snapshot"),
+    outside: path.join(root, "outside"),
+    baseline,
+  };
 }
 
 /** A minimal stand-in for DirectoryMergeLocks: serializes per target and records what happened. */
@@ -114,16 +155,18 @@ export class FakeLocks implements MergeLockProvider {
   private tails = new Map<string, Promise<unknown>>();
   async withLock<T>(target: string, fn: (lease: { target: string }) => Promise<T>): Promise<T> {
     const previous = this.tails.get(target) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(async () => {
-      this.held.add(target);
-      this.events.push("acquire");
-      try {
-        return await fn({ target });
-      } finally {
-        this.held.delete(target);
-        this.events.push("release");
-      }
-    });
+    const run = previous
+      .catch(() => undefined)
+      .then(async () => {
+        this.held.add(target);
+        this.events.push("acquire");
+        try {
+          return await fn({ target });
+        } finally {
+          this.held.delete(target);
+          this.events.push("release");
+        }
+      });
     this.tails.set(target, run);
     return run;
   }

@@ -24,7 +24,11 @@ export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) 
  * nothing new and waits for what is already running before rethrowing: a caller that then
  * releases a lock must not leave writes running behind it.
  */
-export async function runPool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function runPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
@@ -37,6 +41,8 @@ export async function runPool<T>(items: readonly T[], concurrency: number, fn: (
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker),
+  );
   if (failure !== undefined) throw failure.error;
 }

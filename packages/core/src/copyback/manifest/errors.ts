@@ -2,7 +2,8 @@
 // absolute path (R-UA-4): these errors can end up in a task's run log.
 import path from "node:path";
 
-export type ManifestErrorCode = "invalid_manifest" | "invalid_exclude" | "unsupported_entry" | "manifest_root_invalid";
+export type ManifestErrorCode =
+  "invalid_manifest" | "invalid_exclude" | "unsupported_entry" | "manifest_root_invalid";
 
 export class ManifestError extends Error {
   override readonly name = "ManifestError";
@@ -28,14 +29,20 @@ export class CopybackFsError extends Error {
   constructor(cause: NodeJS.ErrnoException, roots: readonly { root: string; label?: string }[]) {
     const code = typeof cause.code === "string" ? cause.code : "EIO";
     const rel = describePath(cause.path, roots);
-    super(`${cause.syscall ?? "filesystem operation"} failed${rel === undefined ? "" : ` on ${JSON.stringify(rel)}`} (${code})`, { cause });
+    super(
+      `${cause.syscall ?? "filesystem operation"} failed${rel === undefined ? "" : ` on ${JSON.stringify(rel)}`} (${code})`,
+      { cause },
+    );
     this.code = code;
     this.syscall = cause.syscall;
     this.relativePath = rel;
   }
 }
 
-function describePath(abs: string | undefined, roots: readonly { root: string; label?: string }[]): string | undefined {
+function describePath(
+  abs: string | undefined,
+  roots: readonly { root: string; label?: string }[],
+): string | undefined {
   if (abs === undefined) return undefined;
   for (const { root, label } of roots) {
     const rel = path.relative(root, abs);
@@ -48,7 +55,10 @@ function describePath(abs: string | undefined, roots: readonly { root: string; l
 }
 
 /** Wraps errno errors (anything with a string `code` and a `syscall`); passes others through. */
-export function sanitizeFsError(error: unknown, roots: readonly { root: string; label?: string }[]): unknown {
+export function sanitizeFsError(
+  error: unknown,
+  roots: readonly { root: string; label?: string }[],
+): unknown {
   if (error instanceof CopybackFsError || error instanceof ManifestError) return error;
   if (error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === "string") {
     return new CopybackFsError(error as NodeJS.ErrnoException, roots);

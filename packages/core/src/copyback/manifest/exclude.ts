@@ -2,9 +2,9 @@
 // descended into, never deleted by a merge (preserved on the host).
 //
 // A pattern without "/" names a path component at any depth ("node_modules" excludes every
-// node_modules entry and what is below it). A pattern with "/" is a root-relative path that is
-// excluded with everything below it (".git/objects"). No globbing: exclusions must be
-// predictable for a reviewer reading the configuration.
+// node_modules entry and what is below it). A pattern with "/" (or a leading "./") is a
+// root-relative path that is excluded with everything below it (".git/objects", "./build").
+// No globbing: exclusions must be predictable for a reviewer reading the configuration.
 import { ManifestError } from "./errors";
 import { isSafeRelativePath } from "./paths";
 
@@ -16,9 +16,12 @@ export function compileExclude(patterns: readonly string[] = []): ExcludeMatcher
   for (const raw of patterns) {
     const pattern = raw.replace(/^\.\//, "").replace(/\/+$/, "");
     if (!isSafeRelativePath(pattern)) {
-      throw new ManifestError("invalid_exclude", `Invalid exclusion ${JSON.stringify(raw)}: expected a name or a relative path without "." or ".." segments`);
+      throw new ManifestError(
+        "invalid_exclude",
+        `Invalid exclusion ${JSON.stringify(raw)}: expected a name or a relative path without "." or ".." segments`,
+      );
     }
-    if (pattern.includes("/")) prefixes.push(pattern);
+    if (pattern.includes("/") || raw.startsWith("./")) prefixes.push(pattern);
     else names.add(pattern);
   }
   if (names.size === 0 && prefixes.length === 0) return () => false;

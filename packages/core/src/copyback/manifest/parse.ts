@@ -9,7 +9,10 @@ const entrySchema = z.object({
   path: z.string(),
   type: z.enum(["file", "directory", "symlink"]),
   mode: z.number().int().min(0).max(0o777),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   size: z.number().int().min(0).optional(),
   target: z.string().min(1).optional(),
 });
@@ -25,7 +28,10 @@ export function parseManifest(value: unknown): Manifest {
   const parsed = manifestSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ManifestError("invalid_manifest", `Invalid manifest: ${issue ? `${issue.path.join(".")}: ${issue.message}` : "malformed"}`);
+    throw new ManifestError(
+      "invalid_manifest",
+      `Invalid manifest: ${issue ? `${issue.path.join(".")}: ${issue.message}` : "malformed"}`,
+    );
   }
   const entries: ManifestEntry[] = parsed.data.entries.map((entry) => {
     const out: ManifestEntry = { path: entry.path, type: entry.type, mode: entry.mode };
@@ -41,14 +47,20 @@ export function parseManifest(value: unknown): Manifest {
   const types = new Map<string, ManifestEntry["type"]>();
   for (const entry of entries) {
     const fail = (why: string): never => {
-      throw new ManifestError("invalid_manifest", `Invalid manifest entry ${JSON.stringify(entry.path)}: ${why}`, entry.path);
+      throw new ManifestError(
+        "invalid_manifest",
+        `Invalid manifest entry ${JSON.stringify(entry.path)}: ${why}`,
+        entry.path,
+      );
     };
     if (!isSafeRelativePath(entry.path)) fail("not a normalized relative path");
     if (types.has(entry.path)) fail("listed twice");
     const parent = parentOf(entry.path);
-    if (parent !== "" && types.get(parent) !== "directory") fail("its parent is not listed as a directory");
+    if (parent !== "" && types.get(parent) !== "directory")
+      fail("its parent is not listed as a directory");
     if (entry.type === "file" && entry.sha256 === undefined) fail("a file needs sha256");
-    if (entry.type === "symlink" && (entry.target === undefined || entry.target.includes("\0"))) fail("a symlink needs a target");
+    if (entry.type === "symlink" && (entry.target === undefined || entry.target.includes("\0")))
+      fail("a symlink needs a target");
     types.set(entry.path, entry.type);
   }
   return { version: 1, entries };

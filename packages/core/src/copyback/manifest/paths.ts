@@ -35,11 +35,14 @@ export function depthOf(path: string): number {
 
 /** True when `path` is strictly below `dir` ("" is the root, above everything). */
 export function isBelow(path: string, dir: string): boolean {
-  return dir === "" ? path !== "" : path.length > dir.length && path.startsWith(dir) && path[dir.length] === "/";
+  return dir === ""
+    ? path !== ""
+    : path.length > dir.length && path.startsWith(dir) && path[dir.length] === "/";
 }
 
 /** A normalized relative path: what a manifest may hold and what the merge may write. */
 export function isSafeRelativePath(path: string): boolean {
-  if (path === "" || path.startsWith("/") || path.endsWith("/") || path.includes("\0")) return false;
+  if (path === "" || path.startsWith("/") || path.endsWith("/") || path.includes("\0"))
+    return false;
   return path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
 }

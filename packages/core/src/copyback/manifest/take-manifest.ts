@@ -14,16 +14,23 @@ import { hashFile } from "./hash-file";
 import { comparePaths, joinRelative } from "./paths";
 import type { Manifest, ManifestEntry, TakeManifestOptions } from "./types";
 
-export async function takeManifest(root: string, opts: TakeManifestOptions = {}): Promise<Manifest> {
+export async function takeManifest(
+  root: string,
+  opts: TakeManifestOptions = {},
+): Promise<Manifest> {
   const excluded = compileExclude(opts.exclude);
   const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
   let rootReal: string;
   try {
     rootReal = await realpath(root);
-    if (!(await lstat(rootReal)).isDirectory()) throw new ManifestError("manifest_root_invalid", "The manifest root is not a directory");
+    if (!(await lstat(rootReal)).isDirectory())
+      throw new ManifestError("manifest_root_invalid", "The manifest root is not a directory");
   } catch (error) {
     if (error instanceof ManifestError) throw error;
-    throw new ManifestError("manifest_root_invalid", "The manifest root does not exist or cannot be read");
+    throw new ManifestError(
+      "manifest_root_invalid",
+      "The manifest root does not exist or cannot be read",
+    );
   }
   const entries: ManifestEntry[] = [];
   const absolute = (rel: string): string => path.join(rootReal, ...rel.split("/"));
@@ -41,10 +48,25 @@ export async function takeManifest(root: string, opts: TakeManifestOptions = {})
     } else if (stat.isFile()) {
       const hashed = await limit(() => hashFile(abs));
       // The file was replaced by something else between lstat and open.
-      if (!hashed.isFile) throw new ManifestError("unsupported_entry", `${JSON.stringify(rel)} changed type while it was read`, rel);
-      entries.push({ path: rel, type: "file", mode: hashed.mode, sha256: hashed.sha256, size: hashed.size });
+      if (!hashed.isFile)
+        throw new ManifestError(
+          "unsupported_entry",
+          `${JSON.stringify(rel)} changed type while it was read`,
+          rel,
+        );
+      entries.push({
+        path: rel,
+        type: "file",
+        mode: hashed.mode,
+        sha256: hashed.sha256,
+        size: hashed.size,
+      });
     } else {
-      throw new ManifestError("unsupported_entry", `${JSON.stringify(rel)} is not a regular file, directory or symlink`, rel);
+      throw new ManifestError(
+        "unsupported_entry",
+        `${JSON.stringify(rel)} is not a regular file, directory or symlink`,
+        rel,
+      );
     }
   };
 

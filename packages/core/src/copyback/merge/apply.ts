@@ -1,7 +1,7 @@
 // Applies a conflict-free plan to the host, under the directory-merge lock.
 //
-// Crash safety: no host file is ever written in place. Each new file or link is first created
-// as a `.copyback-tmp-*` temporary in its final directory (or, when the snapshot may be
+// Crash safety: no host file is ever written in place. Each new file, link or directory is
+// first created as a `.copyback-tmp-*` temporary in its final directory (or, when the snapshot may be
 // consumed, is the snapshot file itself on the same filesystem) and then renamed over its
 // path; rename(2) replaces the name atomically, so a crash leaves every path with its old or
 // its new entry, plus at worst a temporary that the next merge removes. The one unavoidable
@@ -42,7 +42,8 @@ interface Staged {
 export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<void> {
   const { targetReal, concurrency } = ctx;
   const ops = trackWrites(ctx.fsOps, ctx.progress);
-  const hostPath = (rel: string): string => (rel === "" ? targetReal : path.join(targetReal, ...rel.split("/")));
+  const hostPath = (rel: string): string =>
+    rel === "" ? targetReal : path.join(targetReal, ...rel.split("/"));
   const snapshotPath = (rel: string): string => path.join(ctx.snapshotReal, ...rel.split("/"));
   const dirty = new Set<string>();
 
@@ -54,7 +55,11 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     if (pending === undefined) {
       pending = (async () => {
         const real = await ops.realpath(hostPath(rel));
-        if (real !== hostPath(rel)) throw new MergeInputError("merge_target_escape", `The host directory ${JSON.stringify(rel || ".")} no longer resolves inside the target`);
+        if (real !== hostPath(rel))
+          throw new MergeInputError(
+            "merge_target_escape",
+            `The host directory ${JSON.stringify(rel || ".")} no longer resolves inside the target`,
+          );
       })();
       checked.set(rel, pending);
     }
@@ -72,12 +77,19 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     });
   }
 
-  // 2. New directories, parents first; owner-writable until their final modes are set in step 5.
+  // 2. New directories, parents first. Each is made as a temporary, given its mode and renamed
+  //    into place, so it appears whole with its final mode (a crash never leaves a directory
+  //    with a half-set mode, which the next merge would see as a host change). A mode without
+  //    owner rwx would stop us writing into it: such a directory gets its final mode in step 5,
+  //    so a crash before then leaves it with owner rwx added (the next merge reports it).
   for (const level of byDepth(plan.directories, "shallowest")) {
     await runPool(level, concurrency, async (op: DirectoryOp) => {
       const parent = parentOf(op.path);
       await checkDirectory(parent);
-      await ops.mkdir(hostPath(op.path), op.mode | 0o700);
+      const temp = path.join(hostPath(parent), temporaryName());
+      await ops.mkdir(temp, 0o700);
+      await ops.chmod(temp, op.mode | 0o700);
+      await ops.rename(temp, hostPath(op.path));
       dirty.add(parent);
       dirty.add(op.path);
     });
@@ -123,8 +135,11 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     dirty.add(entry.parent);
   });
 
-  // 5. Final directory modes, deepest first (a read-only parent is closed last).
-  for (const level of byDepth(plan.modes, "deepest")) {
+  // 5. Final directory modes, deepest first (a read-only parent is closed last): existing
+  //    directories whose mode changed, and new ones whose mode lacks owner rwx.
+  const created = new Set(plan.directories.map((op) => op.path));
+  const modes = plan.modes.filter((op) => !created.has(op.path) || (op.mode & 0o700) !== 0o700);
+  for (const level of byDepth(modes, "deepest")) {
     await runPool(level, concurrency, async (op: DirectoryOp) => {
       await checkDirectory(op.path);
       await ops.chmod(hostPath(op.path), op.mode);
@@ -134,14 +149,17 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
 
   // Name barrier: every creation, rename, removal and mode change is durable before success.
   // (A removed directory's own changes need no flush: its removal from the parent is flushed.)
-  const created = new Set(plan.directories.map((op) => op.path));
-  for (const op of plan.removals) if (op.type === "directory" && !created.has(op.path)) dirty.delete(op.path);
+  for (const op of plan.removals)
+    if (op.type === "directory" && !created.has(op.path)) dirty.delete(op.path);
   if (dirty.size === 0) return;
   if (dirty.size > ctx.syncfsThreshold && (await ops.syncFilesystem(targetReal))) return;
   await runPool([...dirty], concurrency, (rel) => ops.fsyncDir(hostPath(rel)));
 }
 
-function byDepth<T extends { path: string }>(items: readonly T[], order: "deepest" | "shallowest"): T[][] {
+function byDepth<T extends { path: string }>(
+  items: readonly T[],
+  order: "deepest" | "shallowest",
+): T[][] {
   const levels = new Map<number, T[]>();
   for (const item of items) {
     const depth = depthOf(item.path);

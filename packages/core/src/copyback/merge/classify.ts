@@ -27,21 +27,31 @@ export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
   const chain = causeChain(error);
   // Final reasons win wherever they appear in the chain: a provider error that wraps an
   // unsafe-archive rejection is still an unsafe archive.
-  if (chain.some((e) => e.hostWritesBegan === true)) return { retryable: false, reason: "after_host_writes" };
+  if (chain.some((e) => e.hostWritesBegan === true))
+    return { retryable: false, reason: "after_host_writes" };
   const codes = chain.map((e) => e.code).filter((code): code is string => typeof code === "string");
   if (codes.includes("unsafe_archive")) return { retryable: false, reason: "unsafe_archive" };
   if (codes.includes("merge_conflict")) return { retryable: false, reason: "merge_conflict" };
-  if (codes.some((code) => PERMISSION_CODES.has(code))) return { retryable: false, reason: "permission_denied" };
-  if (codes.includes("directory_merge_lock_timeout")) return { retryable: true, reason: "lock_timeout" };
-  if (codes.some((code) => TRANSFER_CODES.has(code))) return { retryable: true, reason: "transfer_dropped" };
-  if (codes.some((code) => code.startsWith("provider_"))) return { retryable: true, reason: "provider_error" };
+  if (codes.some((code) => PERMISSION_CODES.has(code)))
+    return { retryable: false, reason: "permission_denied" };
+  if (codes.includes("directory_merge_lock_timeout"))
+    return { retryable: true, reason: "lock_timeout" };
+  if (codes.some((code) => TRANSFER_CODES.has(code)))
+    return { retryable: true, reason: "transfer_dropped" };
+  if (codes.some((code) => code.startsWith("provider_")))
+    return { retryable: true, reason: "provider_error" };
   return { retryable: false, reason: "unclassified" };
 }
 
 function causeChain(error: unknown): { code?: unknown; hostWritesBegan?: unknown }[] {
   const chain: { code?: unknown; hostWritesBegan?: unknown }[] = [];
   let current: unknown = error;
-  while (typeof current === "object" && current !== null && chain.length < MAX_CAUSE_DEPTH && !chain.includes(current)) {
+  while (
+    typeof current === "object" &&
+    current !== null &&
+    chain.length < MAX_CAUSE_DEPTH &&
+    !chain.includes(current)
+  ) {
     chain.push(current);
     current = (current as { cause?: unknown }).cause;
   }

@@ -39,14 +39,18 @@ export class CopybackWriteError extends Error {
   readonly hostWritesBegan = true as const;
   readonly causeCode: string | undefined;
   constructor(cause: unknown, stage: "apply" | "publish") {
-    const causeCode = typeof (cause as { code?: unknown } | null)?.code === "string" ? (cause as { code: string }).code : undefined;
+    const causeCode =
+      typeof (cause as { code?: unknown } | null)?.code === "string"
+        ? (cause as { code: string }).code
+        : undefined;
     const what = cause instanceof Error ? cause.message : "unknown failure";
     super(`The merge failed after host writes began (${stage}): ${what}`, { cause });
     this.causeCode = causeCode;
   }
 }
 
-export type MergeInputErrorCode = "merge_target_invalid" | "merge_snapshot_invalid" | "merge_target_escape";
+export type MergeInputErrorCode =
+  "merge_target_invalid" | "merge_snapshot_invalid" | "merge_target_escape";
 
 /** Bad input or a target that is not a plain directory: refused before anything is written. */
 export class MergeInputError extends Error {

@@ -2,7 +2,17 @@
 // crash at any operation k and check what a real crash would leave behind.
 import { execFile } from "node:child_process";
 import { constants } from "node:fs";
-import { chmod, copyFile, mkdir, open, realpath, rename, rmdir, symlink, unlink } from "node:fs/promises";
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  open,
+  realpath,
+  rename,
+  rmdir,
+  symlink,
+  unlink,
+} from "node:fs/promises";
 
 export interface FsOps {
   /** Creates `dest` exclusively (never through an existing link) with `src`'s bytes; clones when the filesystem can. */
@@ -43,14 +53,18 @@ function syncFilesystem(path: string): Promise<boolean> {
       if (error === null) return resolve(true);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "EACCES") return resolve(false); // no usable `sync` binary
-      const failure = Object.assign(new Error("Flushing the workspace filesystem failed"), { code: "EIO", syscall: "syncfs" });
+      const failure = Object.assign(new Error("Flushing the workspace filesystem failed"), {
+        code: "EIO",
+        syscall: "syncfs",
+      });
       reject(failure);
     });
   });
 }
 
 export const realFsOps: FsOps = {
-  copyFile: (src, dest) => copyFile(src, dest, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE),
+  copyFile: (src, dest) =>
+    copyFile(src, dest, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE),
   chmod: (path, mode) => chmod(path, mode),
   fsyncFile: (path) => fsyncPath(path, constants.O_RDONLY | constants.O_NOFOLLOW),
   fsyncDir: (path) => fsyncPath(path, constants.O_RDONLY | constants.O_DIRECTORY),

@@ -59,17 +59,37 @@ export const probeHost: HostProbe = async (request) => {
     if (stat.isDirectory()) {
       entries.set(rel, { path: rel, type: "directory", mode });
     } else if (stat.isSymbolicLink()) {
-      entries.set(rel, { path: rel, type: "symlink", mode, target: await limit(() => readlink(absolute(rel))) });
+      entries.set(rel, {
+        path: rel,
+        type: "symlink",
+        mode,
+        target: await limit(() => readlink(absolute(rel))),
+      });
     } else if (stat.isFile()) {
       if (!request.needsHash(rel, stat.size)) {
         entries.set(rel, { path: rel, type: "file", mode, size: stat.size });
         return;
       }
       const hashed = await limit(() => hashFile(absolute(rel)));
-      if (!hashed.isFile) throw new ManifestError("unsupported_entry", `${JSON.stringify(rel)} changed type while it was read`, rel);
-      entries.set(rel, { path: rel, type: "file", mode: hashed.mode, size: hashed.size, sha256: hashed.sha256 });
+      if (!hashed.isFile)
+        throw new ManifestError(
+          "unsupported_entry",
+          `${JSON.stringify(rel)} changed type while it was read`,
+          rel,
+        );
+      entries.set(rel, {
+        path: rel,
+        type: "file",
+        mode: hashed.mode,
+        size: hashed.size,
+        sha256: hashed.sha256,
+      });
     } else {
-      throw new ManifestError("unsupported_entry", `${JSON.stringify(rel)} on the host is not a regular file, directory or symlink`, rel);
+      throw new ManifestError(
+        "unsupported_entry",
+        `${JSON.stringify(rel)} on the host is not a regular file, directory or symlink`,
+        rel,
+      );
     }
   };
 
@@ -112,7 +132,9 @@ export const probeHost: HostProbe = async (request) => {
     );
   };
   const removed = new Set(request.removedDirectories);
-  const topmost = request.removedDirectories.filter((dir) => !ancestorsOf(dir).some((ancestor) => removed.has(ancestor)));
+  const topmost = request.removedDirectories.filter(
+    (dir) => !ancestorsOf(dir).some((ancestor) => removed.has(ancestor)),
+  );
   await Promise.all(topmost.filter((dir) => entries.get(dir)?.type === "directory").map(walk));
   return { entries, known, excludedIn };
 };

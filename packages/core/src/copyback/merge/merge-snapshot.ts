@@ -27,11 +27,25 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
   const excluded = compileExclude(opts.exclude);
   const exclude = opts.exclude ?? [];
   const parsed = parseManifest(opts.baseline);
-  const baseline: Manifest = { version: 1, entries: parsed.entries.filter((entry) => !excluded(entry.path)) };
-  const targetReal = await canonicalDirectory(opts.target, "merge_target_invalid", "The merge target");
-  const snapshotReal = await canonicalDirectory(opts.snapshotDir, "merge_snapshot_invalid", "The snapshot directory");
+  const baseline: Manifest = {
+    version: 1,
+    entries: parsed.entries.filter((entry) => !excluded(entry.path)),
+  };
+  const targetReal = await canonicalDirectory(
+    opts.target,
+    "merge_target_invalid",
+    "The merge target",
+  );
+  const snapshotReal = await canonicalDirectory(
+    opts.snapshotDir,
+    "merge_snapshot_invalid",
+    "The snapshot directory",
+  );
   if (contains(targetReal, snapshotReal) || contains(snapshotReal, targetReal)) {
-    throw new MergeInputError("merge_snapshot_invalid", "The snapshot directory and the merge target must not contain each other");
+    throw new MergeInputError(
+      "merge_snapshot_invalid",
+      "The snapshot directory and the merge target must not contain each other",
+    );
   }
   const fsOps = opts.seams?.fsOps ?? realFsOps;
   const probe = opts.seams?.probeHost ?? probeHost;
@@ -85,7 +99,8 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
         snapshotReal,
         fsOps,
         concurrency,
-        consumeSnapshot: opts.consumeSnapshot === true && (await sameFilesystem(targetReal, snapshotReal)),
+        consumeSnapshot:
+          opts.consumeSnapshot === true && (await sameFilesystem(targetReal, snapshotReal)),
         syncfsThreshold: opts.seams?.syncfsThreshold ?? DEFAULT_SYNCFS_THRESHOLD,
         progress,
       });
@@ -105,7 +120,11 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
   });
 }
 
-async function canonicalDirectory(dir: string, code: "merge_target_invalid" | "merge_snapshot_invalid", what: string): Promise<string> {
+async function canonicalDirectory(
+  dir: string,
+  code: "merge_target_invalid" | "merge_snapshot_invalid",
+  what: string,
+): Promise<string> {
   try {
     const real = await realpath(dir);
     if ((await lstat(real)).isDirectory()) return real;

@@ -27,7 +27,8 @@ export interface DirectoryOp {
   path: string;
   mode: number;
 }
-export type WriteOp = { kind: "file"; path: string; mode: number } | { kind: "symlink"; path: string; target: string };
+export type WriteOp =
+  { kind: "file"; path: string; mode: number } | { kind: "symlink"; path: string; target: string };
 
 export interface MergePlan {
   /** Host entries to remove, deepest first (files and links unlinked, emptied directories removed). */
@@ -42,10 +43,14 @@ export interface MergePlan {
   deleted: string[];
 }
 
-export type PlanResult = { kind: "conflicts"; conflicts: MergeConflict[] } | { kind: "plan"; plan: MergePlan };
+export type PlanResult =
+  { kind: "conflicts"; conflicts: MergeConflict[] } | { kind: "plan"; plan: MergePlan };
 
 /** Paths the sandbox changed, and the directories among them it removed or replaced. */
-export function sandboxChanges(baseline: Entries, snapshot: Entries): { changed: string[]; removedDirectories: string[] } {
+export function sandboxChanges(
+  baseline: Entries,
+  snapshot: Entries,
+): { changed: string[]; removedDirectories: string[] } {
   const changed: string[] = [];
   const removedDirectories: string[] = [];
   for (const p of new Set([...baseline.keys(), ...snapshot.keys()])) {
@@ -55,13 +60,21 @@ export function sandboxChanges(baseline: Entries, snapshot: Entries): { changed:
     changed.push(p);
     if (b?.type === "directory" && s?.type !== "directory") removedDirectories.push(p);
   }
-  return { changed: changed.sort(comparePaths), removedDirectories: removedDirectories.sort(comparePaths) };
+  return {
+    changed: changed.sort(comparePaths),
+    removedDirectories: removedDirectories.sort(comparePaths),
+  };
 }
 
 /** A host file must be hashed only if a file it is compared with could have the same bytes. */
-export function hashNeeded(baseline: Entries, snapshot: Entries): (path: string, size: number) => boolean {
+export function hashNeeded(
+  baseline: Entries,
+  snapshot: Entries,
+): (path: string, size: number) => boolean {
   return (p, size) =>
-    [baseline.get(p), snapshot.get(p)].some((entry) => entry?.type === "file" && (entry.size === undefined || entry.size === size));
+    [baseline.get(p), snapshot.get(p)].some(
+      (entry) => entry?.type === "file" && (entry.size === undefined || entry.size === size),
+    );
 }
 
 type Source = "host" | "sandbox" | "preserved" | "conflict";
@@ -84,7 +97,11 @@ export function planMerge(baseline: Entries, snapshot: Entries, host: HostState)
     else if (entriesEqual(h, s)) final.set(p, { entry: h, source: "host" });
     else {
       final.set(p, { entry: undefined, source: "conflict" });
-      conflicts.push({ path: p, kind: "both_changed", detail: `changed on the host (${describe(b, h)}) and in the sandbox (${describe(b, s)})` });
+      conflicts.push({
+        path: p,
+        kind: "both_changed",
+        detail: `changed on the host (${describe(b, h)}) and in the sandbox (${describe(b, s)})`,
+      });
     }
   }
 
@@ -98,7 +115,11 @@ export function planMerge(baseline: Entries, snapshot: Entries, host: HostState)
         final.set(a, { entry: h, source: "preserved" });
         continue;
       }
-      conflicts.push({ path: a, kind: "excluded_entry_in_replaced_directory", detail: "the sandbox replaced a directory that holds excluded host entries" });
+      conflicts.push({
+        path: a,
+        kind: "excluded_entry_in_replaced_directory",
+        detail: "the sandbox replaced a directory that holds excluded host entries",
+      });
       break;
     }
   }
@@ -115,22 +136,46 @@ export function planMerge(baseline: Entries, snapshot: Entries, host: HostState)
     broken.add(p);
     if (broken.has(parent) || parentFinal?.source === "conflict") continue;
     if (f.source !== "sandbox") {
-      conflicts.push({ path: p, kind: "host_entry_in_removed_directory", detail: "created on the host inside a directory the sandbox removed or replaced" });
+      conflicts.push({
+        path: p,
+        kind: "host_entry_in_removed_directory",
+        detail: "created on the host inside a directory the sandbox removed or replaced",
+      });
     } else if (host.entries.get(parent)?.type === "symlink") {
-      conflicts.push({ path: p, kind: "write_below_host_symlink", detail: "the sandbox writes below a path that is a symlink on the host" });
+      conflicts.push({
+        path: p,
+        kind: "write_below_host_symlink",
+        detail: "the sandbox writes below a path that is a symlink on the host",
+      });
     } else {
-      conflicts.push({ path: p, kind: "parent_changed_on_host", detail: "the sandbox writes into a directory the host removed or replaced" });
+      conflicts.push({
+        path: p,
+        kind: "parent_changed_on_host",
+        detail: "the sandbox writes into a directory the host removed or replaced",
+      });
     }
   }
-  if (conflicts.length > 0) return { kind: "conflicts", conflicts: conflicts.sort((x, y) => comparePaths(x.path, y.path)) };
+  if (conflicts.length > 0)
+    return { kind: "conflicts", conflicts: conflicts.sort((x, y) => comparePaths(x.path, y.path)) };
 
-  const plan: MergePlan = { removals: [], directories: [], writes: [], modes: [], written: [], deleted: [] };
+  const plan: MergePlan = {
+    removals: [],
+    directories: [],
+    writes: [],
+    modes: [],
+    written: [],
+    deleted: [],
+  };
   for (const p of paths) {
     const f = final.get(p);
     if (f === undefined || f.source !== "sandbox") continue;
     const h = host.entries.get(p);
     const s = f.entry;
-    if (h !== undefined && (s === undefined || (h.type === "directory") !== (s.type === "directory"))) plan.removals.push({ path: p, type: h.type });
+    if (
+      h !== undefined &&
+      (s === undefined || (h.type === "directory") !== (s.type === "directory"))
+    )
+      plan.removals.push({ path: p, type: h.type });
     if (s === undefined) {
       if (h !== undefined) plan.deleted.push(p);
       continue;
@@ -145,7 +190,8 @@ export function planMerge(baseline: Entries, snapshot: Entries, host: HostState)
       plan.writes.push({ kind: "symlink", path: p, target: s.target ?? "" });
     }
   }
-  const deepestFirst = (x: { path: string }, y: { path: string }): number => depthOf(y.path) - depthOf(x.path) || comparePaths(x.path, y.path);
+  const deepestFirst = (x: { path: string }, y: { path: string }): number =>
+    depthOf(y.path) - depthOf(x.path) || comparePaths(x.path, y.path);
   plan.removals.sort(deepestFirst);
   plan.modes.sort(deepestFirst);
   return { kind: "plan", plan };

@@ -14,19 +14,29 @@ export interface CopybackRetryOptions {
   /** First delay; each later one is four times longer (250 ms, 1 s by default). */
   backoffMs?: number;
   /** Observes each retry decision (for run logs). */
-  onRetry?(info: { attempt: number; delayMs: number; error: unknown; failure: CopybackFailureClass }): void;
+  onRetry?(info: {
+    attempt: number;
+    delayMs: number;
+    error: unknown;
+    failure: CopybackFailureClass;
+  }): void;
   /** Test seam for the backoff wait. */
   sleep?(ms: number): Promise<void>;
 }
 
-export async function runWithCopybackRetries<T>(fn: (attempt: number) => Promise<T>, opts: CopybackRetryOptions = {}): Promise<T> {
+export async function runWithCopybackRetries<T>(
+  fn: (attempt: number) => Promise<T>,
+  opts: CopybackRetryOptions = {},
+): Promise<T> {
   const maxAttempts = opts.retries === false ? 1 : (opts.maxAttempts ?? MAX_COPYBACK_ATTEMPTS);
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_COPYBACK_ATTEMPTS) {
     throw new RangeError(`maxAttempts must be an integer from 1 to ${MAX_COPYBACK_ATTEMPTS}`);
   }
   const backoffMs = opts.backoffMs ?? DEFAULT_BACKOFF_MS;
-  if (!Number.isFinite(backoffMs) || backoffMs < 0) throw new RangeError("backoffMs must be a non-negative number");
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  if (!Number.isFinite(backoffMs) || backoffMs < 0)
+    throw new RangeError("backoffMs must be a non-negative number");
+  const sleep =
+    opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);

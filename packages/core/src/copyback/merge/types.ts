@@ -3,7 +3,8 @@ import type { FsOps } from "./fs-ops";
 import type { HostProbe } from "./host-probe";
 import type { cleanStrayTemporaries } from "./temporaries";
 
-export type MergeOutcome = { kind: "unchanged" } | { kind: "applied"; written: string[]; deleted: string[] };
+export type MergeOutcome =
+  { kind: "unchanged" } | { kind: "applied"; written: string[]; deleted: string[] };
 
 export interface MergeHooks {
   /** Runs under the lock before anything is read or written (R-LK-6: also for an unchanged snapshot). */
