@@ -1,0 +1,109 @@
+// The tar bytes of an archive file, inflated if it is gzip. Validation and extraction both read
+// through this one function, so they see the same bytes (R-UA-2). The compression ratio is
+// checked on every inflated chunk and the read is abandoned the moment it is exceeded: a
+// decompression bomb is never inflated beyond a few chunks.
+import type { FileHandle } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import type { ArchiveLimits } from "./limits";
+import { fatal } from "./tar-walker";
+
+export interface ByteStats {
+  gzip: boolean;
+  /** Bytes read from the file. */
+  bytesRead: number;
+  /** Tar bytes produced (equal to bytesRead for an uncompressed archive). */
+  bytesInflated: number;
+}
+
+const PLAIN_READ = 1024 * 1024;
+// Deflate expands at most ~1032:1, and zlib inflates a whole input chunk before the reader sees
+// any of it: small compressed reads keep a bomb's overshoot to a few tens of MiB.
+const GZIP_READ = 32 * 1024;
+const GZIP_OUT = 64 * 1024;
+
+function sniff(head: Buffer): "gzip" | "tar" | "unsupported" {
+  if (head[0] === 0x1f && head[1] === 0x8b) return "gzip";
+  // zstd and xz magics cannot start a valid UTF-8 tar path, so they are never mistaken for tar.
+  if (head.subarray(0, 4).equals(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]))) return "unsupported";
+  if (head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])))
+    return "unsupported";
+  return "tar";
+}
+
+export async function* readArchiveBytes(
+  file: FileHandle,
+  limits: ArchiveLimits,
+  stats: ByteStats,
+): AsyncGenerator<Buffer> {
+  const head = Buffer.alloc(6);
+  const { bytesRead } = await file.read(head, 0, head.length, 0);
+  const format = sniff(head.subarray(0, bytesRead));
+  if (format === "unsupported") {
+    throw fatal("malformed_archive", "", "unsupported compression (only gzip is accepted)");
+  }
+  stats.gzip = format === "gzip";
+  if (!stats.gzip) {
+    for await (const chunk of readChunks(file, PLAIN_READ)) {
+      stats.bytesRead += chunk.length;
+      stats.bytesInflated += chunk.length;
+      yield chunk;
+    }
+    return;
+  }
+  // Positional reads from the caller's handle (a file stream would close it when stopped early).
+  const source = Readable.from(
+    (async function* () {
+      for await (const chunk of readChunks(file, GZIP_READ)) {
+        stats.bytesRead += chunk.length;
+        yield chunk;
+      }
+    })(),
+    { objectMode: false },
+  );
+  const gunzip = createGunzip({ chunkSize: GZIP_OUT });
+  source.on("error", (e) => gunzip.destroy(e));
+  source.pipe(gunzip);
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      stats.bytesInflated += chunk.length;
+      const ratio = stats.bytesInflated / Math.max(stats.bytesRead, 1);
+      if (
+        stats.bytesInflated > limits.compressionRatioGraceBytes &&
+        ratio > limits.maxCompressionRatio
+      ) {
+        throw fatal(
+          "compression_ratio",
+          "",
+          `compression ratio above ${limits.maxCompressionRatio}:1 (reading stopped after ${stats.bytesInflated} inflated bytes)`,
+        );
+      }
+      yield chunk;
+    }
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (
+      code === "Z_BUF_ERROR" ||
+      /unexpected end of file/i.test(String((error as Error).message))
+    ) {
+      throw fatal("truncated_archive", "", "the gzip stream ends early");
+    }
+    if (typeof code === "string" && code.startsWith("Z_")) {
+      throw fatal("malformed_archive", "", "the gzip stream is corrupt");
+    }
+    throw error;
+  } finally {
+    source.destroy();
+    gunzip.destroy();
+  }
+}
+
+async function* readChunks(file: FileHandle, size: number): AsyncGenerator<Buffer> {
+  for (let position = 0; ;) {
+    const buffer = Buffer.allocUnsafe(size);
+    const { bytesRead } = await file.read(buffer, 0, size, position);
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    yield bytesRead === size ? buffer : buffer.subarray(0, bytesRead);
+  }
+}

@@ -1,0 +1,65 @@
+import type { ArchiveViolation } from "./violations";
+
+/**
+ * The archive failed validation (R-UA-2) and nothing of it was extracted (R-UA-4). Never retried
+ * (R-RR-1): the same bytes would be refused again.
+ */
+export class UnsafeArchiveError extends Error {
+  readonly code = "unsafe_archive" as const;
+  readonly retryable = false;
+  readonly violations: ArchiveViolation[];
+
+  constructor(violations: ArchiveViolation[]) {
+    const codes = [...new Set(violations.map((v) => v.code))].join(", ");
+    super(
+      `unsafe archive rejected (${violations.length} violation(s): ${codes}); nothing was extracted`,
+    );
+    this.name = "UnsafeArchiveError";
+    this.violations = violations;
+  }
+}
+
+/** The extraction destination is not an existing, empty, real directory. Nothing was written. */
+export class ArchiveDestinationError extends Error {
+  readonly code = "archive_destination_invalid" as const;
+
+  constructor(reason: string) {
+    super(`archive destination refused: ${reason}`);
+    this.name = "ArchiveDestinationError";
+  }
+}
+
+/**
+ * Extraction of a validated archive failed (I/O error, or the file changed after validation).
+ * Whatever had been written was removed again; `errno` keeps the system error code without its
+ * host-path-bearing message.
+ */
+export class ArchiveExtractionError extends Error {
+  readonly code = "archive_extraction_failed" as const;
+  readonly errno: string | undefined;
+
+  constructor(reason: string, errno?: string) {
+    super(`archive extraction failed: ${reason}`);
+    this.name = "ArchiveExtractionError";
+    this.errno = errno;
+  }
+}
+
+/** A workspace export could not be produced; `path` is workspace-relative. */
+export class WorkspaceExportError extends Error {
+  readonly code = "workspace_export_failed" as const;
+  readonly errno: string | undefined;
+  readonly path: string;
+
+  constructor(reason: string, path: string, errno?: string) {
+    super(`workspace export failed: ${reason}${path ? ` (${path})` : ""}`);
+    this.name = "WorkspaceExportError";
+    this.path = path;
+    this.errno = errno;
+  }
+}
+
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

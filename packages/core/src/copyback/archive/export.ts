@@ -1,0 +1,42 @@
+// exportWorkspaceArchive: a plain tar stream of a workspace directory, the format every
+// provider's export produces (the `local` provider uses this one).
+import { Readable } from "node:stream";
+import { compileExclusions } from "./exclusions";
+import { writeTar, type TarWriteOptions } from "./tar-writer";
+import { walkWorkspace, type WorkspaceEntry } from "./workspace-walk";
+
+export interface WorkspaceExportOptions {
+  /** Trees left out of the export (see exclusions.ts for the pattern rules). */
+  exclude?: string[];
+  /**
+   * How files sharing an inode are stored. Default "link" (like GNU tar): such an archive is
+   * rejected by validation (hard_link) and the provider falls back to exportSalvageArchive.
+   */
+  hardLinks?: TarWriteOptions["hardLinks"];
+}
+
+const STREAM_BUFFER = 4 * 1024 * 1024;
+
+/** Turns a deferred listing into a byte stream; listing and I/O errors surface as stream errors. */
+export function tarStream(
+  list: () => Promise<WorkspaceEntry[]>,
+  opts: TarWriteOptions,
+): NodeJS.ReadableStream {
+  async function* generate(): AsyncGenerator<Buffer> {
+    yield* writeTar(await list(), opts);
+  }
+  return Readable.from(generate(), { objectMode: false, highWaterMark: STREAM_BUFFER });
+}
+
+/**
+ * Relative paths, each directory before its contents, names sorted; symlinks stored as
+ * symlinks and never followed; excluded trees omitted; the workspace root itself has no entry.
+ */
+export function exportWorkspaceArchive(
+  root: string,
+  opts: WorkspaceExportOptions = {},
+): NodeJS.ReadableStream {
+  // Bad patterns are the caller's mistake: refuse them now rather than as a stream error.
+  const excluded = compileExclusions(opts.exclude);
+  return tarStream(() => walkWorkspace(root, excluded), { hardLinks: opts.hardLinks ?? "link" });
+}

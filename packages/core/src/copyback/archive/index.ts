@@ -1,0 +1,15 @@
+// Safe archives for copyback (R-UA-2 to R-UA-4): export a workspace as tar, validate an archive
+// before anything is extracted, extract only what was validated, and salvage an export whose
+// first archive was rejected.
+export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from "./limits";
+export { VIOLATION_CODES, type ArchiveViolation, type ArchiveViolationCode } from "./violations";
+export {
+  UnsafeArchiveError,
+  ArchiveDestinationError,
+  ArchiveExtractionError,
+  WorkspaceExportError,
+} from "./errors";
+export { validateArchive, type ArchiveValidation } from "./validate";
+export { extractValidatedArchive, type ExtractOptions } from "./extract";
+export { exportWorkspaceArchive, type WorkspaceExportOptions } from "./export";
+export { exportSalvageArchive, SALVAGE_INFO_MESSAGE, type SalvageExportOptions } from "./salvage";

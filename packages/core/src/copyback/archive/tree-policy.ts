@@ -1,0 +1,176 @@
+// Pure policy over the whole set of entries of one archive (R-UA-2): what each entry may do to
+// the tree built by the entries before it, and, once every entry is known, where each symlink
+// leads. Path text is checked before (entry-path.ts); this file only sees clean components.
+import type { ArchiveLimits } from "./limits";
+import { resolveLinkTarget, type LinkLookup } from "./symlink-resolution";
+import { violation, type ArchiveViolation } from "./violations";
+
+export type TreeEntryKind = "file" | "directory" | "symlink";
+
+interface TreeNode {
+  /** "implied" = a parent directory that only exists because deeper entries name it. */
+  kind: TreeEntryKind | "implied";
+  target?: string;
+}
+
+interface PendingLink {
+  rawPath: string;
+  parent: string[];
+  target: string;
+}
+
+/** NFC, then a case fold: two names equal here are one file on macOS or Windows hosts. */
+export function foldKey(key: string): string {
+  return key.normalize("NFC").toUpperCase().toLowerCase();
+}
+
+/** The key under which a host may find a symlink: case-folded unless case collisions are allowed. */
+export function linkLookupKey(
+  key: string,
+  limits: Pick<ArchiveLimits, "rejectCaseCollisions">,
+): string {
+  // A host that folds case would follow "D/ESC" into a link named "d/esc"; resolve like it.
+  return limits.rejectCaseCollisions ? foldKey(key) : key.normalize("NFC");
+}
+
+export class ArchiveTreePolicy {
+  private readonly nodes = new Map<string, TreeNode>();
+  /** NFC form -> the exact key first registered under it. */
+  private readonly byNfc = new Map<string, string>();
+  /** Case-folded form -> the NFC form first registered under it. */
+  private readonly byFold = new Map<string, string>();
+  /** Symlinks by the key a host may look them up with (folded unless collisions are allowed). */
+  private readonly linksByLookupKey = new Map<string, string>();
+  private readonly links: PendingLink[] = [];
+  private rootSeen = false;
+
+  constructor(private readonly limits: Pick<ArchiveLimits, "rejectCaseCollisions">) {}
+
+  /**
+   * Records one entry; returns the violation it commits, if any. `resolve: false` marks a link
+   * whose target was already refused (absolute): it still occupies its path and other links may
+   * lead through it, but it is not reported a second time.
+   */
+  add(
+    rawPath: string,
+    components: readonly string[],
+    kind: TreeEntryKind,
+    target?: string,
+    resolve = true,
+  ): ArchiveViolation | undefined {
+    if (components.length === 0) {
+      if (kind !== "directory") {
+        return violation("type_conflict", rawPath, "the archive root can only be a directory");
+      }
+      if (this.rootSeen)
+        return violation("duplicate_entry", rawPath, "the archive root appears twice");
+      this.rootSeen = true;
+      return undefined;
+    }
+    // Every parent must be a directory that no symlink or file stands in for. The parent may be
+    // named by a later entry: a symlink arriving over an implied directory is refused below.
+    let prefix = "";
+    for (let i = 0; i < components.length - 1; i++) {
+      prefix = i === 0 ? (components[0] as string) : `${prefix}/${components[i] as string}`;
+      const node = this.nodes.get(prefix);
+      if (node?.kind === "symlink") {
+        return violation(
+          "through_symlink",
+          rawPath,
+          "entry path passes through a symbolic link from earlier in the archive",
+        );
+      }
+      if (node?.kind === "file") {
+        return violation("type_conflict", rawPath, "a parent of this entry is a regular file");
+      }
+      if (!node) {
+        const collision = this.register(prefix, rawPath);
+        if (collision) return collision;
+        this.nodes.set(prefix, { kind: "implied" });
+      }
+    }
+    const key = components.join("/");
+    const existing = this.nodes.get(key);
+    if (existing) {
+      if (existing.kind !== "implied") {
+        return violation("duplicate_entry", rawPath, "the same path appears twice in the archive");
+      }
+      if (kind === "symlink") {
+        return violation(
+          "through_symlink",
+          rawPath,
+          "a symbolic link replaces a directory that earlier entries were written into",
+        );
+      }
+      if (kind === "file") {
+        return violation(
+          "type_conflict",
+          rawPath,
+          "a regular file replaces a directory that earlier entries were written into",
+        );
+      }
+      existing.kind = "directory";
+      return undefined;
+    }
+    const collision = this.register(key, rawPath);
+    if (collision) return collision;
+    this.nodes.set(key, target === undefined ? { kind } : { kind, target });
+    if (kind === "symlink" && target !== undefined) {
+      this.linksByLookupKey.set(this.lookupKey(key), target);
+      if (resolve) this.links.push({ rawPath, parent: components.slice(0, -1), target });
+    }
+    return undefined;
+  }
+
+  /** Resolves every symlink through the archive's own links; call once all entries are added. */
+  async finish(): Promise<ArchiveViolation[]> {
+    const found: ArchiveViolation[] = [];
+    const lookup = (components: readonly string[]): LinkLookup => {
+      const target = this.linksByLookupKey.get(this.lookupKey(components.join("/")));
+      return target === undefined ? { kind: "other" } : { kind: "symlink", target };
+    };
+    for (const link of this.links) {
+      const result = await resolveLinkTarget(link.parent, link.target, lookup);
+      if (result.kind === "escape" || result.kind === "absolute") {
+        found.push(
+          violation("symlink_escape", link.rawPath, "symbolic link resolves outside the workspace"),
+        );
+      } else if (result.kind === "loop") {
+        found.push(
+          violation(
+            "symlink_loop",
+            link.rawPath,
+            "symbolic link does not resolve (too many levels of links)",
+          ),
+        );
+      }
+    }
+    return found;
+  }
+
+  private lookupKey(key: string): string {
+    return linkLookupKey(key, this.limits);
+  }
+
+  private register(key: string, rawPath: string): ArchiveViolation | undefined {
+    const nfc = key.normalize("NFC");
+    const sameNfc = this.byNfc.get(nfc);
+    if (sameNfc !== undefined && sameNfc !== key) {
+      return violation(
+        "normalization_collision",
+        rawPath,
+        "two paths differ only by Unicode normalization (NFC/NFD)",
+      );
+    }
+    if (this.limits.rejectCaseCollisions) {
+      const fold = foldKey(nfc);
+      const sameFold = this.byFold.get(fold);
+      if (sameFold !== undefined && sameFold !== nfc) {
+        return violation("case_collision", rawPath, "two paths differ only by letter case");
+      }
+      this.byFold.set(fold, nfc);
+    }
+    this.byNfc.set(nfc, key);
+    return undefined;
+  }
+}
