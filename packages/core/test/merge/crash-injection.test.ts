@@ -10,7 +10,6 @@ import {
   type FsOps,
 } from "../../src/copyback/merge/index";
 import {
-  FakeLocks,
   dir,
   file,
   link,
@@ -72,7 +71,7 @@ async function crashEveryStep(
     target: dry.host,
     baseline: dry.baseline,
     snapshotDir: dry.snapshot,
-    locks: new FakeLocks(),
+    locks: dry.locks,
     seams: { ...seams, fsOps: crashingFsOps(Infinity, full) },
   });
   expect(await readTree(dry.host)).toEqual(expected);
@@ -86,7 +85,7 @@ async function crashEveryStep(
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks: new FakeLocks(),
+      locks: s.locks,
       seams: { ...seams, fsOps: crashingFsOps(k, counter) },
     }).catch((e: unknown) => e);
     expect(error, `k=${k}`).toBeInstanceOf(CopybackWriteError); // every operation is after the first host write
@@ -114,7 +113,7 @@ async function crashEveryStep(
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks: new FakeLocks(),
+      locks: s.locks,
       seams,
     }).catch((e: unknown) => e);
     if ((rerun as { kind?: string }).kind === "applied") {

@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { takeManifest } from "../../src/copyback/manifest/index";
 import type { Manifest } from "../../src/copyback/manifest/index";
+import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
 import type { MergeLockProvider } from "../../src/copyback/merge/index";
 
 export type Node =
@@ -123,6 +124,9 @@ export interface Scenario {
   snapshot: string;
   outside: string;
   baseline: Manifest;
+  /** The real directory-merge locks, with their instance root beside the host. */
+  locks: DirectoryMergeLocks;
+  instanceRoot: string;
 }
 
 /** baseline tree -> its manifest; host and snapshot materialized separately; a sibling "outside" dir with a canary. */
@@ -139,12 +143,16 @@ export async function scenario(
   await materialize(path.join(root, "host"), host);
   await materialize(path.join(root, "snapshot"), sandbox);
   await materialize(path.join(root, "outside"), { canary: file("outside") });
+  const instanceRoot = path.join(root, "instance");
+  await mkdir(instanceRoot);
   return {
     root,
     host: path.join(root, "host"),
     snapshot: path.join(root, "snapshot"),
     outside: path.join(root, "outside"),
     baseline,
+    locks: new DirectoryMergeLocks({ instanceRoot, timeoutMs: 5_000 }),
+    instanceRoot,
   };
 }
 

@@ -1,6 +1,7 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { listLocks } from "../../src/copyback/locks/index";
 import {
   MergeConflictError,
   classifyCopybackFailure,
@@ -9,7 +10,6 @@ import {
   type FsOps,
 } from "../../src/copyback/merge/index";
 import {
-  FakeLocks,
   dir,
   file,
   link,
@@ -30,7 +30,7 @@ async function merge(
   extra: { exclude?: string[]; fsOps?: FsOps; consumeSnapshot?: boolean } = {},
 ) {
   const s = await scenario(base, sandbox, host, extra.exclude);
-  const locks = new FakeLocks();
+  const locks = s.locks; // the real directory-merge locks
   const run = () =>
     mergeSnapshot({
       target: s.host,
@@ -327,7 +327,7 @@ describe("mergeSnapshot: the merge examples", () => {
         target: s.host,
         baseline: s.baseline,
         snapshotDir: s.snapshot,
-        locks: new FakeLocks(),
+        locks: s.locks,
         seams: { fsOps, syncfsThreshold: 2 },
       });
       expect(await readTree(s.host)).toEqual(stateOf(sandbox));
@@ -388,7 +388,7 @@ describe("mergeSnapshot: bad input changes nothing", () => {
     await expect(
       mergeSnapshot({ target: s.host, baseline: bad as never, snapshotDir: s.snapshot, locks }),
     ).rejects.toMatchObject({ code: "invalid_manifest" });
-    expect(locks.events).toEqual([]);
+    expect((await listLocks(s.instanceRoot)).locks).toEqual([]); // the lock was never taken
     expect(await readTree(s.host)).toEqual(before);
   });
 
@@ -411,7 +411,7 @@ describe("mergeSnapshot: bad input changes nothing", () => {
       (e: Error) => e,
     );
     expect((error as Error).message).not.toContain(s.root);
-    expect(locks.events).toEqual([]);
+    expect((await listLocks(s.instanceRoot)).locks).toEqual([]); // the lock was never taken
     expect(await readTree(s.host)).toEqual({});
   });
 });
@@ -486,7 +486,7 @@ describe("mergeSnapshot: failures and R-RR-1 tagging", () => {
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks: new FakeLocks(),
+      locks: s.locks,
       hooks: {
         publish: async () => {
           throw new Error("database down");

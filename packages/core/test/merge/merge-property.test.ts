@@ -6,10 +6,10 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
 import { compileExclude, takeManifest } from "../../src/copyback/manifest/index";
 import { MergeConflictError, mergeSnapshot } from "../../src/copyback/merge/index";
 import {
-  FakeLocks,
   file,
   materialize,
   readTree,
@@ -114,6 +114,10 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
 describe("mergeSnapshot: property-based three-way merge", () => {
   it("equals the specified three-way outcome, or is a conflict with the host byte-identical", async () => {
+    const locks = new DirectoryMergeLocks({
+      instanceRoot: await tempDir("instance"),
+      timeoutMs: 5_000,
+    });
     const outcomes = { conflict: 0, unchanged: 0, applied: 0 };
     await fc.assert(
       fc.asyncProperty(treesArb, fc.boolean(), async ({ base, sandbox, host }, consumeSnapshot) => {
@@ -151,7 +155,7 @@ describe("mergeSnapshot: property-based three-way merge", () => {
             target: path.join(root, "host"),
             baseline,
             snapshotDir: path.join(root, "snapshot"),
-            locks: new FakeLocks(),
+            locks,
             exclude: EXCLUDE,
             consumeSnapshot,
           }).catch((error: unknown) => error);

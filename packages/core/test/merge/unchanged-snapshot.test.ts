@@ -9,6 +9,7 @@ import {
   type FsOps,
   type HostProbe,
 } from "../../src/copyback/merge/index";
+import { DirectoryMergeLocks, LockTimeoutError, listLocks } from "../../src/copyback/locks/index";
 import { FakeLocks, file, link, readTree, removeTempDirs, scenario, dir } from "./helpers";
 
 afterEach(removeTempDirs);
@@ -37,7 +38,6 @@ describe("mergeSnapshot: an unchanged snapshot (R-LK-6)", () => {
       here: link("src/b.ts"),
     };
     const s = await scenario(tree, tree, tree);
-    const locks = new FakeLocks();
     const events: string[] = [];
     const probeCalls: string[] = [];
     const cleanCalls: string[] = [];
@@ -46,19 +46,29 @@ describe("mergeSnapshot: an unchanged snapshot (R-LK-6)", () => {
       probeCalls.push("probe");
       return probeHost(request);
     };
+    const lockState = async () =>
+      (await listLocks(s.instanceRoot)).locks.map((l) => l.state).join(",");
+    // Another writer of the same instance: while the merge runs it must not get the lock.
+    const contender = new DirectoryMergeLocks({ instanceRoot: s.instanceRoot, timeoutMs: 150 });
     const outcome = await mergeSnapshot({
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks,
+      locks: s.locks,
       hooks: {
         authorize: async () => {
-          events.push(`authorize held=${locks.held.size}`);
+          events.push(`authorize lock=${await lockState()}`);
+          const attempt = await contender
+            .withLock(s.host, async () => "got it")
+            .catch((e: unknown) => e);
+          events.push(
+            `contender ${attempt instanceof LockTimeoutError ? "timed out" : String(attempt)}`,
+          );
           // A host edit made while the merge runs (a user saving a file): it must survive.
           await writeFile(path.join(s.host, "a.txt"), "edited on the host during the merge");
         },
         publish: async (outcome) => {
-          events.push(`publish ${outcome.kind} held=${locks.held.size}`);
+          events.push(`publish ${outcome.kind} lock=${await lockState()}`);
         },
       },
       seams: {
@@ -71,8 +81,12 @@ describe("mergeSnapshot: an unchanged snapshot (R-LK-6)", () => {
       },
     });
     expect(outcome).toEqual({ kind: "unchanged" });
-    expect(locks.events).toEqual(["acquire", "release"]);
-    expect(events).toEqual(["authorize held=1", "publish unchanged held=1"]);
+    expect(events).toEqual([
+      "authorize lock=held",
+      "contender timed out",
+      "publish unchanged lock=held",
+    ]);
+    expect(await lockState()).toBe("free");
     expect(probeCalls).toEqual([]); // the host scan never ran
     expect(cleanCalls).toEqual([]); // not even the temporaries walk
     expect(fsCalls).toEqual([]); // and nothing was written
@@ -89,7 +103,7 @@ describe("mergeSnapshot: an unchanged snapshot (R-LK-6)", () => {
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks: new FakeLocks(),
+      locks: s.locks,
       seams: {
         probeHost: async (request) => {
           probeCalls.push(...request.paths);
@@ -110,7 +124,7 @@ describe("mergeSnapshot: an unchanged snapshot (R-LK-6)", () => {
       target: s.host,
       baseline: s.baseline,
       snapshotDir: s.snapshot,
-      locks: new FakeLocks(),
+      locks: s.locks,
       hooks: {
         authorize: async () => void events.push("authorize"),
         publish: async (o) => void events.push(`publish ${o.kind}`),
