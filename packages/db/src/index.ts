@@ -1,3 +1,4 @@
 export * from "./client/index";
 export * from "./migrate/index";
 export * from "./schema/index";
+export * from "./notify/index";

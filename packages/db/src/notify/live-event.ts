@@ -1,0 +1,48 @@
+// The payload of a `copyback_events` notification, as the trigger function of the migration
+// `live_notifications` builds it. Ids only: a listener reads the rows themselves through the
+// authorized API, so a notification never carries anything a subscriber may not see.
+import { z } from "zod";
+
+/** The channel every live-change notification is sent on. */
+export const LIVE_EVENTS_CHANNEL = "copyback_events";
+
+/** The tables whose changes are announced, one trigger each (see triggers.ts). */
+export const LIVE_EVENT_ENTITIES = [
+  "issues",
+  "issue_messages",
+  "heartbeat_runs",
+  "issue_recovery_actions",
+  "run_events",
+  "activity_log",
+] as const;
+
+export type LiveEventEntity = (typeof LIVE_EVENT_ENTITIES)[number];
+
+export const liveEventSchema = z.object({
+  companyId: z.uuid(),
+  entity: z.enum(LIVE_EVENT_ENTITIES),
+  id: z.uuid(),
+  /** The issue the row belongs to, when it belongs to one. */
+  issueId: z.uuid().nullable(),
+  /** The run the row belongs to, when it belongs to one. */
+  runId: z.uuid().nullable(),
+  op: z.enum(["INSERT", "UPDATE", "DELETE"]),
+});
+
+export type LiveEvent = z.infer<typeof liveEventSchema>;
+
+/**
+ * Parses a notification payload; null for anything else (a payload from an older or newer
+ * trigger, or a stray `NOTIFY copyback_events` from psql), which listeners skip.
+ */
+export function parseLiveEvent(payload: string | undefined): LiveEvent | null {
+  if (!payload) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  const parsed = liveEventSchema.safeParse(json);
+  return parsed.success ? parsed.data : null;
+}

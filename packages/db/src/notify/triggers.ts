@@ -1,0 +1,16 @@
+// The database objects the hand-written migration `live_notifications` creates. Prisma does not
+// introspect triggers or functions, so no schema diff sees them; the notify integration test
+// checks that a migrated database has each of them.
+import { LIVE_EVENT_ENTITIES, type LiveEventEntity } from "./live-event";
+
+export const LIVE_NOTIFY_FUNCTION = "copyback_notify_live_change";
+
+export interface LiveNotifyTrigger {
+  name: string;
+  table: LiveEventEntity;
+}
+
+export const LIVE_NOTIFY_TRIGGERS: readonly LiveNotifyTrigger[] = LIVE_EVENT_ENTITIES.map((table) => ({
+  name: `${table}_live_notify`,
+  table,
+}));
