@@ -1,12 +1,14 @@
 // exportWorkspaceArchive: a plain tar stream of a workspace directory, the format every
 // provider's export produces (the `local` provider uses this one).
 import { Readable } from "node:stream";
-import { compileExclusions } from "./exclusions";
+// One exclusion rule for exports and manifests: what an export leaves out is exactly what the
+// merge leaves alone on the host.
+import { compileExclude } from "../manifest/exclude";
 import { writeTar, type TarWriteOptions } from "./tar-writer";
 import { walkWorkspace, type WorkspaceEntry } from "./workspace-walk";
 
 export interface WorkspaceExportOptions {
-  /** Trees left out of the export (see exclusions.ts for the pattern rules). */
+  /** Trees left out of the export (manifest/exclude.ts: a bare name at any depth, or a root-relative path). */
   exclude?: string[];
   /**
    * How files sharing an inode are stored. Default "link" (like GNU tar): such an archive is
@@ -37,6 +39,6 @@ export function exportWorkspaceArchive(
   opts: WorkspaceExportOptions = {},
 ): NodeJS.ReadableStream {
   // Bad patterns are the caller's mistake: refuse them now rather than as a stream error.
-  const excluded = compileExclusions(opts.exclude);
+  const excluded = compileExclude(opts.exclude);
   return tarStream(() => walkWorkspace(root, excluded), { hardLinks: opts.hardLinks ?? "link" });
 }

@@ -8,7 +8,7 @@ import { lstat, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { checkLinkTarget } from "./entry-path";
 import { errnoOf } from "./errors";
-import { compileExclusions } from "./exclusions";
+import { compileExclude } from "../manifest/exclude";
 import { tarStream } from "./export";
 import { resolveLimits, type ArchiveLimits } from "./limits";
 import { resolveLinkTarget, type LinkLookup } from "./symlink-resolution";
@@ -32,7 +32,7 @@ export function exportSalvageArchive(
   root: string,
   opts: SalvageExportOptions = {},
 ): NodeJS.ReadableStream {
-  const excluded = compileExclusions(opts.exclude);
+  const excluded = compileExclude(opts.exclude);
   const limits = resolveLimits(opts.limits);
   return tarStream(
     async () => selectSalvageEntries(root, await walkWorkspace(root, excluded), limits),

@@ -116,18 +116,24 @@ export async function inspectArchive(
 
   const walker = new TarWalker(limits, onEntry, report);
   const reference = startReferenceParser();
+  let readToTheEnd = false;
   try {
     for await (const chunk of readArchiveBytes(handle, limits, stats)) {
       walker.push(chunk);
       reference.parser.write(chunk);
       if (walker.done || violations.length >= MAX_REPORTED_VIOLATIONS) break;
     }
-    if (violations.length < MAX_REPORTED_VIOLATIONS) walker.end();
+    if (violations.length < MAX_REPORTED_VIOLATIONS) {
+      walker.end();
+      readToTheEnd = true;
+    }
   } catch (error) {
     if (!(error instanceof FatalArchiveViolation)) throw error;
     report(error.violation);
   }
-  if (violations.length === 0) {
+  // Links are judged once every entry is known (a link may lead through a later one); worth
+  // doing whenever the whole archive was read, so a rejection explains every bad link.
+  if (readToTheEnd) {
     for (const v of await tree.finish()) report(v);
   }
   if (violations.length === 0) {

@@ -4,7 +4,7 @@ import { lstat, readdir, readlink } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
 import { join } from "node:path";
 import { errnoOf, WorkspaceExportError } from "./errors";
-import type { ExclusionMatcher } from "./exclusions";
+import type { ExcludeMatcher } from "../manifest/exclude";
 
 export type WorkspaceEntryKind = "directory" | "file" | "symlink" | "fifo" | "device" | "socket";
 
@@ -32,7 +32,7 @@ function kindOf(stats: Stats): WorkspaceEntryKind {
 
 export async function walkWorkspace(
   root: string,
-  excluded: ExclusionMatcher,
+  excluded: ExcludeMatcher,
 ): Promise<WorkspaceEntry[]> {
   let rootStats: Stats;
   try {
@@ -49,7 +49,7 @@ export async function walkWorkspace(
 async function listDirectory(
   absolute: string,
   relative: string,
-  excluded: ExclusionMatcher,
+  excluded: ExcludeMatcher,
 ): Promise<WorkspaceEntry[]> {
   let dirents: Dirent<Buffer>[];
   try {
@@ -70,7 +70,7 @@ async function listDirectory(
   const children = await Promise.all(
     named.map(async ({ name, dirent }) => {
       const path = relative === "" ? name : `${relative}/${name}`;
-      if (excluded(path, name)) return [];
+      if (excluded(path)) return [];
       const abs = join(absolute, name);
       // Regular files are opened (O_NOFOLLOW) and fstat'ed by the writer; no lstat needed here.
       if (dirent.isFile()) return [{ path, absolute: abs, kind: "file" } satisfies WorkspaceEntry];
