@@ -97,8 +97,6 @@ describe("ticket queue (fairness only)", () => {
     expect(a.remove(first)).toBe(true);
     expect(b.liveAhead(second, t0 + 1_600)).toBe(0);
     expect(a.heartbeat(first, t0 + 1_700)).toBe(false); // gone: its owner must queue again
-    a.close();
-    b.close();
   });
 
   it("garbage-collects long-dead tickets when someone enqueues", () => {
@@ -107,6 +105,5 @@ describe("ticket queue (fairness only)", () => {
     const alive = q.enqueue(2, 10_000_000);
     if (dead === BUSY || alive === BUSY) throw new Error("busy in a single-threaded test");
     expect(q.heartbeat(dead, 10_000_000)).toBe(false);
-    q.close();
   });
 });

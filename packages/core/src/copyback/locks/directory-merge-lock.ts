@@ -286,15 +286,12 @@ class TicketHolder {
     const ticket = this.#ticket;
     this.#queue = null;
     this.#ticket = null;
-    if (queue === null) return;
-    if (ticket === null || queue.remove(ticket) !== BUSY) {
-      queue.close();
-      return;
-    }
+    if (queue === null || ticket === null || queue.remove(ticket) !== BUSY) return;
     const retry = (attempt: number) => {
-      if (queue.remove(ticket) !== BUSY || attempt >= 200) {
-        queue.close();
-        return;
+      try {
+        if (queue.remove(ticket) !== BUSY || attempt >= 200) return;
+      } catch {
+        return; // a broken queue file: the ticket goes stale on its own (fairness only)
       }
       setTimeout(() => retry(attempt + 1), 5 + Math.random() * 10).unref();
     };

@@ -137,8 +137,6 @@ function countWaiters(queueFile: string, hash: string, staleMs: number): number 
     return count === BUSY ? null : count;
   } catch {
     return null;
-  } finally {
-    queue.close();
   }
 }
 

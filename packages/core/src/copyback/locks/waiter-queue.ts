@@ -12,6 +12,7 @@
 // Every statement runs with busy timeout 0 (better-sqlite3's busy handler sleeps synchronously,
 // blocking the event loop); callers treat SQLITE_BUSY as "not now" and try on their next poll.
 import type Database from "better-sqlite3";
+import { lstatSync } from "node:fs";
 import { createFileIfMissing, isSqliteBusy, openVerifiedDatabase } from "./lock-file";
 
 export const DEFAULT_TICKET_HEARTBEAT_MS = 1_000;
@@ -47,49 +48,106 @@ export function orBusy<T>(fn: () => T): T | Busy {
   }
 }
 
-export class WaiterQueue {
-  #ready = false;
+interface SharedConnection {
+  db: Database.Database;
+  dev: number;
+  ino: number;
+  /** Schema and journal mode checked on this connection. */
+  ready: boolean;
+}
 
+const CONNECTIONS_KEY = Symbol.for("@copyback/core:directory-merge-locks:queue-connections");
+const MAX_SHARED_CONNECTIONS = 64;
+
+/**
+ * Queue connections stay open per process (LRU-bounded): opening a WAL database costs about half
+ * a millisecond, which the uncontended fast path (one read: "anyone waiting?") would otherwise
+ * pay on every acquire. Reuse is checked against the path's current inode; a replaced queue file
+ * only resets fairness, so the connection is then simply reopened. Closing a queue connection is
+ * SQLite's business (no raw descriptor of a queue file is ever closed while one is open).
+ */
+function sharedConnection(file: string, label: string): SharedConnection {
+  const holder = globalThis as unknown as Record<symbol, Map<string, SharedConnection> | undefined>;
+  const cache = (holder[CONNECTIONS_KEY] ??= new Map());
+  const hit = cache.get(file);
+  if (hit) {
+    cache.delete(file);
+    if (hit.db.open && sameFile(file, hit)) {
+      cache.set(file, hit); // most recently used last
+      return hit;
+    }
+    if (hit.db.open) hit.db.close();
+  }
+  createFileIfMissing(file);
+  const opened = openVerifiedDatabase(file, label);
+  const entry: SharedConnection = { db: opened.db, dev: opened.dev, ino: opened.ino, ready: false };
+  cache.set(file, entry);
+  for (const [key, old] of cache) {
+    if (cache.size <= MAX_SHARED_CONNECTIONS) break;
+    cache.delete(key);
+    old.db.close();
+  }
+  return entry;
+}
+
+function sameFile(file: string, held: { dev: number; ino: number }): boolean {
+  try {
+    const st = lstatSync(file);
+    return st.isFile() && st.nlink === 1 && st.dev === held.dev && st.ino === held.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** One target's queue, seen with one ticket policy. Cheap to create: the connection is shared. */
+export class WaiterQueue {
   private constructor(
-    private readonly db: Database.Database,
+    private readonly file: string,
+    private readonly label: string,
     private readonly staleMs: number,
   ) {}
 
   /** Opens (creating if needed) the queue file with the same checks as a lock file. */
   static open(file: string, label: string, policy: TicketPolicy): WaiterQueue {
-    createFileIfMissing(file);
-    return new WaiterQueue(openVerifiedDatabase(file, label).db, policy.staleMs);
+    const queue = new WaiterQueue(file, label, policy.staleMs);
+    sharedConnection(file, label);
+    return queue;
   }
 
-  /** Schema and WAL mode (readers never wait for writers); BUSY until someone managed it once. */
-  #prepare(): void {
-    if (this.#ready) return;
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.exec(`CREATE TABLE IF NOT EXISTS tickets (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      pid INTEGER NOT NULL,
-      enqueued_at INTEGER NOT NULL,
-      heartbeat_at INTEGER NOT NULL
-    )`);
-    this.#ready = true;
+  /** The connection, with schema and WAL mode (readers never wait for writers); may throw BUSY. */
+  private get db(): Database.Database {
+    const connection = sharedConnection(this.file, this.label);
+    if (!connection.ready) {
+      if (connection.db.pragma("journal_mode", { simple: true }) !== "wal") connection.db.pragma("journal_mode = WAL");
+      connection.db.pragma("synchronous = NORMAL");
+      connection.db.exec(`CREATE TABLE IF NOT EXISTS tickets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        pid INTEGER NOT NULL,
+        enqueued_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      )`);
+      connection.ready = true;
+    }
+    return connection.db;
   }
 
   /** Takes a place at the back. Returns the ticket id, or BUSY. */
   enqueue(pid: number, now: number): number | Busy {
     return orBusy(() => {
-      this.#prepare();
-      return this.db.transaction(() => {
-        this.db.prepare("DELETE FROM tickets WHERE heartbeat_at < ? OR heartbeat_at > ?").run(now - ticketGarbageAfterMs(this.staleMs), now + ticketGarbageAfterMs(this.staleMs));
-        return Number(this.db.prepare("INSERT INTO tickets (pid, enqueued_at, heartbeat_at) VALUES (?, ?, ?)").run(pid, now, now).lastInsertRowid);
-      }).immediate();
+      const db = this.db;
+      return db
+        .transaction(() => {
+          const garbage = ticketGarbageAfterMs(this.staleMs);
+          db.prepare("DELETE FROM tickets WHERE heartbeat_at < ? OR heartbeat_at > ?").run(now - garbage, now + garbage);
+          return Number(db.prepare("INSERT INTO tickets (pid, enqueued_at, heartbeat_at) VALUES (?, ?, ?)").run(pid, now, now).lastInsertRowid);
+        })
+        .immediate();
     });
   }
 
   /** Refreshes a ticket. false: it is gone (collected after a long stall), so re-enqueue. */
   heartbeat(ticket: number, now: number): boolean | Busy {
     return orBusy(() => {
-      this.#prepare();
       return this.db.prepare("UPDATE tickets SET heartbeat_at = ? WHERE id = ?").run(now, ticket).changes > 0;
     });
   }
@@ -97,7 +155,6 @@ export class WaiterQueue {
   /** Live tickets ahead of `ticket` (all live tickets when null). 0 means: your turn. */
   liveAhead(ticket: number | null, now: number): number | Busy {
     return orBusy(() => {
-      this.#prepare();
       const row = this.db
         .prepare("SELECT count(*) AS n FROM tickets WHERE id < ? AND heartbeat_at BETWEEN ? AND ?")
         .get(ticket ?? Number.MAX_SAFE_INTEGER, now - this.staleMs, now + this.staleMs) as { n: number };
@@ -112,13 +169,9 @@ export class WaiterQueue {
 
   remove(ticket: number): true | Busy {
     return orBusy(() => {
-      this.#prepare();
       this.db.prepare("DELETE FROM tickets WHERE id = ?").run(ticket);
       return true as const;
     });
   }
 
-  close(): void {
-    this.db.close();
-  }
 }
