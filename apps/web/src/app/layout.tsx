@@ -3,22 +3,19 @@ import { TRPCReactProvider } from "~/trpc/react";
 import "./globals.css";
 
 export const metadata: Metadata = {
-  title: "Copyback",
+  title: { default: "Copyback", template: "%s · Copyback" },
   description: "Agent work from sandboxes to your workspace, exactly once.",
 };
 
+/** The document only: company pages bring their own shell (switcher, navigation, identity). */
 export default function RootLayout({ children }: { children: React.ReactNode }) {
   return (
     <html lang="en">
       <body className="min-h-screen font-sans">
-        <TRPCReactProvider>
-          <header className="border-b border-slate-200 bg-white">
-            <div className="mx-auto flex max-w-5xl items-center justify-between px-6 py-3">
-              <span className="text-lg font-semibold tracking-tight">Copyback</span>
-            </div>
-          </header>
-          <main className="mx-auto max-w-5xl px-6 py-8">{children}</main>
-        </TRPCReactProvider>
+        <a href="#main" className="sr-only focus:not-sr-only focus:fixed focus:left-4 focus:top-4 focus:z-50 focus:rounded-md focus:bg-white focus:px-3 focus:py-2 focus:shadow">
+          Skip to content
+        </a>
+        <TRPCReactProvider>{children}</TRPCReactProvider>
       </body>
     </html>
   );

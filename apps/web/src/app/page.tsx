@@ -1,46 +1,24 @@
+import { redirect } from "next/navigation";
 import { serverCaller } from "~/trpc/server";
-import { HealthBadge } from "./_components/health-badge";
+import { pageData } from "./_lib/page-call";
+import { companyPath } from "~/components/nav/paths";
 
 export const dynamic = "force-dynamic";
 
-const statusTone: Record<string, string> = {
-  backlog: "bg-slate-100 text-slate-700",
-  todo: "bg-sky-50 text-sky-700",
-  in_progress: "bg-amber-50 text-amber-800",
-  in_review: "bg-violet-50 text-violet-700",
-  blocked: "bg-red-50 text-red-700",
-  done: "bg-emerald-50 text-emerald-700",
-  cancelled: "bg-slate-100 text-slate-500",
-};
-
+/** `/` opens the first company the principal can see, or explains that there is none. */
 export default async function HomePage() {
   const caller = await serverCaller();
-  const [company] = await caller.companies.list();
-  if (!company) {
-    return <p className="text-slate-600">No company yet. Run the seed (`pnpm --filter @copyback/db seed`) or create one.</p>;
-  }
-  const issues = await caller.issues.list({ companyId: company.id, limit: 50 });
+  const companies = await pageData(() => caller.companies.list());
+  const first = companies[0];
+  if (first) redirect(companyPath(first.id, "issues"));
   return (
-    <section className="space-y-6">
-      <div className="flex items-center justify-between">
-        <h1 className="text-2xl font-semibold" data-testid="company-name">
-          {company.name}
-        </h1>
-        <HealthBadge />
-      </div>
-      <ul className="divide-y divide-slate-200 overflow-hidden rounded-lg border border-slate-200 bg-white" aria-label="Issues">
-        {issues.map((issue) => (
-          <li key={issue.id} className="flex items-center gap-4 px-4 py-3" data-testid="issue-row">
-            <span className="w-20 shrink-0 font-mono text-xs text-slate-500">{issue.identifier}</span>
-            <span className="flex-1 truncate">{issue.title}</span>
-            <span className="text-xs text-slate-500">{issue.assigneeAgent?.name ?? "Unassigned"}</span>
-            <span className={`rounded px-2 py-0.5 text-xs ${statusTone[issue.status] ?? ""}`}>{issue.status.replace("_", " ")}</span>
-          </li>
-        ))}
-      </ul>
-      <p className="text-xs text-slate-400">
-        <a href="/api/health">API health</a>
+    <main id="main" className="mx-auto flex min-h-screen max-w-lg flex-col justify-center px-6 py-16">
+      <p className="text-sm font-semibold tracking-tight text-indigo-700">Copyback</p>
+      <h1 className="mt-2 text-2xl font-semibold tracking-tight text-slate-900">No company to show yet</h1>
+      <p className="mt-3 text-slate-600">
+        You are not a member of any company. Ask a company owner to invite you, or load the demo data with{" "}
+        <code className="rounded bg-slate-100 px-1 py-0.5 text-sm">pnpm --filter @copyback/db seed</code>.
       </p>
-    </section>
+    </main>
   );
 }

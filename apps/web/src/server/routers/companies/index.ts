@@ -1,3 +1,4 @@
+import { getCompany } from "./get";
 import { listCompanies } from "./list";
 
-export const companiesRouter = { list: listCompanies };
+export const companiesRouter = { list: listCompanies, get: getCompany };

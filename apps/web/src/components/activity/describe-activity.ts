@@ -1,0 +1,45 @@
+// One sentence per audit row, for the activity page. Unknown actions still read sensibly, so a
+// new writer never breaks the page.
+import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
+import { isIssueStatus } from "~/server/routers/issues/issue-status";
+
+const ROLE_LABEL: Record<string, string> = { owner: "owner", admin: "admin", runtime_manager: "runtime manager", member: "member" };
+
+function status(value: unknown): string {
+  return isIssueStatus(value) ? ISSUE_STATUS_LABEL[value] : String(value);
+}
+
+function role(value: unknown): string {
+  return typeof value === "string" ? (ROLE_LABEL[value] ?? value) : String(value);
+}
+
+export interface ActivityPhrase {
+  /** Follows the actor's name; the entity (e.g. "ACME-12") comes next when there is one. */
+  verb: string;
+  /** Follows the entity. */
+  suffix?: string;
+}
+
+/** "Ada Lovelace" + verb + [ACME-12] + suffix. */
+export function describeActivity(action: string, details: Record<string, unknown>): ActivityPhrase {
+  switch (action) {
+    case "issue.created":
+      return { verb: "created" };
+    case "issue.status_changed":
+      return { verb: "moved", suffix: `from ${status(details.from)} to ${status(details.to)}` };
+    case "issue.message_posted":
+      return { verb: "posted a message on" };
+    case "membership.created":
+      return { verb: `added a ${role(details.role)}` };
+    case "membership.role_changed":
+      return { verb: `changed a member's role from ${role(details.from)} to ${role(details.to)}` };
+    case "membership.status_changed":
+      return { verb: details.to === "suspended" ? "suspended a member" : "reactivated a member" };
+    case "agent.created":
+      return { verb: typeof details.name === "string" ? `created the agent ${details.name}` : "created an agent" };
+    case "company.created":
+      return { verb: "created the company" };
+    default:
+      return { verb: action.replaceAll("_", " ").replace(".", ": ") };
+  }
+}

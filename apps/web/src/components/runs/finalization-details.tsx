@@ -1,0 +1,103 @@
+import { Timestamp } from "~/components/format/timestamp";
+import type { RouterOutputs } from "~/components/trpc-types";
+import { EmptyState } from "~/components/ui/empty-state";
+
+type Finalization = RouterOutputs["runs"]["finalization"];
+
+const PHASE_LABEL: Record<NonNullable<Finalization["coordinator"]>["phase"], string> = {
+  observed: "Observed",
+  result_accepted: "Result accepted",
+  workspace_finalizing: "Finalizing workspace",
+  arbitrating: "Arbitrating status",
+  committed: "Committed",
+  retryable_failure: "Retryable failure",
+  terminal_failure: "Terminal failure",
+};
+
+const OPERATION_LABEL: Record<Finalization["workspaceOperations"][number]["phase"], string> = {
+  workspace_prepare: "Prepare",
+  workspace_restore: "Restore",
+  workspace_finalize: "Finalize (copyback)",
+};
+
+/** Operator diagnostics of a run's native finalization (rendered only for runtime:manage). */
+export function FinalizationDetails({ data }: { data: Finalization }) {
+  const { coordinator, workspaceOperations } = data;
+  return (
+    <div className="space-y-5">
+      {coordinator ? (
+        <dl className="grid gap-x-6 gap-y-3 text-sm sm:grid-cols-3" data-testid="finalization-coordinator">
+          <Field label="Coordinator phase">{PHASE_LABEL[coordinator.phase]}</Field>
+          <Field label="Attempt">{coordinator.attempt}</Field>
+          <Field label="Failure code">{coordinator.failureCode ? <code className="font-mono text-xs">{coordinator.failureCode}</code> : "None"}</Field>
+          {coordinator.nextAttemptAt ? (
+            <Field label="Next attempt">
+              <Timestamp date={coordinator.nextAttemptAt} />
+            </Field>
+          ) : null}
+          {coordinator.committedAt ? (
+            <Field label="Committed">
+              <Timestamp date={coordinator.committedAt} />
+            </Field>
+          ) : null}
+          <Field label="Updated">
+            <Timestamp date={coordinator.updatedAt} />
+          </Field>
+        </dl>
+      ) : (
+        <EmptyState title="No finalization coordinator">This run has not been through native finalization.</EmptyState>
+      )}
+
+      <div>
+        <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">Workspace operations</h3>
+        {workspaceOperations.length === 0 ? (
+          <p className="mt-2 text-sm text-slate-500">No workspace operations recorded for this run.</p>
+        ) : (
+          <table className="mt-2 w-full text-left text-sm">
+            <thead className="text-xs text-slate-500">
+              <tr>
+                <th scope="col" className="py-1.5 pr-4 font-medium">
+                  Operation
+                </th>
+                <th scope="col" className="py-1.5 pr-4 font-medium">
+                  Status
+                </th>
+                <th scope="col" className="py-1.5 pr-4 font-medium">
+                  Error code
+                </th>
+                <th scope="col" className="py-1.5 pr-4 font-medium">
+                  Started
+                </th>
+                <th scope="col" className="py-1.5 font-medium">
+                  Finished
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-100">
+              {workspaceOperations.map((operation) => (
+                <tr key={operation.id}>
+                  <td className="py-2 pr-4">{OPERATION_LABEL[operation.phase]}</td>
+                  <td className="py-2 pr-4 capitalize">{operation.status}</td>
+                  <td className="py-2 pr-4">{operation.errorCode ? <code className="font-mono text-xs">{operation.errorCode}</code> : "—"}</td>
+                  <td className="py-2 pr-4 text-slate-600">
+                    <Timestamp date={operation.startedAt} />
+                  </td>
+                  <td className="py-2 text-slate-600">{operation.finishedAt ? <Timestamp date={operation.finishedAt} /> : "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Field({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div>
+      <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">{label}</dt>
+      <dd className="mt-0.5 text-slate-800">{children}</dd>
+    </div>
+  );
+}

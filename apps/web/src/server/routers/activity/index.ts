@@ -1,0 +1,3 @@
+import { listActivity } from "./list";
+
+export const activityRouter = { list: listActivity };

@@ -1,0 +1,3 @@
+import { listAgents } from "./list";
+
+export const agentsRouter = { list: listAgents };

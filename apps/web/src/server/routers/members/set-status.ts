@@ -1,0 +1,14 @@
+import { z } from "zod";
+import { companyProcedure } from "~/server/trpc";
+import { applyMembershipChange } from "./apply-membership-change";
+import { membershipChangeOutput, membershipStatusSchema } from "./member-fields";
+
+export const setStatusInput = z.object({ membershipId: z.uuid(), status: membershipStatusSchema });
+
+/** Suspends or reactivates a member; a suspended membership keeps its row but grants nothing. */
+export const setMemberStatus = companyProcedure("members:manage")
+  .input(setStatusInput)
+  .output(membershipChangeOutput)
+  .mutation(({ ctx, input }) =>
+    applyMembershipChange({ db: ctx.db, principal: ctx.principal, companyId: ctx.companyId, membershipId: input.membershipId, change: { status: input.status } }),
+  );

@@ -1,0 +1,44 @@
+import { z } from "zod";
+import { companyProcedure } from "~/server/trpc";
+import { requireIssueInCompany } from "../issues/load-issue";
+import { runStatusSchema, runtimeModeSchema } from "./run-fields";
+
+export const listRunsForIssueInput = z.object({ issueId: z.uuid() });
+
+const MAX_RUNS = 100;
+
+export const issueRunItem = z.object({
+  id: z.uuid(),
+  status: runStatusSchema,
+  runtimeMode: runtimeModeSchema,
+  agent: z.object({ id: z.uuid(), name: z.string() }),
+  createdAt: z.date(),
+  startedAt: z.date().nullable(),
+  finishedAt: z.date().nullable(),
+});
+
+export const listRunsForIssueOutput = z.object({ runs: z.array(issueRunItem), truncated: z.boolean() });
+
+/** The runs of one task (heartbeat_runs.native_issue_id), newest first. */
+export const listRunsForIssue = companyProcedure("runs:read")
+  .input(listRunsForIssueInput)
+  .output(listRunsForIssueOutput)
+  .query(async ({ ctx, input }) => {
+    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    // Served by the (company_id, native_issue_id) index.
+    const rows = await ctx.db.heartbeatRun.findMany({
+      where: { companyId: ctx.companyId, nativeIssueId: input.issueId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: MAX_RUNS + 1,
+      select: {
+        id: true,
+        status: true,
+        runtimeMode: true,
+        createdAt: true,
+        startedAt: true,
+        finishedAt: true,
+        agent: { select: { id: true, name: true } },
+      },
+    });
+    return { runs: rows.slice(0, MAX_RUNS), truncated: rows.length > MAX_RUNS };
+  });
