@@ -2,3 +2,5 @@ export * from "./client/index";
 export * from "./migrate/index";
 export * from "./schema/index";
 export * from "./notify/index";
+export * from "./embedded/index";
+export * from "./runtime/index";

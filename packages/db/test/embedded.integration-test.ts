@@ -7,7 +7,15 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../src/embedded/start";
 import { EmbeddedPostgresError } from "../src/embedded/errors";
-import { freePort, holdServerInChild, isAlive, query, tempInstanceRoot, waitUntil, type HeldServer } from "./embedded-fixtures/support";
+import {
+  freePort,
+  holdServerInChild,
+  isAlive,
+  query,
+  tempInstanceRoot,
+  waitUntil,
+  type HeldServer,
+} from "./embedded-fixtures/support";
 
 const roots: string[] = [];
 const running: EmbeddedDatabase[] = [];
@@ -25,7 +33,10 @@ async function start(instanceRoot: string, port: number): Promise<EmbeddedDataba
   return server;
 }
 
-async function expectRefusal(promise: Promise<unknown>, code: string): Promise<EmbeddedPostgresError> {
+async function expectRefusal(
+  promise: Promise<unknown>,
+  code: string,
+): Promise<EmbeddedPostgresError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
@@ -67,11 +78,16 @@ describe("embedded PostgreSQL lifecycle", () => {
     // The password lives in an owner-only file; the server refuses a wrong one.
     const credentialsFile = path.join(root, "postgres", "credentials.json");
     expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
-    const credentials = JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as { user: string; password: string };
+    const credentials = JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as {
+      user: string;
+      password: string;
+    };
     expect(decodeURIComponent(url.password)).toBe(credentials.password);
     const wrong = new URL(first.url);
     wrong.password = "not-the-password";
-    await expect(query(wrong.toString(), "SELECT 1")).rejects.toThrow(/password authentication failed/);
+    await expect(query(wrong.toString(), "SELECT 1")).rejects.toThrow(
+      /password authentication failed/,
+    );
 
     await first.stop();
     await first.stop(); // idempotent
@@ -95,7 +111,10 @@ describe("embedded PostgreSQL lifecycle", () => {
     const dead = Number(execFileSync("sh", ["-c", "sh -c 'echo $$'"]).toString().trim());
     expect(isAlive(dead)).toBe(false);
     const pidFile = path.join(server.dataDir, "postmaster.pid");
-    fs.writeFileSync(pidFile, `${dead}\n${server.dataDir}\n1764466167\n${port}\n\n127.0.0.1\n  1234567    98304\nready   \n`);
+    fs.writeFileSync(
+      pidFile,
+      `${dead}\n${server.dataDir}\n1764466167\n${port}\n\n127.0.0.1\n  1234567    98304\nready   \n`,
+    );
 
     const restarted = await start(root, port);
     expect(await query(restarted.url, "SELECT answer FROM kept")).toEqual([{ answer: 42 }]);
@@ -110,10 +129,15 @@ describe("embedded PostgreSQL lifecycle", () => {
     await server.stop();
     // PostgreSQL alone would refuse here ("Is another postmaster (PID n) running?").
     const pidFile = path.join(server.dataDir, "postmaster.pid");
-    fs.writeFileSync(pidFile, `${process.pid}\n${server.dataDir}\n1764466167\n${port}\n\n127.0.0.1\n  1234567    98304\nready   \n`);
+    fs.writeFileSync(
+      pidFile,
+      `${process.pid}\n${server.dataDir}\n1764466167\n${port}\n\n127.0.0.1\n  1234567    98304\nready   \n`,
+    );
 
     const restarted = await start(root, port);
-    expect(await query(restarted.url, "SELECT pid_case FROM kept")).toEqual([{ pid_case: "reused" }]);
+    expect(await query(restarted.url, "SELECT pid_case FROM kept")).toEqual([
+      { pid_case: "reused" },
+    ]);
   });
 
   it("recovers after the postmaster is killed with SIGKILL, keeping committed rows", async () => {
@@ -128,7 +152,9 @@ describe("embedded PostgreSQL lifecycle", () => {
     expect(fs.existsSync(path.join(server.dataDir, "postmaster.pid"))).toBe(true);
 
     const restarted = await start(root, port);
-    expect(await query(restarted.url, "SELECT count(*)::int AS n FROM kept")).toEqual([{ n: 1000 }]);
+    expect(await query(restarted.url, "SELECT count(*)::int AS n FROM kept")).toEqual([
+      { n: 1000 },
+    ]);
     await server.stop(); // the killed instance's stop() still resolves
   });
 });
@@ -142,7 +168,10 @@ describe("embedded PostgreSQL refusals", () => {
     await query(other.url, "CREATE TABLE kept AS SELECT 1 AS still_here");
 
     // From another process (through the data directory) and on another port as well.
-    const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }), "ALREADY_RUNNING");
+    const error = await expectRefusal(
+      startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }),
+      "ALREADY_RUNNING",
+    );
     expect(error.message).toContain(`PID ${other.pid}`);
     expect(error.message).toContain(`port ${port}`);
 
@@ -154,7 +183,10 @@ describe("embedded PostgreSQL refusals", () => {
     const root = newRoot();
     const port = await freePort();
     const server = await start(root, port);
-    const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }), "ALREADY_RUNNING");
+    const error = await expectRefusal(
+      startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }),
+      "ALREADY_RUNNING",
+    );
     expect(error.message).toContain(`PID ${process.pid}`);
     expect(await query(server.url, "SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
   });
@@ -167,7 +199,10 @@ describe("embedded PostgreSQL refusals", () => {
     await waitUntil(() => !isAlive(other.ownerPid));
     try {
       expect(isAlive(other.pid)).toBe(true); // detached: the postmaster outlives its owner
-      const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }), "ALREADY_RUNNING");
+      const error = await expectRefusal(
+        startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }),
+        "ALREADY_RUNNING",
+      );
       expect(error.message).toContain(`kill -INT ${other.pid}`);
     } finally {
       process.kill(other.pid, "SIGINT");
@@ -180,9 +215,14 @@ describe("embedded PostgreSQL refusals", () => {
   it("refuses a port another program listens on, naming the port and COPYBACK_DB_PORT, and creates nothing", async () => {
     const root = newRoot();
     const blocker = net.createServer();
-    const port = await new Promise<number>((resolve) => blocker.listen(0, "127.0.0.1", () => resolve((blocker.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, "127.0.0.1", () => resolve((blocker.address() as net.AddressInfo).port)),
+    );
     try {
-      const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port }), "PORT_IN_USE");
+      const error = await expectRefusal(
+        startEmbeddedPostgres({ instanceRoot: root, port }),
+        "PORT_IN_USE",
+      );
       expect(error.message).toContain(`Port ${port}`);
       expect(error.message).toContain("COPYBACK_DB_PORT");
       expect(snapshot(root)).toEqual([]);
@@ -204,7 +244,10 @@ describe("embedded PostgreSQL refusals", () => {
     fs.writeFileSync(path.join(dataDir, "PG_VERSION"), "16\n");
     fs.writeFileSync(path.join(dataDir, "base", "precious"), "user data");
     const before = snapshot(root);
-    const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }), "INCOMPATIBLE_DATA_DIR");
+    const error = await expectRefusal(
+      startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }),
+      "INCOMPATIBLE_DATA_DIR",
+    );
     expect(error.message).toMatch(/PostgreSQL 16.*PostgreSQL 18/s);
     expect(snapshot(root)).toEqual(before);
     expect(fs.readFileSync(path.join(dataDir, "base", "precious"), "utf8")).toBe("user data");
@@ -215,29 +258,35 @@ describe("embedded PostgreSQL refusals", () => {
     const dataDir = path.join(root, "postgres", "data");
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(path.join(dataDir, "notes.txt"), "mine");
-    await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }), "INVALID_DATA_DIR");
+    await expectRefusal(
+      startEmbeddedPostgres({ instanceRoot: root, port: await freePort() }),
+      "INVALID_DATA_DIR",
+    );
     expect(fs.readdirSync(dataDir)).toEqual(["notes.txt"]);
   });
 
-  it.runIf(process.getuid?.() === 0)("as root, keeps a cluster the postgres account cannot reach inside the instance root in /var/lib/copyback, behind a symlink", async () => {
-    // The default instance root of root, ~/.copyback, sits in /root (0700): same situation.
-    const outer = newRoot(); // 0700, root-owned: the server's account cannot enter it
-    const root = path.join(outer, "home");
-    const port = await freePort();
-    const server = await start(root, port);
-    const target = fs.readlinkSync(server.dataDir);
-    try {
-      expect(target).toMatch(/^\/var\/lib\/copyback\/cluster-[0-9a-f]{16}\/data$/);
-      expect(fs.statSync(outer).mode & 0o777).toBe(0o700); // nothing of root's was widened
-      await query(server.url, "CREATE TABLE kept AS SELECT 'relocated' AS how");
-      await server.stop();
-      const again = await start(root, port);
-      expect(await query(again.url, "SELECT how FROM kept")).toEqual([{ how: "relocated" }]);
-      await again.stop();
-    } finally {
-      fs.rmSync(path.dirname(target), { recursive: true, force: true });
-    }
-  });
+  it.runIf(process.getuid?.() === 0)(
+    "as root, keeps a cluster the postgres account cannot reach inside the instance root in /var/lib/copyback, behind a symlink",
+    async () => {
+      // The default instance root of root, ~/.copyback, sits in /root (0700): same situation.
+      const outer = newRoot(); // 0700, root-owned: the server's account cannot enter it
+      const root = path.join(outer, "home");
+      const port = await freePort();
+      const server = await start(root, port);
+      const target = fs.readlinkSync(server.dataDir);
+      try {
+        expect(target).toMatch(/^\/var\/lib\/copyback\/cluster-[0-9a-f]{16}\/data$/);
+        expect(fs.statSync(outer).mode & 0o777).toBe(0o700); // nothing of root's was widened
+        await query(server.url, "CREATE TABLE kept AS SELECT 'relocated' AS how");
+        await server.stop();
+        const again = await start(root, port);
+        expect(await query(again.url, "SELECT how FROM kept")).toEqual([{ how: "relocated" }]);
+        await again.stop();
+      } finally {
+        fs.rmSync(path.dirname(target), { recursive: true, force: true });
+      }
+    },
+  );
 
   it("refuses a cluster whose credentials.json is gone, without touching the data", async () => {
     const root = newRoot();
@@ -246,7 +295,10 @@ describe("embedded PostgreSQL refusals", () => {
     await server.stop();
     fs.rmSync(path.join(root, "postgres", "credentials.json"));
     const before = snapshot(server.dataDir);
-    const error = await expectRefusal(startEmbeddedPostgres({ instanceRoot: root, port }), "CREDENTIALS_MISSING");
+    const error = await expectRefusal(
+      startEmbeddedPostgres({ instanceRoot: root, port }),
+      "CREDENTIALS_MISSING",
+    );
     expect(error.message).toContain("credentials.json");
     expect(snapshot(server.dataDir)).toEqual(before);
   });

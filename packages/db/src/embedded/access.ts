@@ -29,7 +29,9 @@ export async function prepareClusterDirectories(args: {
     await fs.mkdir(location.home, { recursive: true, mode: 0o710 });
     await fs.chown(location.home, 0, user.gid);
     await fs.chmod(location.home, 0o710);
-    await fs.writeFile(path.join(location.home, "INSTANCE_ROOT"), `${layout.instanceRoot}\n`, { mode: 0o600 });
+    await fs.writeFile(path.join(location.home, "INSTANCE_ROOT"), `${layout.instanceRoot}\n`, {
+      mode: 0o600,
+    });
   } else {
     // <instanceRoot>/postgres: root-owned, the server's group may traverse; credentials.json in it
     // stays root-only (0600).
@@ -40,7 +42,9 @@ export async function prepareClusterDirectories(args: {
       if (stat.uid === process.getuid?.() && (stat.mode & 0o001) === 0) {
         // Traverse-only for others: the server can reach postgres/ by name; nobody can list the root.
         await fs.chmod(layout.instanceRoot, (stat.mode & 0o7777) | 0o001);
-        log(`made ${layout.instanceRoot} traversable (o+x) so the "${user.name}" user can reach its data directory`);
+        log(
+          `made ${layout.instanceRoot} traversable (o+x) so the "${user.name}" user can reach its data directory`,
+        );
       }
     }
   }
@@ -55,7 +59,10 @@ export async function prepareClusterDirectories(args: {
 }
 
 /** The first path (checking every ancestor, outermost first) the user cannot traverse. */
-export async function firstBlockedPath(user: ServerUser, targets: string[]): Promise<string | undefined> {
+export async function firstBlockedPath(
+  user: ServerUser,
+  targets: string[],
+): Promise<string | undefined> {
   if (user.kind === "current") return undefined;
   const chain: string[] = [];
   for (const target of targets) {

@@ -6,7 +6,11 @@ import { LISTEN_HOST } from "./layout";
 
 const DUPLICATE_DATABASE = "42P04";
 
-export async function ensureDatabase(args: { credentials: Credentials; port: number; database: string }): Promise<void> {
+export async function ensureDatabase(args: {
+  credentials: Credentials;
+  port: number;
+  database: string;
+}): Promise<void> {
   const client = new pg.Client({
     host: LISTEN_HOST,
     port: args.port,
@@ -17,11 +21,15 @@ export async function ensureDatabase(args: { credentials: Credentials; port: num
   });
   try {
     await client.connect();
-    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [args.database]);
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [
+      args.database,
+    ]);
     if (found.rowCount === 0) {
-      await client.query(`CREATE DATABASE ${client.escapeIdentifier(args.database)}`).catch((error: { code?: string }) => {
-        if (error.code !== DUPLICATE_DATABASE) throw error;
-      });
+      await client
+        .query(`CREATE DATABASE ${client.escapeIdentifier(args.database)}`)
+        .catch((error: { code?: string }) => {
+          if (error.code !== DUPLICATE_DATABASE) throw error;
+        });
     }
   } catch (error) {
     throw new EmbeddedPostgresError(

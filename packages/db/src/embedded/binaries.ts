@@ -39,7 +39,9 @@ async function locate(): Promise<PostgresBinaries> {
   try {
     const entry = createRequire(import.meta.url).resolve(PACKAGE);
     const lookup = pathToFileURL(path.join(path.dirname(entry), "binary.js")).href;
-    const mod = (await import(/* webpackIgnore: true */ /* turbopackIgnore: true */ /* @vite-ignore */ lookup)) as {
+    const mod = (await import(
+      /* webpackIgnore: true */ /* turbopackIgnore: true */ /* @vite-ignore */ lookup
+    )) as {
       default: () => Promise<{ postgres: string; initdb: string }>;
     };
     paths = await mod.default();
@@ -54,7 +56,11 @@ async function locate(): Promise<PostgresBinaries> {
     try {
       await fs.access(file, fs.constants.X_OK);
     } catch (error) {
-      throw new EmbeddedPostgresError("BINARIES_MISSING", `The PostgreSQL binary ${file} is missing or not executable. Reinstall dependencies.`, { cause: error });
+      throw new EmbeddedPostgresError(
+        "BINARIES_MISSING",
+        `The PostgreSQL binary ${file} is missing or not executable. Reinstall dependencies.`,
+        { cause: error },
+      );
     }
   }
   const { stdout } = await execFileAsync(paths.postgres, ["--version"]);
@@ -65,6 +71,10 @@ async function locate(): Promise<PostgresBinaries> {
 /** "postgres (PostgreSQL) 18.4" -> 18 */
 export function parseServerMajor(versionOutput: string): number {
   const match = /\(PostgreSQL\)\s+(\d+)/.exec(versionOutput);
-  if (!match?.[1]) throw new EmbeddedPostgresError("BINARIES_MISSING", `Unrecognised PostgreSQL version output: ${versionOutput.trim()}`);
+  if (!match?.[1])
+    throw new EmbeddedPostgresError(
+      "BINARIES_MISSING",
+      `Unrecognised PostgreSQL version output: ${versionOutput.trim()}`,
+    );
   return Number(match[1]);
 }

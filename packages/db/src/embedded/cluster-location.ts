@@ -6,6 +6,7 @@
 // cluster of such an instance root lives in /var/lib/copyback/cluster-<id>/data and
 // <instanceRoot>/postgres/data is a symlink to it. The password file stays in the instance root.
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { firstBlockedPath } from "./access";
@@ -24,9 +25,16 @@ export interface ClusterLocation {
 }
 
 /** Read-only: decides where the cluster is or will be; creates nothing. */
-export async function locateCluster(layout: InstanceLayout, user: ServerUser): Promise<ClusterLocation> {
-  const inPlace: ClusterLocation = { dataDir: layout.dataDir, home: layout.postgresDir, relocated: false };
-  let stat: import("node:fs").Stats | undefined;
+export async function locateCluster(
+  layout: InstanceLayout,
+  user: ServerUser,
+): Promise<ClusterLocation> {
+  const inPlace: ClusterLocation = {
+    dataDir: layout.dataDir,
+    home: layout.postgresDir,
+    relocated: false,
+  };
+  let stat: Stats | undefined;
   try {
     stat = await fs.lstat(layout.dataDir);
   } catch (error) {

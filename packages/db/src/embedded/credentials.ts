@@ -21,7 +21,11 @@ export async function readCredentials(file: string): Promise<Credentials | undef
     text = await fs.readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new EmbeddedPostgresError("CREDENTIALS_MISSING", `Cannot read ${file}: ${(error as Error).message}`, { cause: error });
+    throw new EmbeddedPostgresError(
+      "CREDENTIALS_MISSING",
+      `Cannot read ${file}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   const parsed = parseCredentials(text);
   if (!parsed) {
@@ -38,7 +42,13 @@ export function parseCredentials(text: string): Credentials | undefined {
     const value = JSON.parse(text) as unknown;
     if (typeof value !== "object" || value === null) return undefined;
     const { user, password } = value as Record<string, unknown>;
-    if (typeof user !== "string" || typeof password !== "string" || user.length === 0 || password.length === 0) return undefined;
+    if (
+      typeof user !== "string" ||
+      typeof password !== "string" ||
+      user.length === 0 ||
+      password.length === 0
+    )
+      return undefined;
     return { user, password };
   } catch {
     return undefined;
@@ -64,7 +74,10 @@ export async function credentialsForNewCluster(file: string): Promise<Credential
   const existing = await readCredentials(file);
   if (existing) return existing;
   const fresh: Credentials = { user: SUPERUSER, password: randomBytes(24).toString("base64url") };
-  const temp = path.join(path.dirname(file), `.credentials.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = path.join(
+    path.dirname(file),
+    `.credentials.${process.pid}.${randomBytes(4).toString("hex")}.tmp`,
+  );
   await fs.writeFile(temp, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600, flag: "wx" });
   try {
     await fs.link(temp, file);

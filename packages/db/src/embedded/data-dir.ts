@@ -13,7 +13,11 @@ export async function inspectDataDir(dataDir: string, serverMajor: number): Prom
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { kind: "absent" };
-    throw new EmbeddedPostgresError("INVALID_DATA_DIR", `Cannot read the data directory ${dataDir}: ${(error as Error).message}`, { cause: error });
+    throw new EmbeddedPostgresError(
+      "INVALID_DATA_DIR",
+      `Cannot read the data directory ${dataDir}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   if (entries.length === 0) return { kind: "absent" };
   let version: string;
@@ -29,9 +33,17 @@ export async function inspectDataDir(dataDir: string, serverMajor: number): Prom
   return checkMajor(dataDir, major, serverMajor, version);
 }
 
-export function checkMajor(dataDir: string, major: number, serverMajor: number, raw = String(major)): DataDirState {
+export function checkMajor(
+  dataDir: string,
+  major: number,
+  serverMajor: number,
+  raw = String(major),
+): DataDirState {
   if (!Number.isInteger(major)) {
-    throw new EmbeddedPostgresError("INVALID_DATA_DIR", `${dataDir}/PG_VERSION holds "${raw}", not a PostgreSQL version. Nothing was changed.`);
+    throw new EmbeddedPostgresError(
+      "INVALID_DATA_DIR",
+      `${dataDir}/PG_VERSION holds "${raw}", not a PostgreSQL version. Nothing was changed.`,
+    );
   }
   if (major !== serverMajor) {
     throw new EmbeddedPostgresError(

@@ -33,7 +33,12 @@ describe("instance layout and port", () => {
   });
 
   it("builds a loopback URL with the password encoded", () => {
-    const url = connectionUrl({ user: "postgres", password: "a/b@c:d", port: 54329, database: "copyback" });
+    const url = connectionUrl({
+      user: "postgres",
+      password: "a/b@c:d",
+      port: 54329,
+      database: "copyback",
+    });
     expect(url).toBe("postgresql://postgres:a%2Fb%40c%3Ad@127.0.0.1:54329/copyback");
     expect(decodeURIComponent(new URL(url).password)).toBe("a/b@c:d");
   });
@@ -41,7 +46,8 @@ describe("instance layout and port", () => {
 
 describe("files the server leaves behind", () => {
   it("reads the PID and port of postmaster.pid", () => {
-    const text = "4242\n/tmp/x/postgres/data\n1764466167\n54329\n\n127.0.0.1\n  1234567    98304\nready   \n";
+    const text =
+      "4242\n/tmp/x/postgres/data\n1764466167\n54329\n\n127.0.0.1\n  1234567    98304\nready   \n";
     expect(parsePidFile(text)).toEqual({ pid: 4242, port: 54329 });
     expect(parsePidFile("4242\n")).toEqual({ pid: 4242 });
     expect(parsePidFile("")).toBeUndefined();
@@ -64,7 +70,9 @@ describe("files the server leaves behind", () => {
 
   it("accepts a cluster of the server's major version and refuses any other, naming both", () => {
     expect(checkMajor("/d", 18, 18)).toEqual({ kind: "initialised", major: 18 });
-    expect(() => checkMajor("/d", 16, 18)).toThrow(/created by PostgreSQL 16.*PostgreSQL 18.*Nothing was changed/s);
+    expect(() => checkMajor("/d", 16, 18)).toThrow(
+      /created by PostgreSQL 16.*PostgreSQL 18.*Nothing was changed/s,
+    );
     try {
       checkMajor("/d", 16, 18);
     } catch (error) {
@@ -73,7 +81,10 @@ describe("files the server leaves behind", () => {
   });
 
   it("reads credentials and rejects malformed ones", () => {
-    expect(parseCredentials('{"user":"postgres","password":"pw"}')).toEqual({ user: "postgres", password: "pw" });
+    expect(parseCredentials('{"user":"postgres","password":"pw"}')).toEqual({
+      user: "postgres",
+      password: "pw",
+    });
     expect(parseCredentials('{"user":"postgres"}')).toBeUndefined();
     expect(parseCredentials('{"user":"postgres","password":""}')).toBeUndefined();
     expect(parseCredentials("not json")).toBeUndefined();
@@ -88,10 +99,26 @@ describe("files the server leaves behind", () => {
 
 describe("startup failures from the server log", () => {
   it.each([
-    ['FATAL:  lock file "postmaster.pid" already exists\nHINT:  Is another postmaster (PID 777) running in data directory "/d"?', "ALREADY_RUNNING", 777],
-    ['LOG:  could not bind IPv4 address "127.0.0.1": Address already in use\nWARNING:  could not create listen socket for "127.0.0.1"\nFATAL:  could not create any TCP/IP sockets', "PORT_IN_USE", undefined],
-    ["FATAL:  pre-existing shared memory block (key 1, ID 2) is still in use", "STALE_SERVER_PROCESSES", undefined],
-    ['FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 16', "INCOMPATIBLE_DATA_DIR", undefined],
+    [
+      'FATAL:  lock file "postmaster.pid" already exists\nHINT:  Is another postmaster (PID 777) running in data directory "/d"?',
+      "ALREADY_RUNNING",
+      777,
+    ],
+    [
+      'LOG:  could not bind IPv4 address "127.0.0.1": Address already in use\nWARNING:  could not create listen socket for "127.0.0.1"\nFATAL:  could not create any TCP/IP sockets',
+      "PORT_IN_USE",
+      undefined,
+    ],
+    [
+      "FATAL:  pre-existing shared memory block (key 1, ID 2) is still in use",
+      "STALE_SERVER_PROCESSES",
+      undefined,
+    ],
+    [
+      "FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 16",
+      "INCOMPATIBLE_DATA_DIR",
+      undefined,
+    ],
     ['FATAL:  data directory "/d" has wrong ownership', "NOT_ACCESSIBLE", undefined],
     ["FATAL:  something else entirely", "START_FAILED", undefined],
   ])("%s -> %s", (log, code, otherPid) => {

@@ -25,6 +25,9 @@ export class EmbeddedPostgresError extends Error {
   }
 }
 
-export function isEmbeddedPostgresError(error: unknown, code?: EmbeddedPostgresErrorCode): error is EmbeddedPostgresError {
+export function isEmbeddedPostgresError(
+  error: unknown,
+  code?: EmbeddedPostgresErrorCode,
+): error is EmbeddedPostgresError {
   return error instanceof EmbeddedPostgresError && (code === undefined || error.code === code);
 }

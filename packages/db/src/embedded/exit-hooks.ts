@@ -40,7 +40,9 @@ function reraise(signal: HandledSignal): void {
   process.kill(process.pid, signal);
 }
 
-const handlers = new Map<HandledSignal, () => void>(SIGNALS.map((signal) => [signal, () => onSignal(signal)]));
+const handlers = new Map<HandledSignal, () => void>(
+  SIGNALS.map((signal) => [signal, () => onSignal(signal)]),
+);
 
 function attach(): void {
   process.on("exit", onExit);

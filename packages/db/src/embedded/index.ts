@@ -1,3 +1,11 @@
-export { startEmbeddedPostgres, type EmbeddedDatabase, type StartEmbeddedPostgresOptions } from "./start";
-export { EmbeddedPostgresError, isEmbeddedPostgresError, type EmbeddedPostgresErrorCode } from "./errors";
+export {
+  startEmbeddedPostgres,
+  type EmbeddedDatabase,
+  type StartEmbeddedPostgresOptions,
+} from "./start";
+export {
+  EmbeddedPostgresError,
+  isEmbeddedPostgresError,
+  type EmbeddedPostgresErrorCode,
+} from "./errors";
 export { DEFAULT_EMBEDDED_PORT, APP_DATABASE, instanceLayout, type InstanceLayout } from "./layout";

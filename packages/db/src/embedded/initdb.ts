@@ -23,7 +23,10 @@ export async function initialiseCluster(args: {
   log: (line: string) => void;
 }): Promise<void> {
   const { layout, location, binaries, user, credentials, log } = args;
-  const staging = path.join(location.home, `${STAGING_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+  const staging = path.join(
+    location.home,
+    `${STAGING_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`,
+  );
   await fs.mkdir(staging, { mode: 0o700 });
   try {
     // The password file lives in the owner-only staging directory, readable by the server user
@@ -58,7 +61,9 @@ export async function initialiseCluster(args: {
       await fs.symlink(location.dataDir, layout.dataDir).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== "EEXIST") throw error;
       });
-      log(`${layout.dataDir} -> ${location.dataDir} (the server's account cannot enter ${layout.instanceRoot}'s parent directories)`);
+      log(
+        `${layout.dataDir} -> ${location.dataDir} (the server's account cannot enter ${layout.instanceRoot}'s parent directories)`,
+      );
     }
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -84,12 +89,22 @@ export async function removeAbandonedStaging(location: ClusterLocation): Promise
 
 function runInitdb(initdb: string, cwd: string, user: ServerUser, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(initdb, args, { cwd, ...spawnIdentity(user), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(initdb, args, {
+      cwd,
+      ...spawnIdentity(user),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.once("error", (error) =>
-      reject(new EmbeddedPostgresError("INIT_FAILED", `Could not run initdb (${initdb}): ${error.message}`, { cause: error })),
+      reject(
+        new EmbeddedPostgresError(
+          "INIT_FAILED",
+          `Could not run initdb (${initdb}): ${error.message}`,
+          { cause: error },
+        ),
+      ),
     );
     child.once("close", (code, signal) => {
       if (code === 0) return resolve();

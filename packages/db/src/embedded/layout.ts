@@ -52,7 +52,12 @@ export function validatePort(port: number): number {
   return port;
 }
 
-export function connectionUrl(parts: { user: string; password: string; port: number; database: string }): string {
+export function connectionUrl(parts: {
+  user: string;
+  password: string;
+  port: number;
+  database: string;
+}): string {
   const url = new URL(`postgresql://${LISTEN_HOST}`);
   url.username = encodeURIComponent(parts.user);
   url.password = encodeURIComponent(parts.password);

@@ -20,7 +20,11 @@ export function parsePidFile(text: string): PidFileContents | undefined {
   return Number.isInteger(port) ? { pid, port } : { pid };
 }
 
-export function alreadyRunningError(dataDir: string, pid: number, port: number | undefined): EmbeddedPostgresError {
+export function alreadyRunningError(
+  dataDir: string,
+  pid: number,
+  port: number | undefined,
+): EmbeddedPostgresError {
   return new EmbeddedPostgresError(
     "ALREADY_RUNNING",
     `A PostgreSQL server (PID ${pid}${port ? `, port ${port}` : ""}) is already running on ${dataDir}; a second one would corrupt it, so none was started. ` +
@@ -28,7 +32,11 @@ export function alreadyRunningError(dataDir: string, pid: number, port: number |
   );
 }
 
-export async function ensureNoLiveServer(dataDir: string, log: (line: string) => void, orphanWaitMs = 15_000): Promise<void> {
+export async function ensureNoLiveServer(
+  dataDir: string,
+  log: (line: string) => void,
+  orphanWaitMs = 15_000,
+): Promise<void> {
   const pidPath = path.join(dataDir, "postmaster.pid");
   for (let round = 0; round < 5; round++) {
     const raw = await readIfPresent(pidPath);
@@ -37,7 +45,8 @@ export async function ensureNoLiveServer(dataDir: string, log: (line: string) =>
     if (processes === undefined) {
       // No /proc (macOS): a live PID in the file is taken as a live server. A dead one is left to
       // PostgreSQL, which removes it itself after checking the old shared memory is unused.
-      if (recorded && isProcessAlive(recorded.pid)) throw alreadyRunningError(dataDir, recorded.pid, recorded.port);
+      if (recorded && isProcessAlive(recorded.pid))
+        throw alreadyRunningError(dataDir, recorded.pid, recorded.port);
       return;
     }
     const postmasters = postmastersOf(processes);
@@ -46,7 +55,9 @@ export async function ensureNoLiveServer(dataDir: string, log: (line: string) =>
     if (processes.length > 0) {
       // A postmaster was killed; its children exit as soon as they notice. Starting before they
       // are gone would put two generations of processes on the same files.
-      log(`waiting for ${processes.length} leftover server process(es) of a stopped postmaster to exit: ${pidList(processes)}`);
+      log(
+        `waiting for ${processes.length} leftover server process(es) of a stopped postmaster to exit: ${pidList(processes)}`,
+      );
       if (!(await waitUntilUnused(dataDir, orphanWaitMs))) {
         throw new EmbeddedPostgresError(
           "STALE_SERVER_PROCESSES",
@@ -59,11 +70,16 @@ export async function ensureNoLiveServer(dataDir: string, log: (line: string) =>
     // No process works in the directory: the lock file is stale (crash, kill -9, reboot, or its
     // PID now belongs to an unrelated process, which PostgreSQL itself would refuse).
     if (await removeIfUnchanged(pidPath, raw)) {
-      log(`removed a stale postmaster.pid (PID ${recorded?.pid ?? "?"} is not a server of this data directory); PostgreSQL will recover from its log`);
+      log(
+        `removed a stale postmaster.pid (PID ${recorded?.pid ?? "?"} is not a server of this data directory); PostgreSQL will recover from its log`,
+      );
       return;
     }
   }
-  throw new EmbeddedPostgresError("START_FAILED", `${pidPath} keeps changing: another process is starting a server on ${dataDir}. Try again.`);
+  throw new EmbeddedPostgresError(
+    "START_FAILED",
+    `${pidPath} keeps changing: another process is starting a server on ${dataDir}. Try again.`,
+  );
 }
 
 async function readIfPresent(file: string): Promise<string | undefined> {

@@ -16,7 +16,15 @@ export function assertPortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", (error: NodeJS.ErrnoException) => {
-      reject(error.code === "EADDRINUSE" ? portInUseError(port) : new EmbeddedPostgresError("INVALID_PORT", `Cannot listen on ${LISTEN_HOST}:${port}: ${error.message}`, { cause: error }));
+      reject(
+        error.code === "EADDRINUSE"
+          ? portInUseError(port)
+          : new EmbeddedPostgresError(
+              "INVALID_PORT",
+              `Cannot listen on ${LISTEN_HOST}:${port}: ${error.message}`,
+              { cause: error },
+            ),
+      );
     });
     probe.listen({ port, host: LISTEN_HOST, exclusive: true }, () => probe.close(() => resolve()));
   });

@@ -51,7 +51,9 @@ export async function serverProcessesIn(dataDir: string): Promise<ServerProcess[
           const cwd = await fs.readlink(path.join(dir, "cwd"));
           if (cwd !== target) return;
           const ppid = parseParentPid(await fs.readFile(path.join(dir, "stat"), "utf8"));
-          const title = (await fs.readFile(path.join(dir, "cmdline"), "utf8")).replaceAll("\0", " ").trim();
+          const title = (await fs.readFile(path.join(dir, "cmdline"), "utf8"))
+            .replaceAll("\0", " ")
+            .trim();
           if (ppid !== undefined) found.push({ pid: Number(entry), ppid, title });
         } catch {
           // gone meanwhile, or not ours to inspect
@@ -63,7 +65,10 @@ export async function serverProcessesIn(dataDir: string): Promise<ServerProcess[
 
 /** /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may contain spaces and parentheses. */
 export function parseParentPid(stat: string): number | undefined {
-  const rest = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/);
+  const rest = stat
+    .slice(stat.lastIndexOf(")") + 1)
+    .trim()
+    .split(/\s+/);
   const ppid = Number(rest[1]);
   return Number.isInteger(ppid) ? ppid : undefined;
 }

@@ -50,8 +50,19 @@ export async function startServerProcess(args: {
     lc_messages: "C",
     ...server.settings,
   };
-  const argv = ["-D", server.dataDir, "-p", String(server.port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
-  const child = spawn(binaries.postgres, argv, { cwd: args.cwd, ...spawnIdentity(user), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const argv = [
+    "-D",
+    server.dataDir,
+    "-p",
+    String(server.port),
+    ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
+  ];
+  const child = spawn(binaries.postgres, argv, {
+    cwd: args.cwd,
+    ...spawnIdentity(user),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
 
   const recent: string[] = [];
   let exited = false;
@@ -98,7 +109,16 @@ export async function startServerProcess(args: {
   const timeoutMs = args.readyTimeoutMs ?? 120_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new EmbeddedPostgresError("START_FAILED", `PostgreSQL did not become ready within ${timeoutMs / 1000} s. Last log lines:\n${recent.join("\n")}`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(
+          new EmbeddedPostgresError(
+            "START_FAILED",
+            `PostgreSQL did not become ready within ${timeoutMs / 1000} s. Last log lines:\n${recent.join("\n")}`,
+          ),
+        ),
+      timeoutMs,
+    );
   });
   try {
     await Promise.race([ready, timeout]);
@@ -126,9 +146,17 @@ export async function startServerProcess(args: {
   };
 }
 
-async function stopChild(child: ChildProcess, exitedPromise: Promise<void>, hasExited: () => boolean): Promise<void> {
+async function stopChild(
+  child: ChildProcess,
+  exitedPromise: Promise<void>,
+  hasExited: () => boolean,
+): Promise<void> {
   if (hasExited()) return;
-  for (const [signal, graceMs] of [["SIGINT", STOP_GRACE_MS], ["SIGQUIT", IMMEDIATE_GRACE_MS], ["SIGKILL", Infinity]] as const) {
+  for (const [signal, graceMs] of [
+    ["SIGINT", STOP_GRACE_MS],
+    ["SIGQUIT", IMMEDIATE_GRACE_MS],
+    ["SIGKILL", Infinity],
+  ] as const) {
     child.kill(signal);
     if (await settlesWithin(exitedPromise, graceMs)) return;
   }
@@ -140,7 +168,10 @@ async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolea
     return true;
   }
   let timer: NodeJS.Timeout | undefined;
-  const result = await Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  const result = await Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
   return result;
 }
@@ -160,14 +191,28 @@ function readLines(stream: Readable, onLine: (line: string) => void): void {
   });
 }
 
-function startError(child: ChildProcess, recent: string[], server: ServerSettings, spawnError: Error | undefined): EmbeddedPostgresError {
+function startError(
+  child: ChildProcess,
+  recent: string[],
+  server: ServerSettings,
+  spawnError: Error | undefined,
+): EmbeddedPostgresError {
   if (spawnError) {
-    return new EmbeddedPostgresError("START_FAILED", `Could not run the PostgreSQL server: ${spawnError.message}`, { cause: spawnError });
+    return new EmbeddedPostgresError(
+      "START_FAILED",
+      `Could not run the PostgreSQL server: ${spawnError.message}`,
+      { cause: spawnError },
+    );
   }
   const text = recent.join("\n");
   const failure = classifyStartFailure(text);
   if (failure.code === "PORT_IN_USE") return portInUseError(server.port);
-  if (failure.code === "ALREADY_RUNNING" && failure.otherPid !== undefined) return alreadyRunningError(server.dataDir, failure.otherPid, undefined);
-  const how = child.exitCode !== null ? `exit code ${child.exitCode}` : `signal ${child.signalCode ?? "?"}`;
-  return new EmbeddedPostgresError(failure.code, `PostgreSQL stopped during startup (${how}); the data directory ${server.dataDir} was left as it was. Server log:\n${text}`);
+  if (failure.code === "ALREADY_RUNNING" && failure.otherPid !== undefined)
+    return alreadyRunningError(server.dataDir, failure.otherPid, undefined);
+  const how =
+    child.exitCode !== null ? `exit code ${child.exitCode}` : `signal ${child.signalCode ?? "?"}`;
+  return new EmbeddedPostgresError(
+    failure.code,
+    `PostgreSQL stopped during startup (${how}); the data directory ${server.dataDir} was left as it was. Server log:\n${text}`,
+  );
 }

@@ -9,8 +9,7 @@ const execFileAsync = promisify(execFile);
 export const SERVER_ACCOUNT = "postgres";
 
 export type ServerUser =
-  | { kind: "current" }
-  | { kind: "switch"; name: string; uid: number; gid: number };
+  { kind: "current" } | { kind: "switch"; name: string; uid: number; gid: number };
 
 export function isRoot(): boolean {
   return process.getuid?.() === 0;
@@ -25,10 +24,20 @@ export async function resolveServerUser(log: (line: string) => void): Promise<Se
   if (!isRoot()) return { kind: "current" };
   const existing = await lookup(SERVER_ACCOUNT);
   if (existing) return existing;
-  log(`running as root: creating the unprivileged system user "${SERVER_ACCOUNT}" to run PostgreSQL`);
+  log(
+    `running as root: creating the unprivileged system user "${SERVER_ACCOUNT}" to run PostgreSQL`,
+  );
   try {
     await execFileAsync("groupadd", ["--system", "--force", SERVER_ACCOUNT]);
-    await execFileAsync("useradd", ["--system", "--gid", SERVER_ACCOUNT, "--no-create-home", "--shell", "/usr/sbin/nologin", SERVER_ACCOUNT]);
+    await execFileAsync("useradd", [
+      "--system",
+      "--gid",
+      SERVER_ACCOUNT,
+      "--no-create-home",
+      "--shell",
+      "/usr/sbin/nologin",
+      SERVER_ACCOUNT,
+    ]);
   } catch (error) {
     throw new EmbeddedPostgresError(
       "SERVER_USER_MISSING",
@@ -37,13 +46,20 @@ export async function resolveServerUser(log: (line: string) => void): Promise<Se
     );
   }
   const created = await lookup(SERVER_ACCOUNT);
-  if (!created) throw new EmbeddedPostgresError("SERVER_USER_MISSING", `The user "${SERVER_ACCOUNT}" was created but cannot be looked up.`);
+  if (!created)
+    throw new EmbeddedPostgresError(
+      "SERVER_USER_MISSING",
+      `The user "${SERVER_ACCOUNT}" was created but cannot be looked up.`,
+    );
   return created;
 }
 
 async function lookup(name: string): Promise<ServerUser | undefined> {
   try {
-    const [uid, gid] = await Promise.all([execFileAsync("id", ["-u", name]), execFileAsync("id", ["-g", name])]);
+    const [uid, gid] = await Promise.all([
+      execFileAsync("id", ["-u", name]),
+      execFileAsync("id", ["-g", name]),
+    ]);
     return { kind: "switch", name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
   } catch {
     return undefined;

@@ -12,9 +12,13 @@ export function classifyStartFailure(log: string): StartFailure {
   const other = /Is another postmaster \(PID (\d+)\) running/.exec(log);
   if (other?.[1]) return { code: "ALREADY_RUNNING", otherPid: Number(other[1]) };
   if (/lock file "postmaster\.pid" already exists/.test(log)) return { code: "ALREADY_RUNNING" };
-  if (/could not bind .*Address already in use|could not create any TCP\/IP sockets/s.test(log)) return { code: "PORT_IN_USE" };
-  if (/pre-existing shared memory block .* is still in use/.test(log)) return { code: "STALE_SERVER_PROCESSES" };
-  if (/database files are incompatible with server/.test(log)) return { code: "INCOMPATIBLE_DATA_DIR" };
-  if (/has wrong ownership|has invalid permissions|Permission denied/.test(log)) return { code: "NOT_ACCESSIBLE" };
+  if (/could not bind .*Address already in use|could not create any TCP\/IP sockets/s.test(log))
+    return { code: "PORT_IN_USE" };
+  if (/pre-existing shared memory block .* is still in use/.test(log))
+    return { code: "STALE_SERVER_PROCESSES" };
+  if (/database files are incompatible with server/.test(log))
+    return { code: "INCOMPATIBLE_DATA_DIR" };
+  if (/has wrong ownership|has invalid permissions|Permission denied/.test(log))
+    return { code: "NOT_ACCESSIBLE" };
   return { code: "START_FAILED" };
 }

@@ -9,7 +9,13 @@ import { inspectDataDir } from "./data-dir";
 import { EmbeddedPostgresError } from "./errors";
 import { stopOnProcessExit } from "./exit-hooks";
 import { initialiseCluster, removeAbandonedStaging } from "./initdb";
-import { APP_DATABASE, DEFAULT_EMBEDDED_PORT, connectionUrl, instanceLayout, validatePort } from "./layout";
+import {
+  APP_DATABASE,
+  DEFAULT_EMBEDDED_PORT,
+  connectionUrl,
+  instanceLayout,
+  validatePort,
+} from "./layout";
 import { ensureNoLiveServer } from "./live-server";
 import { assertPortFree } from "./port";
 import { resolveServerUser } from "./server-user";
@@ -45,7 +51,9 @@ export interface EmbeddedDatabase {
 // before any file is looked at (the cross-process case is handled through the files).
 const ownedHere = new Set<string>();
 
-export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  options: StartEmbeddedPostgresOptions,
+): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => undefined);
   const port = validatePort(options.port ?? DEFAULT_EMBEDDED_PORT);
   const layout = instanceLayout(options.instanceRoot);
@@ -64,14 +72,31 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
     await ensureNoLiveServer(location.dataDir, log);
     const state = await inspectDataDir(location.dataDir, binaries.major);
     await assertPortFree(port);
-    await prepareClusterDirectories({ layout, location, user, binaries: [binaries.postgres, binaries.initdb], log });
+    await prepareClusterDirectories({
+      layout,
+      location,
+      user,
+      binaries: [binaries.postgres, binaries.initdb],
+      log,
+    });
     await removeAbandonedStaging(location);
     const credentials =
-      state.kind === "initialised" ? await requireCredentials(layout.credentialsFile, layout.dataDir) : await credentialsForNewCluster(layout.credentialsFile);
-    if (state.kind === "absent") await initialiseCluster({ layout, location, binaries, user, credentials, log });
+      state.kind === "initialised"
+        ? await requireCredentials(layout.credentialsFile, layout.dataDir)
+        : await credentialsForNewCluster(layout.credentialsFile);
+    if (state.kind === "absent")
+      await initialiseCluster({ layout, location, binaries, user, credentials, log });
 
-    const settings: Record<string, string> = options.unsafeFastWrites ? { fsync: "off", synchronous_commit: "off", full_page_writes: "off" } : {};
-    const server = await startServerProcess({ binaries, user, server: { dataDir: location.dataDir, port, settings }, cwd: location.home, log });
+    const settings: Record<string, string> = options.unsafeFastWrites
+      ? { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }
+      : {};
+    const server = await startServerProcess({
+      binaries,
+      user,
+      server: { dataDir: location.dataDir, port, settings },
+      cwd: location.home,
+      log,
+    });
     const untrack = stopOnProcessExit(server);
     let stopRequested = false;
     const release = () => {
@@ -79,7 +104,10 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
       ownedHere.delete(layout.dataDir);
     };
     void server.exited.then(() => {
-      if (!stopRequested) log(`PostgreSQL (PID ${server.pid}) exited unexpectedly; the next start recovers from its log`);
+      if (!stopRequested)
+        log(
+          `PostgreSQL (PID ${server.pid}) exited unexpectedly; the next start recovers from its log`,
+        );
       release();
     });
     const stop = async () => {
@@ -94,9 +122,16 @@ export async function startEmbeddedPostgres(options: StartEmbeddedPostgresOption
       await stop();
       throw error;
     }
-    log(`PostgreSQL ${binaries.major} ready on 127.0.0.1:${port} (PID ${server.pid}, data ${layout.dataDir})`);
+    log(
+      `PostgreSQL ${binaries.major} ready on 127.0.0.1:${port} (PID ${server.pid}, data ${layout.dataDir})`,
+    );
     return {
-      url: connectionUrl({ user: credentials.user, password: credentials.password, port, database: APP_DATABASE }),
+      url: connectionUrl({
+        user: credentials.user,
+        password: credentials.password,
+        port,
+        database: APP_DATABASE,
+      }),
       port,
       dataDir: layout.dataDir,
       pid: server.pid,
