@@ -108,7 +108,7 @@ export class DirectoryMergeLocks {
     const started = performance.now();
     const timeoutMs = nonNegative(opts.timeoutMs ?? this.timeoutMs, "timeoutMs");
     const { signal } = opts;
-    if (signal?.aborted) throw new LockAbortedError("", signal.reason);
+    if (signal?.aborted) throw new LockAbortedError(null, signal.reason);
     const lockRoot = ensureLockRoot(this.instanceRoot);
     await this.#assertFilesystem(lockRoot);
     const canonical = await canonicalTarget(target);

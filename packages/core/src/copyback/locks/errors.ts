@@ -45,8 +45,8 @@ export class LockTimeoutError extends DomainError {
 export class LockAbortedError extends DomainError {
   declare readonly code: "directory_merge_lock_aborted";
 
-  constructor(lockHash: string, cause: unknown) {
-    super("unavailable", "directory_merge_lock_aborted", `Waiting for the directory-merge lock ${shortHash(lockHash)} was aborted.`, { lockHash });
+  constructor(lockHash: string | null, cause: unknown) {
+    super("unavailable", "directory_merge_lock_aborted", `Waiting for the directory-merge lock${lockHash ? ` ${shortHash(lockHash)}` : ""} was aborted.`, { lockHash });
     this.name = "LockAbortedError";
     this.cause = cause;
   }
