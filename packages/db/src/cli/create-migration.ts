@@ -8,8 +8,12 @@ import { fail, parseFlags } from "./args";
 
 const flags = parseFlags(process.argv.slice(2), ["name", "database-url"]);
 const serverUrl = flags["database-url"] ?? cliEnv().DATABASE_URL;
-if (!flags.name) fail("Usage: migration:create -- --name <snake_case_name> [--database-url <postgresql url>]");
-if (!serverUrl) fail("migration:create needs a PostgreSQL server to replay migrations on: set DATABASE_URL or pass --database-url.");
+if (!flags.name)
+  fail("Usage: migration:create -- --name <snake_case_name> [--database-url <postgresql url>]");
+if (!serverUrl)
+  fail(
+    "migration:create needs a PostgreSQL server to replay migrations on: set DATABASE_URL or pass --database-url.",
+  );
 
 try {
   const result = await createMigration({ serverUrl, name: flags.name });

@@ -11,3 +11,8 @@ export type CliEnv = z.infer<typeof schema>;
 export function cliEnv(): CliEnv {
   return schema.parse(process.env);
 }
+
+/** The raw environment, for the runtime helpers that take one explicitly (instance root, port). */
+export function processEnv(): NodeJS.ProcessEnv {
+  return process.env;
+}

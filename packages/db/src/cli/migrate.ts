@@ -11,7 +11,11 @@ if (!databaseUrl) fail("migrate needs DATABASE_URL (or --database-url).");
 
 try {
   const { applied } = await applyMigrations(databaseUrl);
-  process.stdout.write(applied.length === 0 ? "No pending migrations.\n" : `Applied:\n${applied.map((name) => `  ${name}\n`).join("")}`);
+  process.stdout.write(
+    applied.length === 0
+      ? "No pending migrations.\n"
+      : `Applied:\n${applied.map((name) => `  ${name}\n`).join("")}`,
+  );
 } catch (error) {
   fail(error instanceof MigrationError ? `${error.code}: ${error.message}` : String(error));
 }

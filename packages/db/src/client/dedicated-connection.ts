@@ -10,7 +10,10 @@ export interface DedicatedConnectionOptions {
   applicationName?: string;
 }
 
-export async function openDedicatedConnection(databaseUrl: string, options: DedicatedConnectionOptions = {}): Promise<pg.Client> {
+export async function openDedicatedConnection(
+  databaseUrl: string,
+  options: DedicatedConnectionOptions = {},
+): Promise<pg.Client> {
   const client = new pg.Client({
     connectionString: databaseUrl,
     application_name: options.applicationName ?? "copyback-dedicated",

@@ -1,6 +1,10 @@
 export * from "../generated/prisma/client";
 export { createPrismaClient, type PrismaClientOptions } from "./create-prisma-client";
-export { openDedicatedConnection, type DedicatedConnection, type DedicatedConnectionOptions } from "./dedicated-connection";
+export {
+  openDedicatedConnection,
+  type DedicatedConnection,
+  type DedicatedConnectionOptions,
+} from "./dedicated-connection";
 export {
   selectForUpdateSkipLocked,
   withTransaction,

@@ -16,7 +16,11 @@ export interface TransactionOptions {
  * Runs `work` in one database transaction: everything it writes commits together or not at all.
  * Side effects outside the database belong after this returns (DESIGN.md section 7).
  */
-export function withTransaction<T>(prisma: PrismaClient, work: (tx: TransactionClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+export function withTransaction<T>(
+  prisma: PrismaClient,
+  work: (tx: TransactionClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   return prisma.$transaction(work, {
     ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
@@ -30,7 +34,10 @@ export function withTransaction<T>(prisma: PrismaClient, work: (tx: TransactionC
  * worker). `select` must be a plain SELECT without a locking clause, e.g.
  *   Prisma.sql`SELECT id FROM heartbeat_runs WHERE status = 'queued' ORDER BY created_at LIMIT 1`
  */
-export function selectForUpdateSkipLocked<Row>(tx: TransactionClient, select: Prisma.Sql): Promise<Row[]> {
+export function selectForUpdateSkipLocked<Row>(
+  tx: TransactionClient,
+  select: Prisma.Sql,
+): Promise<Row[]> {
   if (/\bFOR\s+(UPDATE|SHARE|NO\s+KEY\s+UPDATE|KEY\s+SHARE)\b/i.test(select.sql)) {
     throw new Error("selectForUpdateSkipLocked: the SELECT already has a locking clause");
   }

@@ -23,16 +23,24 @@ export interface ApplyMigrationsOptions {
 // Not Prisma's own key (72707369): the engine takes that one itself, on another connection.
 const APPLY_LOCK_KEY = "copyback:apply-migrations";
 
-export async function applyMigrations(databaseUrl: string, options: ApplyMigrationsOptions = {}): Promise<{ applied: string[] }> {
+export async function applyMigrations(
+  databaseUrl: string,
+  options: ApplyMigrationsOptions = {},
+): Promise<{ applied: string[] }> {
   const directory = await readMigrationsDirectory(options.migrationsDir ?? MIGRATIONS_DIR);
   if (directory.migrations.length === 0) {
     throw new MigrationError("migrations_missing", `No migration in ${directory.dir}`);
   }
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: "copyback-migrate" });
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    application_name: "copyback-migrate",
+  });
   await client.connect();
   try {
     if (await isUpToDate(client, directory)) return { applied: [] };
-    await client.query(`SET lock_timeout = ${Math.max(1, Math.trunc(options.lockTimeoutMs ?? 300_000))}`);
+    await client.query(
+      `SET lock_timeout = ${Math.max(1, Math.trunc(options.lockTimeoutMs ?? 300_000))}`,
+    );
     await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [APPLY_LOCK_KEY]);
     try {
       if (await isUpToDate(client, directory)) return { applied: [] };
@@ -54,7 +62,9 @@ export async function applyMigrations(databaseUrl: string, options: ApplyMigrati
  * reports the failed migration the way `migrate deploy` does.
  */
 async function isUpToDate(client: pg.Client, directory: MigrationsDirectory): Promise<boolean> {
-  const table = await client.query<{ exists: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists");
+  const table = await client.query<{ exists: boolean }>(
+    "SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists",
+  );
   if (!table.rows[0]?.exists) return false;
   const rows = await client.query<{ migration_name: string; finished: boolean }>(
     "SELECT migration_name, finished_at IS NOT NULL AS finished FROM _prisma_migrations WHERE rolled_back_at IS NULL",

@@ -5,7 +5,11 @@
 import { MIGRATIONS_DIR } from "../schema/paths";
 import { joinMigrationSteps } from "../schema/hand-written";
 import { applyMigrations } from "./apply-migrations";
-import { migrationFolderName, readMigrationsDirectory, writeMigration } from "./migrations-directory";
+import {
+  migrationFolderName,
+  readMigrationsDirectory,
+  writeMigration,
+} from "./migrations-directory";
 import { driftFromSchema } from "./schema-diff";
 import { createTemporaryDatabase } from "./temporary-database";
 
@@ -19,15 +23,19 @@ export interface CreateMigrationOptions {
   now?: Date;
 }
 
-export type CreateMigrationResult = { kind: "created"; folder: string; sql: string } | { kind: "up_to_date" };
+export type CreateMigrationResult =
+  { kind: "created"; folder: string; sql: string } | { kind: "up_to_date" };
 
-export async function createMigration(options: CreateMigrationOptions): Promise<CreateMigrationResult> {
+export async function createMigration(
+  options: CreateMigrationOptions,
+): Promise<CreateMigrationResult> {
   const migrationsDir = options.migrationsDir ?? MIGRATIONS_DIR;
   const folderName = migrationFolderName(options.name, options.now ?? new Date()); // validates the name first
   const existing = await readMigrationsDirectory(migrationsDir).catch(() => null);
   const scratch = await createTemporaryDatabase(options.serverUrl, "copyback_migration");
   try {
-    if (existing && existing.migrations.length > 0) await applyMigrations(scratch.url, { migrationsDir });
+    if (existing && existing.migrations.length > 0)
+      await applyMigrations(scratch.url, { migrationsDir });
     const steps = await driftFromSchema(scratch.url, { schemaPath: options.schemaPath });
     if (steps.length === 0) return { kind: "up_to_date" };
     const sql = joinMigrationSteps(steps);

@@ -31,10 +31,13 @@ export interface MigrationsDirectory {
 
 export async function readMigrationsDirectory(dir: string): Promise<MigrationsDirectory> {
   const lockfile = await readFile(path.join(dir, LOCKFILE_NAME), "utf8").catch(() => null);
-  const entries = await readdir(dir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") throw new MigrationError("migrations_missing", `No migrations folder at ${dir}`);
-    throw error;
-  });
+  const entries = await readdir(dir, { withFileTypes: true }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT")
+        throw new MigrationError("migrations_missing", `No migrations folder at ${dir}`);
+      throw error;
+    },
+  );
   const names = entries
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
@@ -42,7 +45,10 @@ export async function readMigrationsDirectory(dir: string): Promise<MigrationsDi
   const migrations: LocalMigration[] = [];
   for (const name of names) {
     const sql = await readFile(path.join(dir, name, MIGRATION_FILE_NAME), "utf8").catch(() => {
-      throw new MigrationError("migration_unreadable", `Migration ${name} has no readable ${MIGRATION_FILE_NAME} in ${dir}`);
+      throw new MigrationError(
+        "migration_unreadable",
+        `Migration ${name} has no readable ${MIGRATION_FILE_NAME} in ${dir}`,
+      );
     });
     migrations.push({ name, sql });
   }
@@ -70,13 +76,20 @@ export function migrationTimestamp(at: Date): string {
 
 export function migrationFolderName(name: string, at: Date): string {
   if (!NAME_PATTERN.test(name)) {
-    throw new MigrationError("invalid_name", `Migration name must match ${NAME_PATTERN} (got ${JSON.stringify(name)})`);
+    throw new MigrationError(
+      "invalid_name",
+      `Migration name must match ${NAME_PATTERN} (got ${JSON.stringify(name)})`,
+    );
   }
   return `${migrationTimestamp(at)}_${name}`;
 }
 
 /** Writes a new migration folder (never overwrites one) and the lockfile. */
-export async function writeMigration(dir: string, folderName: string, sql: string): Promise<string> {
+export async function writeMigration(
+  dir: string,
+  folderName: string,
+  sql: string,
+): Promise<string> {
   const folder = path.join(dir, folderName);
   await mkdir(dir, { recursive: true });
   await mkdir(folder); // throws EEXIST rather than overwrite an existing migration

@@ -33,11 +33,15 @@ export class InternalCharAsTextClient extends pg.Client {
   override query(...args: unknown[]): never {
     const forward = super.query.bind(this) as (...a: unknown[]) => unknown;
     const [config, values, callback] = args;
-    if (typeof (config as { submit?: unknown } | null)?.submit === "function") return forward(...args) as never;
+    if (typeof (config as { submit?: unknown } | null)?.submit === "function")
+      return forward(...args) as never;
     const cb = (typeof values === "function" ? values : callback) as Callback | undefined;
     if (cb) {
-      const wrapped: Callback = (error, result) => cb(error, error ? result : reportCharAsText(result));
-      return (typeof values === "function" ? forward(config, wrapped) : forward(config, values, wrapped)) as never;
+      const wrapped: Callback = (error, result) =>
+        cb(error, error ? result : reportCharAsText(result));
+      return (
+        typeof values === "function" ? forward(config, wrapped) : forward(config, values, wrapped)
+      ) as never;
     }
     return (forward(...args) as Promise<unknown>).then(reportCharAsText) as never;
   }

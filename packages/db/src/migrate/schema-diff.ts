@@ -17,7 +17,10 @@ async function schemaFiles(source: SchemaSource) {
  * The SQL script that takes the live database at `databaseUrl` to schema.prisma, as the
  * engine writes it (hand-written objects included: see `driftFromSchema`).
  */
-export async function diffDatabaseToSchema(databaseUrl: string, source: SchemaSource = {}): Promise<string> {
+export async function diffDatabaseToSchema(
+  databaseUrl: string,
+  source: SchemaSource = {},
+): Promise<string> {
   const files = await schemaFiles(source);
   const result = await withSchemaEngine({ databaseUrl, schemaFiles: files }, (engine) =>
     engine.diff({
@@ -32,6 +35,9 @@ export async function diffDatabaseToSchema(databaseUrl: string, source: SchemaSo
 }
 
 /** The steps by which the live database differs from schema.prisma, hand-written objects excepted. */
-export async function driftFromSchema(databaseUrl: string, source: SchemaSource = {}): Promise<MigrationStep[]> {
+export async function driftFromSchema(
+  databaseUrl: string,
+  source: SchemaSource = {},
+): Promise<MigrationStep[]> {
   return driftSteps(await diffDatabaseToSchema(databaseUrl, source));
 }

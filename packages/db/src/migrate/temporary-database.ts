@@ -15,7 +15,10 @@ export function databaseUrlFor(serverUrl: string, database: string): string {
   return url.toString();
 }
 
-export async function createTemporaryDatabase(serverUrl: string, prefix: string): Promise<TemporaryDatabase> {
+export async function createTemporaryDatabase(
+  serverUrl: string,
+  prefix: string,
+): Promise<TemporaryDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
   await withAdmin(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
   let dropped = false;
@@ -25,13 +28,21 @@ export async function createTemporaryDatabase(serverUrl: string, prefix: string)
     drop: async () => {
       if (dropped) return;
       dropped = true;
-      await withAdmin(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      await withAdmin(serverUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+      );
     },
   };
 }
 
-async function withAdmin<T>(serverUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl, application_name: "copyback-migrate" });
+async function withAdmin<T>(
+  serverUrl: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({
+    connectionString: serverUrl,
+    application_name: "copyback-migrate",
+  });
   await client.connect();
   try {
     return await work(client);

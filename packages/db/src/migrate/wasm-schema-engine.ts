@@ -31,15 +31,39 @@ interface WasmApi {
 }
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
+// The engine arms timers it never clears (e.g. a 10 s timeout around Prisma's advisory lock),
+// which would keep a finished process alive for seconds. Timers are recorded here and cleared
+// once the engine that armed them is freed; none of their callbacks matters after that.
+const engineTimers = new Set<ReturnType<typeof setTimeout>>();
+
+function gluedImports(): Record<string, object> {
+  const imports: Record<string, unknown> = { ...glue };
+  for (const name of Object.keys(imports)) {
+    if (name.startsWith("__wbg_setTimeout_")) {
+      imports[name] = (callback: () => void, ms: number) => {
+        const timer = setTimeout(() => {
+          engineTimers.delete(timer);
+          callback();
+        }, ms >>> 0);
+        engineTimers.add(timer);
+        return timer;
+      };
+    }
+  }
+  return { "./schema_engine_bg.js": imports as object };
+}
+
 let instantiated: Promise<void> | null = null;
 
 function instantiate(): Promise<void> {
   instantiated ??= (async () => {
     const require = createRequire(import.meta.url);
     const gluePath = require.resolve("@prisma/schema-engine-wasm/schema_engine_bg");
-    const bytes = await readFile(gluePath.replace(/schema_engine_bg\.js$/, "schema_engine_bg.wasm"));
+    const bytes = await readFile(
+      gluePath.replace(/schema_engine_bg\.js$/, "schema_engine_bg.wasm"),
+    );
     const module = await wasmApi.compile(bytes);
-    const instance = await wasmApi.instantiate(module, { "./schema_engine_bg.js": glue });
+    const instance = await wasmApi.instantiate(module, gluedImports());
     const exports = instance.exports as { __wbindgen_start(): void };
     glue.__wbg_set_wasm(exports);
     exports.__wbindgen_start();
@@ -63,14 +87,24 @@ export interface EngineOptions {
  * Runs `work` with a fresh schema engine connected to `databaseUrl`, then frees the engine
  * and closes every connection it opened (shadow databases are dropped).
  */
-export async function withSchemaEngine<T>(options: EngineOptions, work: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+export async function withSchemaEngine<T>(
+  options: EngineOptions,
+  work: (engine: SchemaEngine) => Promise<T>,
+): Promise<T> {
   const run = async (): Promise<T> => {
     await instantiate();
     const factory = createEngineAdapterFactory(options.databaseUrl);
     let engine: SchemaEngine | null = null;
     try {
-      const datamodels = options.schemaFiles?.map((file): [string, string] => [file.path, file.content]);
-      engine = await glue.SchemaEngine.new({ datamodels }, () => undefined, bindMigrationAwareSqlAdapterFactory(factory));
+      const datamodels = options.schemaFiles?.map((file): [string, string] => [
+        file.path,
+        file.content,
+      ]);
+      engine = await glue.SchemaEngine.new(
+        { datamodels },
+        () => undefined,
+        bindMigrationAwareSqlAdapterFactory(factory),
+      );
       return await work(engine);
     } catch (error) {
       throw MigrationError.fromEngine(error, panics.last);
@@ -78,6 +112,8 @@ export async function withSchemaEngine<T>(options: EngineOptions, work: (engine:
       panics.last = null;
       engine?.free();
       await factory.disposeAll();
+      for (const timer of engineTimers) clearTimeout(timer);
+      engineTimers.clear();
     }
   };
   const result = queue.then(run, run);

@@ -57,7 +57,11 @@ export function splitMigrationSteps(script: string): MigrationStep[] {
     const trimmed = chunk.trim();
     if (trimmed === "" || trimmed === "-- This is an empty migration.") continue;
     const match = /^-- ([A-Za-z]+)\n([\s\S]*)$/.exec(trimmed);
-    steps.push(match ? { header: match[1] ?? "", sql: (match[2] ?? "").trim() } : { header: "", sql: trimmed });
+    steps.push(
+      match
+        ? { header: match[1] ?? "", sql: (match[2] ?? "").trim() }
+        : { header: "", sql: trimmed },
+    );
   }
   return steps;
 }
@@ -72,5 +76,7 @@ export function driftSteps(script: string): MigrationStep[] {
 }
 
 export function joinMigrationSteps(steps: readonly MigrationStep[]): string {
-  return steps.map((step) => (step.header ? `-- ${step.header}\n${step.sql}\n` : `${step.sql}\n`)).join("\n");
+  return steps
+    .map((step) => (step.header ? `-- ${step.header}\n${step.sql}\n` : `${step.sql}\n`))
+    .join("\n");
 }

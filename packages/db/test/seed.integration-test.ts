@@ -1,0 +1,124 @@
+// The demo seed: complete, idempotent, and backed by a real workspace directory.
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "../src/testing/index";
+import { seedDemo, DEMO_COMPANY_ID, DEMO_SECOND_COMPANY_ID } from "../src/seed/seed-demo";
+import { DEMO_WORKSPACE_FILES } from "../src/seed/demo-workspace";
+
+describe("seedDemo", () => {
+  const db = useTestDatabase();
+  let instanceRoot = "";
+
+  beforeAll(async () => {
+    instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-seed-test-"));
+  });
+  afterAll(async () => {
+    await rm(instanceRoot, { recursive: true, force: true });
+  });
+
+  async function counts() {
+    const prisma = db.prisma();
+    return {
+      companies: await prisma.company.count(),
+      users: await prisma.user.count(),
+      memberships: await prisma.companyMembership.count(),
+      agents: await prisma.agent.count(),
+      environments: await prisma.environment.count(),
+      workspaces: await prisma.executionWorkspace.count(),
+      issues: await prisma.issue.count(),
+      messages: await prisma.issueMessage.count(),
+      activity: await prisma.activityLog.count(),
+    };
+  }
+
+  it("creates the demo once; a second run changes nothing", async () => {
+    const first = await seedDemo(db.prisma(), { instanceRoot });
+    expect(first).toEqual({ companyId: DEMO_COMPANY_ID, created: true });
+    const afterFirst = await counts();
+    expect(afterFirst.companies).toBe(2);
+    expect(afterFirst.issues).toBeGreaterThanOrEqual(6);
+    expect(afterFirst.messages).toBeGreaterThan(afterFirst.issues);
+    expect(afterFirst.activity).toBeGreaterThan(0);
+
+    const second = await seedDemo(db.prisma(), { instanceRoot });
+    expect(second).toEqual({ companyId: DEMO_COMPANY_ID, created: false });
+    expect(await counts()).toEqual(afterFirst);
+  });
+
+  it("has board users in every role, a suspended member and an instance admin", async () => {
+    const memberships = await db
+      .prisma()
+      .companyMembership.findMany({
+        where: { companyId: DEMO_COMPANY_ID },
+        include: { user: true },
+      });
+    const byEmail = Object.fromEntries(
+      memberships.map((m) => [m.user.email, `${m.role}/${m.status}`]),
+    );
+    expect(byEmail).toMatchObject({
+      "ada@acme.test": "owner/active",
+      "grace@acme.test": "admin/active",
+      "linus@acme.test": "runtime_manager/active",
+      "margaret@acme.test": "member/active",
+    });
+    expect(Object.values(byEmail)).toContain("member/suspended");
+    const admins = await db.prisma().user.findMany({ where: { isInstanceAdmin: true } });
+    expect(admins).toHaveLength(1);
+    // No credentials yet: sign-in methods are the auth layer's to add.
+    expect(await db.prisma().authAccount.count()).toBe(0);
+    expect(
+      await db.prisma().companyMembership.count({ where: { companyId: DEMO_SECOND_COMPANY_ID } }),
+    ).toBeGreaterThan(0);
+  });
+
+  it("has issues in varied statuses with per-company identifiers and a matching counter", async () => {
+    const issues = await db
+      .prisma()
+      .issue.findMany({ where: { companyId: DEMO_COMPANY_ID }, orderBy: { number: "asc" } });
+    expect(new Set(issues.map((issue) => issue.status)).size).toBeGreaterThanOrEqual(5);
+    expect(issues.map((issue) => issue.identifier)).toEqual(
+      issues.map((issue) => `ACME-${issue.number}`),
+    );
+    const company = await db.prisma().company.findUniqueOrThrow({ where: { id: DEMO_COMPANY_ID } });
+    expect(company.issueCounter).toBe(issues.length);
+    for (const issue of issues)
+      expect(
+        await db.prisma().issueMessage.count({ where: { issueId: issue.id } }),
+      ).toBeGreaterThan(0);
+  });
+
+  it("has the Builder agent on a local environment", async () => {
+    const agent = await db
+      .prisma()
+      .agent.findFirstOrThrow({
+        where: { companyId: DEMO_COMPANY_ID, name: "Builder" },
+        include: { environment: true },
+      });
+    expect(agent.command.length).toBeGreaterThan(0);
+    expect(agent.environment?.provider).toBe("local");
+  });
+
+  it("creates the workspace directory with real files at the recorded canonical path", async () => {
+    const workspace = await db
+      .prisma()
+      .executionWorkspace.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID } });
+    expect(workspace.hostPath).toBe(
+      await realpath(path.join(instanceRoot, "workspaces", "acme-main")),
+    );
+    for (const [relative, content] of Object.entries(DEMO_WORKSPACE_FILES)) {
+      expect(await readFile(path.join(workspace.hostPath, relative), "utf8")).toBe(content);
+    }
+  });
+
+  it("never overwrites a workspace file the user changed", async () => {
+    const workspace = await db
+      .prisma()
+      .executionWorkspace.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID } });
+    const readme = path.join(workspace.hostPath, "README.md");
+    await writeFile(readme, "mine\n");
+    await seedDemo(db.prisma(), { instanceRoot });
+    expect(await readFile(readme, "utf8")).toBe("mine\n");
+  });
+});
