@@ -1,0 +1,27 @@
+// Which cached queries a live change makes stale. tRPC keys every query by its procedure path
+// first ([["issues", "get"], { input, type }]) and TanStack Query matches filters by prefix, so
+// [["issues"]] covers every query of the issues router: the list, one issue, its messages.
+// Only active queries refetch; the rest are just marked stale.
+import type { LiveEventEntity } from "@copyback/db";
+import type { QueryKey } from "@tanstack/react-query";
+import type { LiveChange } from "~/server/live/wire";
+
+/** Router namespaces whose queries show each table's rows (directly or in summaries). */
+export const LIVE_INVALIDATION: Readonly<Record<LiveEventEntity, readonly string[]>> = {
+  issues: ["issues"],
+  issue_messages: ["issues"],
+  // An issue page lists its runs; the run page shows the run.
+  heartbeat_runs: ["runs", "issues"],
+  // Recovery notices show on the issue, the run and (later) a recovery router.
+  issue_recovery_actions: ["issues", "runs", "recovery"],
+  run_events: ["runs"],
+  activity_log: ["activity"],
+};
+
+export function routersToRefresh(change: Pick<LiveChange, "entity">): readonly string[] {
+  return LIVE_INVALIDATION[change.entity] ?? [];
+}
+
+export function routerQueryKey(router: string): QueryKey {
+  return [[router]];
+}
