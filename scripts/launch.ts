@@ -61,7 +61,8 @@ async function main(): Promise<void> {
       }),
     );
     children.push(
-      startChild("worker", path.join(root, "apps/worker/node_modules/.bin/tsx"), ["src/main.ts"], {
+      // `node --import tsx` rather than the tsx CLI: one process, so signals reach the worker itself.
+      startChild("worker", process.execPath, ["--import", "tsx", "src/main.ts"], {
         cwd: path.join(root, "apps/worker"),
         env: childEnv,
       }),

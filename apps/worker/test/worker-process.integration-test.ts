@@ -26,7 +26,8 @@ async function freePort(): Promise<number> {
 
 async function startWorker() {
   const port = await freePort();
-  const child = spawn(path.join(workerDir, "node_modules/.bin/tsx"), ["src/main.ts"], {
+  // One process (no tsx CLI wrapper in between), so signals reach the worker itself.
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: workerDir,
     env: { ...process.env, DATABASE_URL: database.url(), WORKER_HEALTH_PORT: String(port), WORKER_POLL_INTERVAL_MS: "50", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -54,8 +55,13 @@ async function startWorker() {
 describe("worker process", () => {
   it("serves liveness with loop progress and logs JSON lines", async () => {
     const worker = await startWorker();
-    await new Promise((r) => setTimeout(r, 300));
-    const body = (await (await fetch(worker.url)).json()) as { status: string; loop: { passes: number; state: string } };
+    type Report = { status: string; loop: { passes: number; state: string } };
+    let body: Report = { status: "none", loop: { passes: 0, state: "none" } };
+    // Passes run every 50 ms once the first database round trip is done.
+    for (let i = 0; i < 100 && body.loop.passes < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      body = (await (await fetch(worker.url)).json()) as Report;
+    }
     expect(body.status).toBe("ok");
     expect(body.loop.state).toBe("running");
     expect(body.loop.passes).toBeGreaterThan(1);
@@ -76,7 +82,7 @@ describe("worker process", () => {
   });
 
   it("refuses to start with an invalid configuration and says which variable is wrong", async () => {
-    const child = spawn(path.join(workerDir, "node_modules/.bin/tsx"), ["src/main.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: workerDir,
       env: { ...process.env, DATABASE_URL: "not-a-url" },
       stdio: ["ignore", "pipe", "pipe"],
