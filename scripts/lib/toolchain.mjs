@@ -30,6 +30,8 @@ export function installEnv() {
   env.PRISMA_HIDE_UPDATE_MESSAGE = "1";
   env.CHECKPOINT_DISABLE = "1";
   env.TURBO_TELEMETRY_DISABLED = "1";
+  // turbo looks up the package manager binary on PATH; ours lives in .tools/.
+  env.PATH = `${path.join(toolsDir, "node_modules", ".bin")}${path.delimiter}${env.PATH ?? ""}`;
   env.NEXT_TELEMETRY_DISABLED = "1";
   return env;
 }
