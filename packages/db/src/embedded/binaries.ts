@@ -37,7 +37,9 @@ export function postgresBinaries(): Promise<PostgresBinaries> {
 async function locate(): Promise<PostgresBinaries> {
   let paths: { postgres: string; initdb: string };
   try {
-    const entry = createRequire(import.meta.url).resolve(PACKAGE);
+    // Ignored by bundlers: the web server bundles this package but never starts a server, and
+    // resolving the platform packages at build time fails for every other platform.
+    const entry = createRequire(import.meta.url).resolve(/* turbopackIgnore: true */ PACKAGE);
     const lookup = pathToFileURL(path.join(path.dirname(entry), "binary.js")).href;
     const mod = (await import(
       /* webpackIgnore: true */ /* turbopackIgnore: true */ /* @vite-ignore */ lookup
