@@ -2,17 +2,15 @@
 // dead process does nothing more). For every k, each host path must hold its old or its new
 // entry (never a torn file, never a missing one that should be old-or-new), and the next merge
 // must remove the temporaries and complete.
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  CopybackWriteError,
-  mergeSnapshot,
-  realFsOps,
-  type FsOps,
-} from "../../src/copyback/merge/index";
+import { CopybackWriteError, mergeSnapshot, type FsOps } from "../../src/copyback/merge/index";
 import {
   dir,
   file,
   link,
+  materialize,
+  noFlushFsOps,
   readTree,
   removeTempDirs,
   scenario,
@@ -30,9 +28,10 @@ class Crash extends Error {
   }
 }
 
+/** Counts every operation (flushes too, so crash points fall between them), and crashes at k. */
 function crashingFsOps(crashAt: number, counter: { calls: number }): FsOps {
   const out = {} as Record<string, unknown>;
-  for (const [name, fn] of Object.entries(realFsOps) as [
+  for (const [name, fn] of Object.entries(noFlushFsOps) as [
     string,
     (...args: unknown[]) => Promise<unknown>,
   ][]) {
@@ -58,7 +57,7 @@ function withoutTemporaries(state: TreeState): TreeState {
 async function crashEveryStep(
   base: TreeSpec,
   sandbox: TreeSpec,
-  opts: { syncfsThreshold?: number; mayVanish?: string[] } = {},
+  opts: { syncfsThreshold?: number; mayVanish?: string[]; consumeSnapshot?: boolean } = {},
 ) {
   const expected = stateOf({ ...sandbox, "host-only.txt": file("host") });
   const old = stateOf({ ...base, "host-only.txt": file("host") });
@@ -72,6 +71,7 @@ async function crashEveryStep(
     baseline: dry.baseline,
     snapshotDir: dry.snapshot,
     locks: dry.locks,
+    consumeSnapshot: opts.consumeSnapshot,
     seams: { ...seams, fsOps: crashingFsOps(Infinity, full) },
   });
   expect(await readTree(dry.host)).toEqual(expected);
@@ -86,6 +86,7 @@ async function crashEveryStep(
       baseline: s.baseline,
       snapshotDir: s.snapshot,
       locks: s.locks,
+      consumeSnapshot: opts.consumeSnapshot,
       seams: { ...seams, fsOps: crashingFsOps(k, counter) },
     }).catch((e: unknown) => e);
     expect(error, `k=${k}`).toBeInstanceOf(CopybackWriteError); // every operation is after the first host write
@@ -108,13 +109,20 @@ async function crashEveryStep(
     for (const p of Object.keys(visible))
       expect(p in old || p in expected, `k=${k}: unexpected ${p}`).toBe(true);
 
-    // The next merge (same baseline, same snapshot) cleans up and completes.
+    // The next merge (same baseline, same snapshot) cleans up and completes. A consumed
+    // snapshot is partly gone: that merge works from a fresh export of the same sandbox.
+    let snapshotDir = s.snapshot;
+    if (opts.consumeSnapshot) {
+      snapshotDir = path.join(s.root, "re-export");
+      await materialize(snapshotDir, sandbox);
+    }
     const rerun = await mergeSnapshot({
       target: s.host,
       baseline: s.baseline,
-      snapshotDir: s.snapshot,
+      snapshotDir,
       locks: s.locks,
-      seams,
+      consumeSnapshot: opts.consumeSnapshot,
+      seams: { ...seams, fsOps: noFlushFsOps },
     }).catch((e: unknown) => e);
     if ((rerun as { kind?: string }).kind === "applied") {
       reruns.completed++;
@@ -171,6 +179,11 @@ describe("mergeSnapshot: crash injection", () => {
 
   it("the same with one syncfs as the durability barrier", async () => {
     const reruns = await crashEveryStep(base, sandbox, { syncfsThreshold: 0 });
+    expect(reruns.conflicted).toBe(0);
+  }, 120_000);
+
+  it("the same when new files and whole new subtrees are moved out of a consumable snapshot", async () => {
+    const reruns = await crashEveryStep(base, sandbox, { consumeSnapshot: true });
     expect(reruns.conflicted).toBe(0);
   }, 120_000);
 

@@ -17,7 +17,7 @@ import path from "node:path";
 import { takeManifest } from "../../src/copyback/manifest/index";
 import type { Manifest } from "../../src/copyback/manifest/index";
 import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
-import type { MergeLockProvider } from "../../src/copyback/merge/index";
+import { realFsOps, type FsOps, type MergeLockProvider } from "../../src/copyback/merge/index";
 
 export type Node =
   | { type: "file"; content: string; mode?: number }
@@ -187,3 +187,15 @@ export function isRoot(): boolean {
 export function makeFifo(abs: string): void {
   execFileSync("mkfifo", [abs]);
 }
+
+/**
+ * The real operations without the flushes. Tests of merge outcomes and of process crashes
+ * cannot observe durability (only a power cut could), and fsync under a loaded CI disk would
+ * dominate their run time; the example tests keep the real barriers.
+ */
+export const noFlushFsOps: FsOps = {
+  ...realFsOps,
+  fsyncFile: async () => {},
+  fsyncDir: async () => {},
+  syncFilesystem: async () => true,
+};

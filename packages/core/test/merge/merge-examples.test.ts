@@ -301,6 +301,59 @@ describe("mergeSnapshot: the merge examples", () => {
     expect(await readdir(path.join(s.snapshot, "d"))).toEqual(["b.txt"]); // moved, not copied
   });
 
+  it("moves whole new subtrees out of a consumable snapshot, but never its excluded entries", async () => {
+    const base = { "keep.txt": file("k") };
+    const sandbox = {
+      "keep.txt": file("k"),
+      "pkg/index.js": file("i", 0o755),
+      "pkg/lib/util.js": file("u"),
+      "pkg/lib/link": link("util.js"),
+      "pkg/empty": dir(0o700),
+      "app/src/main.ts": file("m"),
+      "app/node_modules/dep.js": file("excluded: must not reach the host"),
+    };
+    const { s, run } = await merge(base, sandbox, base, {
+      consumeSnapshot: true,
+      exclude: ["node_modules"],
+    });
+    const outcome = await run();
+    expect(outcome).toMatchObject({ kind: "applied", deleted: [] });
+    const { "app/node_modules/dep.js": _excluded, ...expected } = sandbox;
+    expect(await readTree(s.host)).toEqual(stateOf(expected));
+    // pkg moved as one subtree; app (which holds an excluded entry) was built entry by entry.
+    expect((await readdir(s.snapshot)).sort()).toEqual(["app", "keep.txt"]);
+    expect(await readdir(path.join(s.snapshot, "app"), { recursive: true })).toEqual(
+      expect.arrayContaining(["node_modules", "node_modules/dep.js"]),
+    );
+  });
+
+  it("a supplied snapshot manifest is used instead of reading the snapshot again", async () => {
+    const base = { "a.txt": file("a") };
+    const sandbox = { "a.txt": file("a2"), "n/b.txt": file("b") };
+    const { s } = await merge(base, sandbox, base);
+    const { takeManifest } = await import("../../src/copyback/manifest/index");
+    const snapshotManifest = await takeManifest(s.snapshot);
+    const outcome = await mergeSnapshot({
+      target: s.host,
+      baseline: s.baseline,
+      snapshotDir: s.snapshot,
+      snapshotManifest,
+      locks: s.locks,
+      consumeSnapshot: true,
+    });
+    expect(outcome).toEqual({ kind: "applied", written: ["a.txt", "n", "n/b.txt"], deleted: [] });
+    expect(await readTree(s.host)).toEqual(stateOf(sandbox));
+    // Unchanged per the supplied manifest: the snapshot directory is not even looked at.
+    const again = await mergeSnapshot({
+      target: s.host,
+      baseline: snapshotManifest,
+      snapshotDir: s.snapshot,
+      snapshotManifest,
+      locks: s.locks,
+    });
+    expect(again).toEqual({ kind: "unchanged" });
+  });
+
   it("many files: one syncfs as data barrier, or per-file fsync when syncfs is unavailable", async () => {
     const base: TreeSpec = {};
     const sandbox: TreeSpec = {};

@@ -1,5 +1,5 @@
 export type { Manifest, ManifestEntry, ManifestEntryType, TakeManifestOptions } from "./types";
-export { takeManifest } from "./take-manifest";
+export { takeManifest, scanManifest, type ManifestScan } from "./take-manifest";
 export { manifestsEqual, entriesEqual, indexManifest } from "./equal";
 export { parseManifest } from "./parse";
 export { compileExclude, type ExcludeMatcher } from "./exclude";

@@ -18,6 +18,20 @@ export async function takeManifest(
   root: string,
   opts: TakeManifestOptions = {},
 ): Promise<Manifest> {
+  return (await scanManifest(root, opts)).manifest;
+}
+
+export interface ManifestScan {
+  manifest: Manifest;
+  /** Directories that directly hold excluded (unlisted) entries. */
+  excludedIn: Set<string>;
+}
+
+/** takeManifest, also telling where excluded entries sit (the merge moves only clean subtrees). */
+export async function scanManifest(
+  root: string,
+  opts: TakeManifestOptions = {},
+): Promise<ManifestScan> {
   const excluded = compileExclude(opts.exclude);
   const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
   let rootReal: string;
@@ -33,21 +47,45 @@ export async function takeManifest(
     );
   }
   const entries: ManifestEntry[] = [];
+  const excludedIn = new Set<string>();
   const absolute = (rel: string): string => path.join(rootReal, ...rel.split("/"));
 
-  const visitEntry = async (rel: string): Promise<void> => {
+  // A file is opened directly (its mode and size come from the open descriptor); a directory
+  // or an entry of unknown type is lstat'ed first. Links are read, never followed; their mode
+  // is always 0o777 on Linux and carries no meaning (see entriesEqual).
+  const visitEntry = async (
+    rel: string,
+    kind: "file" | "directory" | "symlink" | "other",
+  ): Promise<void> => {
     const abs = absolute(rel);
-    const stat = await limit(() => lstat(abs));
-    const mode = stat.mode & 0o777;
-    if (stat.isDirectory()) {
-      entries.push({ path: rel, type: "directory", mode });
-      await visitDirectory(rel);
-    } else if (stat.isSymbolicLink()) {
+    if (kind === "other") {
+      const stat = await limit(() => lstat(abs));
+      kind = stat.isDirectory()
+        ? "directory"
+        : stat.isSymbolicLink()
+          ? "symlink"
+          : stat.isFile()
+            ? "file"
+            : "other";
+      if (kind === "directory") {
+        entries.push({ path: rel, type: "directory", mode: stat.mode & 0o777 });
+        return visitDirectory(rel);
+      }
+    }
+    if (kind === "directory") {
+      const stat = await limit(() => lstat(abs));
+      if (!stat.isDirectory()) return visitEntry(rel, "other"); // replaced since listed
+      entries.push({ path: rel, type: "directory", mode: stat.mode & 0o777 });
+      return visitDirectory(rel);
+    }
+    if (kind === "symlink") {
       const target = await limit(() => readlink(abs));
-      entries.push({ path: rel, type: "symlink", mode, target });
-    } else if (stat.isFile()) {
+      entries.push({ path: rel, type: "symlink", mode: 0o777, target });
+      return;
+    }
+    if (kind === "file") {
       const hashed = await limit(() => hashFile(abs));
-      // The file was replaced by something else between lstat and open.
+      // Replaced by something else between listing and open (O_NOFOLLOW refuses a link: ELOOP).
       if (!hashed.isFile)
         throw new ManifestError(
           "unsupported_entry",
@@ -61,21 +99,34 @@ export async function takeManifest(
         sha256: hashed.sha256,
         size: hashed.size,
       });
-    } else {
-      throw new ManifestError(
-        "unsupported_entry",
-        `${JSON.stringify(rel)} is not a regular file, directory or symlink`,
-        rel,
-      );
+      return;
     }
+    throw new ManifestError(
+      "unsupported_entry",
+      `${JSON.stringify(rel)} is not a regular file, directory or symlink`,
+      rel,
+    );
   };
 
   const visitDirectory = async (rel: string): Promise<void> => {
-    const names = await limit(() => readdir(rel === "" ? rootReal : absolute(rel)));
+    const dirents = await limit(() =>
+      readdir(rel === "" ? rootReal : absolute(rel), { withFileTypes: true }),
+    );
     await Promise.all(
-      names.map(async (name) => {
-        const child = joinRelative(rel, name);
-        if (!excluded(child)) await visitEntry(child);
+      dirents.map(async (dirent) => {
+        const child = joinRelative(rel, dirent.name);
+        if (excluded(child)) {
+          excludedIn.add(rel);
+          return;
+        }
+        const kind = dirent.isFile()
+          ? "file"
+          : dirent.isDirectory()
+            ? "directory"
+            : dirent.isSymbolicLink()
+              ? "symlink"
+              : "other";
+        await visitEntry(child, kind);
       }),
     );
   };
@@ -86,5 +137,5 @@ export async function takeManifest(
     throw sanitizeFsError(error, [{ root: rootReal }]);
   }
   entries.sort((a, b) => comparePaths(a.path, b.path));
-  return { version: 1, entries };
+  return { manifest: { version: 1, entries }, excludedIn };
 }

@@ -1,9 +1,9 @@
 // Applies a conflict-free plan to the host, under the directory-merge lock.
 //
 // Crash safety: no host file is ever written in place. Each new file, link or directory is
-// first created as a `.copyback-tmp-*` temporary in its final directory (or, when the snapshot may be
-// consumed, is the snapshot file itself on the same filesystem) and then renamed over its
-// path; rename(2) replaces the name atomically, so a crash leaves every path with its old or
+// first created as a `.copyback-tmp-*` temporary in its final directory (or, when the snapshot
+// may be consumed, is the snapshot entry itself on the same filesystem) and then renamed over
+// its path; rename(2) replaces the name atomically, so a crash leaves every path with its old or
 // its new entry, plus at worst a temporary that the next merge removes. The one unavoidable
 // exception is a path that changes between directory and non-directory: POSIX has no atomic
 // exchange of the two, so such a path is briefly absent between removal and creation.
@@ -15,10 +15,10 @@
 // filesystem does the same work in one flush, like `sync` does for tar.
 import path from "node:path";
 import { runPool } from "../manifest/concurrency";
-import { depthOf, parentOf } from "../manifest/paths";
+import { ancestorsOf, depthOf, parentOf } from "../manifest/paths";
 import { MergeInputError } from "./errors";
 import type { FsOps } from "./fs-ops";
-import type { DirectoryOp, MergePlan, RemoveOp } from "./plan";
+import type { DirectoryOp, Entries, MergePlan, RemoveOp, WriteOp } from "./plan";
 import { temporaryName } from "./temporaries";
 
 export interface ApplyContext {
@@ -26,8 +26,11 @@ export interface ApplyContext {
   snapshotReal: string;
   fsOps: FsOps;
   concurrency: number;
-  /** Move snapshot files into place instead of copying (caller checked: same filesystem). */
+  /** Move snapshot entries into place instead of copying (caller checked: same filesystem). */
   consumeSnapshot: boolean;
+  /** The snapshot's entries, and where it holds excluded entries (undefined: unknown). */
+  snapshot: Entries;
+  snapshotExcludedIn: ReadonlySet<string> | undefined;
   syncfsThreshold: number;
   /** Set to true just before the first host mutation (drives R-RR-1 classification). */
   progress: { hostWritesBegan: boolean };
@@ -55,16 +58,25 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     if (pending === undefined) {
       pending = (async () => {
         const real = await ops.realpath(hostPath(rel));
-        if (real !== hostPath(rel))
+        if (real !== hostPath(rel)) {
           throw new MergeInputError(
             "merge_target_escape",
             `The host directory ${JSON.stringify(rel || ".")} no longer resolves inside the target`,
           );
+        }
       })();
       checked.set(rel, pending);
     }
     return pending;
   };
+
+  const moves = ctx.consumeSnapshot
+    ? movableSubtrees(plan, ctx.snapshotExcludedIn)
+    : new Set<string>();
+  const moved = (p: string): boolean =>
+    moves.size > 0 && (moves.has(p) || ancestorsOf(p).some((a) => moves.has(a)));
+  const directories = plan.directories.filter((op) => !moved(op.path));
+  const writes = plan.writes.filter((op) => !moved(op.path));
 
   // 1. Removals, deepest first (a directory is empty once its removed children are gone).
   for (const level of byDepth(plan.removals, "deepest")) {
@@ -82,7 +94,7 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
   //    with a half-set mode, which the next merge would see as a host change). A mode without
   //    owner rwx would stop us writing into it: such a directory gets its final mode in step 5,
   //    so a crash before then leaves it with owner rwx added (the next merge reports it).
-  for (const level of byDepth(plan.directories, "shallowest")) {
+  for (const level of byDepth(directories, "shallowest")) {
     await runPool(level, concurrency, async (op: DirectoryOp) => {
       const parent = parentOf(op.path);
       await checkDirectory(parent);
@@ -95,12 +107,13 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     });
   }
 
-  // 3. Stage every file and link beside its final name.
+  // 3. Stage every file and link beside its final name; a whole new subtree of a consumable
+  //    snapshot is staged where it is and published by one rename of its root.
   const fileCount = plan.writes.filter((w) => w.kind === "file").length;
   let perFileSync = fileCount <= ctx.syncfsThreshold;
   const staged: Staged[] = [];
   const stagedFiles: string[] = [];
-  await runPool(plan.writes, concurrency, async (op) => {
+  await runPool(writes, concurrency, async (op: WriteOp) => {
     const parent = parentOf(op.path);
     await checkDirectory(parent);
     const final = hostPath(op.path);
@@ -122,11 +135,27 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     staged.push({ staged: file, final, parent });
     stagedFiles.push(file);
   });
+  const movedFiles: string[] = [];
+  const movedDirectories: string[] = [];
+  for (const root of moves) {
+    const parent = parentOf(root);
+    await checkDirectory(parent);
+    await ops.chmod(snapshotPath(root), ctx.snapshot.get(root)?.mode ?? 0o755);
+    staged.push({ staged: snapshotPath(root), final: hostPath(root), parent });
+  }
+  if (moves.size > 0) {
+    for (const [p, entry] of ctx.snapshot) {
+      if (!moved(p)) continue;
+      if (entry.type === "file") movedFiles.push(snapshotPath(p));
+      if (entry.type === "directory") movedDirectories.push(snapshotPath(p));
+    }
+  }
+  if (perFileSync) await syncEach(movedFiles, movedDirectories);
 
-  // Data barrier: no name may point at bytes that are not on disk yet.
+  // Data barrier: no name may point at bytes (or a moved subtree at entries) not yet on disk.
   if (!perFileSync && !(await ops.syncFilesystem(targetReal))) {
     perFileSync = true;
-    await runPool(stagedFiles, concurrency, (file) => ops.fsyncFile(file));
+    await syncEach([...stagedFiles, ...movedFiles], movedDirectories);
   }
 
   // 4. Publish each staged entry under its final name (atomic replacement).
@@ -138,7 +167,9 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
   // 5. Final directory modes, deepest first (a read-only parent is closed last): existing
   //    directories whose mode changed, and new ones whose mode lacks owner rwx.
   const created = new Set(plan.directories.map((op) => op.path));
-  const modes = plan.modes.filter((op) => !created.has(op.path) || (op.mode & 0o700) !== 0o700);
+  const modes = plan.modes.filter(
+    (op) => !moved(op.path) && (!created.has(op.path) || (op.mode & 0o700) !== 0o700),
+  );
   for (const level of byDepth(modes, "deepest")) {
     await runPool(level, concurrency, async (op: DirectoryOp) => {
       await checkDirectory(op.path);
@@ -154,6 +185,35 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
   if (dirty.size === 0) return;
   if (dirty.size > ctx.syncfsThreshold && (await ops.syncFilesystem(targetReal))) return;
   await runPool([...dirty], concurrency, (rel) => ops.fsyncDir(hostPath(rel)));
+
+  async function syncEach(files: readonly string[], dirs: readonly string[]): Promise<void> {
+    await runPool(files, concurrency, (file) => ops.fsyncFile(file));
+    await runPool(dirs, concurrency, (dir) => ops.fsyncDir(dir));
+  }
+}
+
+/**
+ * Roots of new directory subtrees that can move from a consumable snapshot as a whole: the
+ * plan creates the directory (so it is absent on the host once removals ran, and every
+ * snapshot entry below it is new too) and the snapshot holds nothing unlisted below it
+ * (excluded entries must never reach the host). Topmost roots only.
+ */
+function movableSubtrees(
+  plan: MergePlan,
+  excludedIn: ReadonlySet<string> | undefined,
+): Set<string> {
+  const roots = new Set<string>();
+  if (excludedIn === undefined) return roots;
+  const tainted = new Set<string>();
+  for (const dir of excludedIn) {
+    tainted.add(dir);
+    for (const ancestor of ancestorsOf(dir)) tainted.add(ancestor);
+  }
+  for (const op of plan.directories) {
+    if (tainted.has(op.path) || ancestorsOf(op.path).some((a) => roots.has(a))) continue;
+    roots.add(op.path);
+  }
+  return roots;
 }
 
 function byDepth<T extends { path: string }>(

@@ -10,7 +10,7 @@ import { indexManifest, manifestsEqual } from "../manifest/equal";
 import { sanitizeFsError } from "../manifest/errors";
 import { compileExclude } from "../manifest/exclude";
 import { parseManifest } from "../manifest/parse";
-import { takeManifest } from "../manifest/take-manifest";
+import { scanManifest } from "../manifest/take-manifest";
 import type { Manifest } from "../manifest/types";
 import { applyPlan } from "./apply";
 import { CopybackWriteError, MergeConflictError, MergeInputError } from "./errors";
@@ -26,11 +26,15 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
   // Input checks first: bad input is refused before the lock is even taken.
   const excluded = compileExclude(opts.exclude);
   const exclude = opts.exclude ?? [];
-  const parsed = parseManifest(opts.baseline);
-  const baseline: Manifest = {
+  const withoutExcluded = (m: Manifest): Manifest => ({
     version: 1,
-    entries: parsed.entries.filter((entry) => !excluded(entry.path)),
-  };
+    entries: m.entries.filter((entry) => !excluded(entry.path)),
+  });
+  const baseline = withoutExcluded(parseManifest(opts.baseline));
+  const suppliedSnapshot =
+    opts.snapshotManifest === undefined
+      ? undefined
+      : withoutExcluded(parseManifest(opts.snapshotManifest));
   const targetReal = await canonicalDirectory(
     opts.target,
     "merge_target_invalid",
@@ -57,10 +61,20 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
     await opts.hooks?.authorize?.();
 
     let snapshot: Manifest;
-    try {
-      snapshot = await takeManifest(snapshotReal, { exclude, concurrency });
-    } catch (error) {
-      throw sanitizeFsError(error, roots);
+    let snapshotExcludedIn: ReadonlySet<string> | undefined;
+    if (suppliedSnapshot !== undefined) {
+      snapshot = suppliedSnapshot;
+      // Without a scan nothing is known about excluded entries in the snapshot, unless there
+      // can be none.
+      snapshotExcludedIn = exclude.length === 0 ? new Set() : undefined;
+    } else {
+      try {
+        const scan = await scanManifest(snapshotReal, { exclude, concurrency });
+        snapshot = scan.manifest;
+        snapshotExcludedIn = scan.excludedIn;
+      } catch (error) {
+        throw sanitizeFsError(error, roots);
+      }
     }
 
     // R-LK-6: every path, type, hash, mode and link target matches the baseline, so there is no
@@ -99,6 +113,8 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
         snapshotReal,
         fsOps,
         concurrency,
+        snapshot: s,
+        snapshotExcludedIn,
         consumeSnapshot:
           opts.consumeSnapshot === true && (await sameFilesystem(targetReal, snapshotReal)),
         syncfsThreshold: opts.seams?.syncfsThreshold ?? DEFAULT_SYNCFS_THRESHOLD,

@@ -46,6 +46,11 @@ export interface MergeSnapshotOptions {
    * (renamed) into the host instead of copied, when both are on one filesystem. Default false.
    */
   consumeSnapshot?: boolean;
+  /**
+   * The snapshot's manifest when the caller already has it (computed while extracting the
+   * archive): the snapshot is then not read again. It must describe snapshotDir exactly.
+   */
+  snapshotManifest?: Manifest;
   /** Filesystem operations in flight at once (default 16). */
   concurrency?: number;
   seams?: MergeSeams;
