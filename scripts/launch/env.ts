@@ -2,6 +2,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { assertDeploymentBinding } from "@copyback/core/deployment/loopback";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -13,22 +14,20 @@ const schema = z.object({
   COPYBACK_SEED: z.enum(["demo", "none"]).default("demo"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),
   COPYBACK_WEB_MODE: z.enum(["production", "development"]).default("production"),
+  // Authenticated mode: the console's public origin (behind an https proxy, its https URL) and the
+  // session signing secret. Both have launcher defaults (launch/auth.ts).
+  COPYBACK_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  COPYBACK_AUTH_SECRET: z.string().min(32).optional(),
+  BETTER_AUTH_SECRET: z.string().min(32).optional(),
 });
 
 export type LaunchEnv = z.infer<typeof schema>;
-
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 export function parseLaunchEnv(source: NodeJS.ProcessEnv): LaunchEnv {
   const parsed = schema.safeParse(source);
   if (!parsed.success) throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
   const env = parsed.data;
   // Local mode trusts whoever reaches the console, so it must never listen beyond this machine.
-  if (env.COPYBACK_DEPLOYMENT_MODE === "local" && !LOOPBACK.has(env.COPYBACK_HOST)) {
-    throw new Error(
-      `Local mode trusts every visitor as the board and only binds to loopback; COPYBACK_HOST=${env.COPYBACK_HOST} is not a loopback address. ` +
-        "Use COPYBACK_HOST=127.0.0.1, or COPYBACK_DEPLOYMENT_MODE=authenticated to serve other machines.",
-    );
-  }
+  assertDeploymentBinding(env.COPYBACK_DEPLOYMENT_MODE, env.COPYBACK_HOST);
   return { ...env, COPYBACK_HOME: path.resolve(env.COPYBACK_HOME) };
 }

@@ -1,14 +1,35 @@
 // The web app's configuration, parsed once. process.env is read nowhere else (DESIGN.md section 7).
 import { z } from "zod";
 
-const schema = z.object({
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).describe("PostgreSQL connection string; the launcher sets it for the embedded database"),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-  COPYBACK_DEPLOYMENT_MODE: z.enum(["local", "authenticated"]).default("local"),
-  NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
-});
+const schema = z
+  .object({
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).describe("PostgreSQL connection string; the launcher sets it for the embedded database"),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+    COPYBACK_DEPLOYMENT_MODE: z.enum(["local", "authenticated"]).default("local"),
+    NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+    // The console's public origin, e.g. https://copyback.example.com behind a TLS proxy. Session
+    // cookies are Secure exactly when it is https; cookie-authenticated mutations must come from
+    // it (CSRF). Unset: the origin of each request's Host header. The launcher sets it.
+    COPYBACK_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    // Signs session cookies in authenticated mode (either name; COPYBACK_ wins). The launcher
+    // generates one under the instance root when neither is set.
+    COPYBACK_AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    BETTER_AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.COPYBACK_DEPLOYMENT_MODE === "authenticated" && !value.COPYBACK_AUTH_SECRET && !value.BETTER_AUTH_SECRET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["COPYBACK_AUTH_SECRET"],
+        message: "authenticated mode needs COPYBACK_AUTH_SECRET (or BETTER_AUTH_SECRET), at least 32 random characters",
+      });
+    }
+  });
 
-export type WebEnv = z.infer<typeof schema>;
+export type WebEnv = z.infer<typeof schema> & {
+  /** COPYBACK_AUTH_SECRET ?? BETTER_AUTH_SECRET; always set in authenticated mode. */
+  authSecret: string | undefined;
+};
 
 let cached: WebEnv | undefined;
 
@@ -19,7 +40,12 @@ export function env(): WebEnv {
     if (!parsed.success) {
       throw new Error(`Invalid web configuration:\n${z.prettifyError(parsed.error)}`);
     }
-    cached = parsed.data;
+    cached = { ...parsed.data, authSecret: parsed.data.COPYBACK_AUTH_SECRET ?? parsed.data.BETTER_AUTH_SECRET };
   }
   return cached;
+}
+
+/** Tests only: forget the parsed configuration so the next env() call reads process.env again. */
+export function resetEnvForTests(): void {
+  cached = undefined;
 }

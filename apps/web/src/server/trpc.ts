@@ -6,8 +6,11 @@ import { ZodError, z } from "zod";
 import type { PrismaClient } from "@copyback/db";
 import { authorize, type Permission, type Principal } from "@copyback/core/auth";
 import { DomainError } from "@copyback/core/errors";
+import { env } from "~/env";
 import { db } from "./db";
 import { domainCodeOf, toTRPCError } from "./errors";
+import { appOrigin } from "./auth/app-origin";
+import { assertSameSiteMutation } from "./auth/csrf";
 import { resolvePrincipal } from "./auth/resolve-principal";
 
 export interface Context {
@@ -17,7 +20,13 @@ export interface Context {
 }
 
 export async function createContext(opts: { headers: Headers }): Promise<Context> {
-  return { db: db(), headers: opts.headers, principal: await resolvePrincipal(opts.headers) };
+  try {
+    return { db: db(), headers: opts.headers, principal: await resolvePrincipal(opts.headers) };
+  } catch (error) {
+    // A revoked or unknown bearer key: 401 invalid_api_key, not an internal error.
+    if (error instanceof DomainError) throw toTRPCError(error);
+    throw error;
+  }
 }
 
 const t = initTRPC.context<Context>().create({
@@ -48,7 +57,13 @@ const domainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(domainErrors);
+/** Mutations made with ambient credentials (session cookie, local mode) must come from the console's own origin. */
+const sameSiteMutations = t.middleware(({ ctx, type, next }) => {
+  if (type === "mutation") assertSameSiteMutation(ctx.principal, ctx.headers, () => appOrigin(ctx.headers, env().COPYBACK_PUBLIC_URL));
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(domainErrors).use(sameSiteMutations);
 
 const companyInput = z.object({ companyId: z.uuid() });
 

@@ -1,18 +1,24 @@
 import { createCallerFactory, router } from "~/server/trpc";
 import { activityRouter } from "./activity";
+import { agentKeysRouter } from "./agentKeys";
 import { agentsRouter } from "./agents";
+import { apiKeysRouter } from "./apiKeys";
 import { companiesRouter } from "./companies";
 import { healthRouter } from "./health";
 import { issuesRouter } from "./issues";
+import { meRouter } from "./me";
 import { membersRouter } from "./members";
 import { runsRouter } from "./runs";
 
 export const appRouter = router({
   activity: activityRouter,
+  agentKeys: agentKeysRouter,
   agents: agentsRouter,
+  apiKeys: apiKeysRouter,
   companies: companiesRouter,
   health: healthRouter,
   issues: issuesRouter,
+  me: meRouter,
   members: membersRouter,
   runs: runsRouter,
 });

@@ -1,0 +1,41 @@
+// GET /api/runs/:id: a run's status, runtime mode, phases and timestamps, with its finalization
+// coordinator's state when it has one. Controller process identities are not part of it.
+import { notFound } from "@copyback/core/errors";
+import { restRoute } from "../rest-route";
+import { runFromPath } from "../resources";
+
+export const getRunRoute = restRoute({
+  method: "GET",
+  path: "/api/runs/:id",
+  permission: "runs:read",
+  resource: runFromPath,
+  handler: async ({ db, companyId, resource }) => {
+    const run = await db.heartbeatRun.findFirst({
+      where: { id: resource.id, companyId },
+      select: {
+        id: true,
+        companyId: true,
+        agentId: true,
+        nativeIssueId: true,
+        runtimeMode: true,
+        status: true,
+        nativePhase: true,
+        resultJson: true,
+        predecessorRunId: true,
+        wakeReason: true,
+        errorCode: true,
+        errorMessage: true,
+        startedAt: true,
+        finishedAt: true,
+        createdAt: true,
+        updatedAt: true,
+        finalization: {
+          select: { id: true, phase: true, attempt: true, resultId: true, failureCode: true, nextAttemptAt: true, committedAt: true, updatedAt: true },
+        },
+      },
+    });
+    if (!run) throw notFound("The run");
+    const { nativeIssueId, ...rest } = run;
+    return { run: { ...rest, issueId: nativeIssueId } };
+  },
+});

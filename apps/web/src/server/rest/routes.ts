@@ -1,0 +1,41 @@
+// Every REST operator route, in one table: the route.ts files under src/app/api export these
+// handlers, and the authorization matrix iterates this list (a route missing here is a route the
+// matrix cannot test; test/rest-routes.integration-test.ts checks both directions).
+import type { Permission } from "@copyback/core/auth";
+import type { RestMethod, RestRoute } from "./rest-route";
+import { finishRunRoute } from "./handlers/finish-run";
+import { getEnvironmentLeaseRoute } from "./handlers/get-environment-lease";
+import { getRunRoute } from "./handlers/get-run";
+import { listRecoveryActionsRoute } from "./handlers/list-recovery-actions";
+import { reconstructWorkspaceRoute } from "./handlers/reconstruct-workspace";
+import { resolveRecoveryActionRoute } from "./handlers/resolve-recovery-action";
+import { resumeWorkspaceFinalizationRoute } from "./handlers/resume-workspace-finalization";
+import { retryWorkspaceExportRoute } from "./handlers/retry-workspace-export";
+
+/** Which kind of record the path's parameter names (the matrix fills it with a real id). */
+export type RestResourceKind = "issue" | "run" | "lease";
+
+export interface RestRouteEntry {
+  method: RestMethod;
+  path: string;
+  permission: Permission;
+  resource: RestResourceKind;
+  /** 501 stubs until the recovery issues implement them: authorized, valid requests get not_implemented. */
+  implemented: boolean;
+  handle: RestRoute["handle"];
+}
+
+function entry(route: RestRoute, resource: RestResourceKind, implemented: boolean): RestRouteEntry {
+  return { method: route.method, path: route.path, permission: route.permission, resource, implemented, handle: route.handle };
+}
+
+export const REST_ROUTES: readonly RestRouteEntry[] = [
+  entry(listRecoveryActionsRoute, "issue", true),
+  entry(resumeWorkspaceFinalizationRoute, "issue", false),
+  entry(retryWorkspaceExportRoute, "issue", false),
+  entry(reconstructWorkspaceRoute, "issue", false),
+  entry(resolveRecoveryActionRoute, "issue", false),
+  entry(getEnvironmentLeaseRoute, "lease", true),
+  entry(getRunRoute, "run", true),
+  entry(finishRunRoute, "run", false),
+];

@@ -1,0 +1,3 @@
+import { getMe } from "./get";
+
+export const meRouter = { get: getMe };
