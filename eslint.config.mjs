@@ -21,5 +21,12 @@ export default tseslint.config(
     files: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/test/**", "scripts/**", "bench/**", "e2e/**", "**/*.config.*", "**/bin/**"],
     rules: { "no-restricted-properties": "off" },
   },
+  {
+    // The web bundle must not pull in the embedded database, migrations or seed (binaries, WASM).
+    files: ["apps/web/src/**"],
+    rules: {
+      "no-restricted-imports": ["error", { paths: [{ name: "@copyback/db", message: "Import @copyback/db/client (or /notify) in the web app." }] }],
+    },
+  },
   prettier,
 );
