@@ -46,7 +46,7 @@ function describePath(
   if (abs === undefined) return undefined;
   for (const { root, label } of roots) {
     const rel = path.relative(root, abs);
-    if (rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))) {
+    if (rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel))) {
       const posix = rel === "" ? "." : rel.split(path.sep).join("/");
       return label === undefined ? posix : `${label}:${posix}`;
     }

@@ -158,5 +158,5 @@ async function sameFilesystem(a: string, b: string): Promise<boolean> {
 /** True when `inner` is `outer` or lies below it. */
 function contains(outer: string, inner: string): boolean {
   const rel = path.relative(outer, inner);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
