@@ -1,12 +1,13 @@
 "use client";
 
+import type { Route } from "next";
 import Form from "next/form";
 import { useEffect, useState } from "react";
 import { ISSUE_STATUSES, type IssueStatusValue } from "~/server/routers/issues/issue-status";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 
 interface Props {
-  action: string;
+  action: Route;
   status: IssueStatusValue | null;
   assignee: string | null;
   agents: ReadonlyArray<{ id: string; name: string; archived: boolean }>;
