@@ -1,5 +1,15 @@
-import { describe, expect, it } from "vitest";
-import { CopybackWriteError, runWithCopybackRetries } from "../../src/copyback/merge/index";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { UnsafeArchiveError } from "../../src/copyback/archive/index";
+import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
+import {
+  CopybackWriteError,
+  classifyCopybackFailure,
+  mergeSnapshot,
+  runWithCopybackRetries,
+} from "../../src/copyback/merge/index";
+import { file, removeTempDirs, scenario } from "./helpers";
 
 const coded = (code: string) => Object.assign(new Error(code), { code });
 
@@ -102,5 +112,43 @@ describe("runWithCopybackRetries (R-RR-1)", () => {
     await expect(runWithCopybackRetries(fn, { maxAttempts: 0 })).rejects.toBeInstanceOf(RangeError);
     await expect(runWithCopybackRetries(fn, { backoffMs: -1 })).rejects.toBeInstanceOf(RangeError);
     expect(calls).toBe(0);
+  });
+});
+
+describe("copyback retries with the real lock and archive errors (R-RR-1)", () => {
+  afterEach(removeTempDirs);
+
+  it("R-RR-1: a merge lock held by another restore is retried, and the retry merges", async () => {
+    const base = { "a.txt": file("a") };
+    const s = await scenario(base, { "a.txt": file("from the sandbox") }, base);
+    const impatient = new DirectoryMergeLocks({ instanceRoot: s.instanceRoot, timeoutMs: 100 });
+    const holder = await s.locks.acquire(s.host); // another restore holds the target
+    const failures: string[] = [];
+    const outcome = await runWithCopybackRetries(
+      async (attempt) => {
+        if (attempt === 2) await holder.release();
+        return mergeSnapshot({
+          target: s.host,
+          baseline: s.baseline,
+          snapshotDir: s.snapshot,
+          locks: impatient,
+        });
+      },
+      {
+        backoffMs: 1,
+        onRetry: ({ error, failure }) =>
+          void failures.push(`${(error as Error).name}:${failure.reason}`),
+      },
+    );
+    expect(failures).toEqual(["LockTimeoutError:lock_timeout"]);
+    expect(outcome).toEqual({ kind: "applied", written: ["a.txt"], deleted: [] });
+    expect(await readFile(path.join(s.host, "a.txt"), "utf8")).toBe("from the sandbox");
+  });
+
+  it("R-RR-1: the real UnsafeArchiveError is final", () => {
+    expect(classifyCopybackFailure(new UnsafeArchiveError([]))).toEqual({
+      retryable: false,
+      reason: "unsafe_archive",
+    });
   });
 });
