@@ -1,0 +1,245 @@
+// The `copyback` operator CLI (bin: packages/core/bin/copyback.mjs). Commands return a result;
+// this file parses the command line (commander), renders the result as text or as exactly one
+// JSON document on stdout (`--json`), and maps every failure to the exit-status table in
+// exit-codes.ts. Expected failures print one clear line to stderr, never a stack trace.
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { archiveCheck } from "./commands/archive-check";
+import { doctor } from "./commands/doctor";
+import { locksList } from "./commands/locks-list";
+import { manifestTake } from "./commands/manifest-take";
+import { mergeCommand } from "./commands/merge";
+import { readCliEnv } from "./env";
+import { describeFailure } from "./errors";
+import { EXIT, EXIT_CODE_TABLE } from "./exit-codes";
+import { resolveInstanceRoot } from "./instance-root";
+import { processIo, type CliIo, type CommandContext, type CommandResult } from "./io";
+
+interface GlobalOptions {
+  json?: boolean;
+  home?: string;
+}
+
+const HELP_FOOTER = `
+Global options go before or after the command. The instance root is --home DIR, else
+COPYBACK_HOME, else ~/.copyback. With --json, stdout holds exactly one JSON document
+({ ok, command, exitCode, ... } or { ok: false, ..., error: { code, message } }); progress and
+warnings always go to stderr.
+
+${EXIT_CODE_TABLE}
+`;
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  // pnpm may forward a literal "--" before the arguments; it is not part of the command.
+  const args = argv[0] === "--" ? argv.slice(1) : argv;
+  const json = wantsJson(args);
+  const state: { command: string; result?: CommandResult } = { command: "copyback" };
+
+  const run =
+    <A extends unknown[]>(
+      name: string,
+      fn: (ctx: CommandContext, ...a: A) => Promise<CommandResult>,
+    ) =>
+    async (...a: A): Promise<void> => {
+      state.command = name;
+      const cmd = a[a.length - 1] as Command;
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const ctx: CommandContext = {
+        home: resolveInstanceRoot(globals.home, io.env ?? readCliEnv()),
+        json: globals.json === true,
+        note: (line) => io.stderr(`copyback ${name}: ${line}\n`),
+      };
+      state.result = await fn(ctx, ...a);
+    };
+
+  const program = buildProgram(io, run);
+  // Name the command as soon as commander picks it, so a usage error reports it too.
+  const track = (cmd: Command) => {
+    cmd.hook("preSubcommand", (_parent, sub) => {
+      state.command = commandPath(sub);
+    });
+    cmd.commands.forEach(track);
+  };
+  track(program);
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help / --version asked for: success. Help shown because no command was given, or any
+      // parse error (commander has already printed it to stderr): a usage error.
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version")
+        return EXIT.ok;
+      if (json) {
+        writeJson(io, {
+          ok: false,
+          command: state.command,
+          exitCode: EXIT.usage,
+          error: { code: "usage", message: error.message.replace(/^error: /, "") },
+        });
+      }
+      return EXIT.usage;
+    }
+    const failure = describeFailure(error);
+    if (json) {
+      writeJson(io, {
+        ok: false,
+        command: state.command,
+        exitCode: failure.exitCode,
+        error: {
+          code: failure.code,
+          message: failure.message,
+          ...(failure.details ? { details: failure.details } : {}),
+        },
+      });
+    }
+    io.stderr(
+      `${state.command === "copyback" ? "copyback" : `copyback ${state.command}`}: ${failure.message}${failure.expected ? "" : " (unexpected error)"}\n`,
+    );
+    if (!failure.expected && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return failure.exitCode;
+  }
+
+  const result = state.result;
+  if (result === undefined) return EXIT.usage; // unreachable: every command sets a result
+  if (json) {
+    writeJson(io, {
+      ok: result.exitCode === EXIT.ok,
+      command: state.command,
+      exitCode: result.exitCode,
+      ...result.json,
+    });
+  } else if (result.text.length > 0) {
+    io.stdout(`${result.text.join("\n")}\n`);
+  }
+  return result.exitCode;
+}
+
+type Runner = <A extends unknown[]>(
+  name: string,
+  fn: (ctx: CommandContext, ...a: A) => Promise<CommandResult>,
+) => (...a: A) => Promise<void>;
+
+function buildProgram(io: CliIo, run: Runner): Command {
+  const program = new Command("copyback");
+  program
+    .description("Operator tools for the copyback engine: locks, archives, manifests, merges.")
+    .option("--json", "machine output: exactly one JSON document on stdout")
+    .option("--home <dir>", "instance root (default: COPYBACK_HOME, else ~/.copyback)")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+    })
+    .showHelpAfterError("(run `copyback --help` for usage)")
+    .addHelpText("after", HELP_FOOTER);
+
+  const locks = program.command("locks").description("directory-merge locks of the instance root");
+  locks
+    .command("list")
+    .description("every lock: held or free (probed), owner sidecar, waiters, legacy directories")
+    .action(run("locks list", (ctx) => locksList(ctx)));
+
+  const archive = program.command("archive").description("tar archives returned by sandboxes");
+  archive
+    .command("check")
+    .argument("<file>", "archive to validate (tar or tar.gz)")
+    .description("validate an archive and explain each violation (exit 0 safe, 1 rejected)")
+    .action(run("archive check", (_ctx, file: string) => archiveCheck(file)));
+
+  program
+    .command("merge")
+    .description(
+      "validate an archive, extract it into <home>/staging and merge it into the target under its directory-merge lock",
+    )
+    .requiredOption(
+      "--baseline <manifest.json>",
+      "baseline manifest (from `copyback manifest take`)",
+    )
+    .requiredOption("--archive <file.tar>", "the returned workspace archive")
+    .requiredOption("--target <dir>", "host workspace directory to merge into")
+    .option("--exclude <pattern>", "excluded tree, preserved on the host (repeatable)", collect, [])
+    .option(
+      "--no-retries",
+      "one attempt only (R-RR-1: default is up to 3 for failures before any host write)",
+    )
+    .option(
+      "--lock-timeout <ms>",
+      "wait for the target's lock at most this long per attempt (default 30000)",
+      milliseconds,
+    )
+    .action(
+      run(
+        "merge",
+        (
+          ctx,
+          opts: {
+            baseline: string;
+            archive: string;
+            target: string;
+            exclude: string[];
+            retries: boolean;
+            lockTimeout?: number;
+          },
+        ) =>
+          mergeCommand(ctx, {
+            baseline: opts.baseline,
+            archive: opts.archive,
+            target: opts.target,
+            exclude: opts.exclude,
+            retries: opts.retries,
+            ...(opts.lockTimeout === undefined ? {} : { lockTimeoutMs: opts.lockTimeout }),
+          }),
+      ),
+    );
+
+  const manifest = program.command("manifest").description("workspace manifests (merge baselines)");
+  manifest
+    .command("take")
+    .argument("<dir>", "directory to describe")
+    .description("record every entry's path, type, mode, sha256 and link target (a baseline)")
+    .option("-o, --output <file>", "write the manifest here (atomically) instead of stdout")
+    .option("--exclude <pattern>", "excluded tree (repeatable)", collect, [])
+    .action(
+      run("manifest take", (ctx, dir: string, opts: { output?: string; exclude: string[] }) =>
+        manifestTake(dir, {
+          exclude: opts.exclude,
+          json: ctx.json,
+          ...(opts.output === undefined ? {} : { output: opts.output }),
+        }),
+      ),
+    );
+
+  program
+    .command("doctor")
+    .description("instance root privacy, filesystem type (lockable or refused), lock root health")
+    .action(run("doctor", (ctx) => doctor(ctx)));
+
+  return program;
+}
+
+/** "archive check" for the `check` subcommand of `archive`; the program itself is not named. */
+function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function milliseconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new InvalidArgumentError("expected a whole number of milliseconds");
+  return n;
+}
+
+/** `--json` before the `--` end-of-options marker, wherever it sits relative to the command. */
+function wantsJson(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).includes("--json");
+}
+
+function writeJson(io: CliIo, doc: Record<string, unknown>): void {
+  io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+}
