@@ -1,4 +1,4 @@
-import { LIVE_EVENT_ENTITIES } from "@copyback/db";
+import { LIVE_EVENT_ENTITIES } from "@copyback/db/notify";
 import { describe, expect, it } from "vitest";
 import { LIVE_INVALIDATION, routerQueryKey, routersToRefresh } from "./live-invalidation";
 

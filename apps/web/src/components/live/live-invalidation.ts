@@ -2,7 +2,7 @@
 // first ([["issues", "get"], { input, type }]) and TanStack Query matches filters by prefix, so
 // [["issues"]] covers every query of the issues router: the list, one issue, its messages.
 // Only active queries refetch; the rest are just marked stale.
-import type { LiveEventEntity } from "@copyback/db";
+import type { LiveEventEntity } from "@copyback/db/notify";
 import type { QueryKey } from "@tanstack/react-query";
 import type { LiveChange } from "~/server/live/wire";
 

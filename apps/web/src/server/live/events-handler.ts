@@ -3,7 +3,7 @@
 // browser's EventSource reconnects by itself, scripts can read it with curl, and it needs no
 // change to the shared tRPC client links. Errors before the stream starts are JSON
 // `{ code, message }` with the statuses of the one mapping (server/errors.ts).
-import type { PrismaClient } from "@copyback/db";
+import type { PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 import { DomainError } from "@copyback/core/errors";
 import { z } from "zod";

@@ -1,7 +1,7 @@
 // Who may subscribe to a company's live changes: whoever may read its issues (`issues:read`),
 // the same check as the issue pages. Another company's id reads as not found (DESIGN.md 5),
 // and so does an id no company has (the local board and instance admins may read any company).
-import type { PrismaClient } from "@copyback/db";
+import type { PrismaClient } from "@copyback/db/client";
 import { authorize, type Principal } from "@copyback/core/auth";
 import { DomainError } from "@copyback/core/errors";
 

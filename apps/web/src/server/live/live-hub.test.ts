@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { LiveEvent } from "@copyback/db";
+import type { LiveEvent } from "@copyback/db/notify";
 import { LiveHub, type LiveMessage } from "./live-hub";
 
 const ACME = "0a0e0000-0000-4000-8000-00000000ac01";

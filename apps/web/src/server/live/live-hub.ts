@@ -1,7 +1,7 @@
 // In-memory fan-out of the process's one LISTEN connection to its subscribers. Each subscriber
 // is registered under exactly one company, checked by the caller (`liveAccessError`) before it
 // subscribes; the hub's job is that no subscriber ever hears another company's changes.
-import type { LiveEvent } from "@copyback/db";
+import type { LiveEvent } from "@copyback/db/notify";
 import type { LiveChange, LiveServerStatus } from "./wire";
 
 export type LiveMessage =

@@ -1,6 +1,6 @@
 // What travels from /api/events to the browser. Shared by the server and the browser bundle:
 // nothing here may import server code (type-only imports are erased).
-import type { LiveEventEntity } from "@copyback/db";
+import type { LiveEventEntity } from "@copyback/db/notify";
 
 export const LIVE_EVENTS_PATH = "/api/events";
 
