@@ -3,13 +3,12 @@
 import { TRPCError, initTRPC } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
-import type { PrismaClient } from "@copyback/db";
+import type { PrismaClient } from "@copyback/db/client";
 import { authorize, type Permission, type Principal } from "@copyback/core/auth";
 import { DomainError } from "@copyback/core/errors";
-import { env } from "~/env";
 import { db } from "./db";
 import { domainCodeOf, toTRPCError } from "./errors";
-import { appOrigin } from "./auth/app-origin";
+import { consoleOrigin } from "./auth/app-origin";
 import { assertSameSiteMutation } from "./auth/csrf";
 import { resolvePrincipal } from "./auth/resolve-principal";
 
@@ -59,7 +58,7 @@ const domainErrors = t.middleware(async ({ next }) => {
 
 /** Mutations made with ambient credentials (session cookie, local mode) must come from the console's own origin. */
 const sameSiteMutations = t.middleware(({ ctx, type, next }) => {
-  if (type === "mutation") assertSameSiteMutation(ctx.principal, ctx.headers, () => appOrigin(ctx.headers, env().COPYBACK_PUBLIC_URL));
+  if (type === "mutation") assertSameSiteMutation(ctx.principal, ctx.headers, () => consoleOrigin(ctx.headers));
   return next();
 });
 

@@ -14,9 +14,8 @@ import type { z } from "zod";
 import type { PrismaClient } from "@copyback/db/client";
 import { authorize, type Permission, type Principal } from "@copyback/core/auth";
 import { DomainError, isDomainError } from "@copyback/core/errors";
-import { env } from "~/env";
 import { db } from "~/server/db";
-import { appOrigin } from "~/server/auth/app-origin";
+import { consoleOrigin } from "~/server/auth/app-origin";
 import { assertSameSiteMutation } from "~/server/auth/csrf";
 import { resolvePrincipal } from "~/server/auth/resolve-principal";
 import { domainErrorResponse, jsonError } from "./responses";
@@ -67,7 +66,7 @@ export function restRoute<R extends LoadedResource, S extends z.ZodType | undefi
       if (principal.kind === "anonymous") {
         return jsonError(401, { code: "unauthenticated", message: "Sign in, or send Authorization: Bearer <API key>." }, { "www-authenticate": "Bearer" });
       }
-      if (spec.method !== "GET") assertSameSiteMutation(principal, req.headers, () => appOrigin(req.headers, env().COPYBACK_PUBLIC_URL));
+      if (spec.method !== "GET") assertSameSiteMutation(principal, req.headers, () => consoleOrigin(req.headers));
 
       const params = singleValued(await context.params);
       const prisma = db();
