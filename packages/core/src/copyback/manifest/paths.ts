@@ -12,10 +12,6 @@ export function parentOf(path: string): string {
   return slash < 0 ? "" : path.slice(0, slash);
 }
 
-export function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
-}
-
 export function joinRelative(dir: string, name: string): string {
   return dir === "" ? name : `${dir}/${name}`;
 }
@@ -31,13 +27,6 @@ export function depthOf(path: string): number {
   let depth = 1;
   for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47 /* "/" */) depth++;
   return depth;
-}
-
-/** True when `path` is strictly below `dir` ("" is the root, above everything). */
-export function isBelow(path: string, dir: string): boolean {
-  return dir === ""
-    ? path !== ""
-    : path.length > dir.length && path.startsWith(dir) && path[dir.length] === "/";
 }
 
 /** A normalized relative path: what a manifest may hold and what the merge may write. */
