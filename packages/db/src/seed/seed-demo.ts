@@ -11,6 +11,7 @@ import type {
 } from "../generated/prisma/enums";
 import { withTransaction, type TransactionClient } from "../client/transactions";
 import { ensureDemoWorkspace } from "./demo-workspace";
+import { createDemoRun } from "./demo-run";
 
 /** Fixed ids, so "is the demo there?" never depends on a name a user may have reused. */
 export const DEMO_COMPANY_ID = "0a0e0000-0000-4000-8000-00000000ac01";
@@ -76,6 +77,8 @@ interface DemoIssue {
   createdBy: string;
   minutesAgo: number;
   messages: DemoMessage[];
+  /** Adds one finished run of the demo agent (with its run log) before the agent's reply. */
+  finishedRun?: true;
 }
 
 const ACME_ISSUES: readonly DemoIssue[] = [
@@ -86,6 +89,7 @@ const ACME_ISSUES: readonly DemoIssue[] = [
     assignToAgent: true,
     createdBy: "ada",
     minutesAgo: 60 * 24 * 3,
+    finishedRun: true,
     messages: [
       { from: "ada", body: "Please start with a short overview and a quickstart." },
       { from: "agent", body: "README.md now has an overview and a quickstart section." },
@@ -418,6 +422,15 @@ async function createIssues(
         action: "issue.status_changed",
         details: { from: "backlog", to: issue.status },
         createdAt: lastActivityAt,
+      });
+    }
+    if (issue.finishedRun && input.agentId) {
+      // Between the first message (+1 min) and the agent's reply (+2 min).
+      await createDemoRun(tx, {
+        companyId: input.companyId,
+        issueId: row.id,
+        agentId: input.agentId,
+        startedAt: new Date(createdAt.getTime() + 70_000),
       });
     }
     let at = createdAt.getTime();
