@@ -1,10 +1,13 @@
 // extractValidatedArchive: validation first, extraction only of what was validated (R-UA-2,
-// R-UA-4). A rejected archive never reaches node-tar, so not a single byte of it is written.
-// Extraction itself is defended again: node-tar runs with its strict, path-preserving-off
-// options, a filter checks every entry against the validated list (same path, type, size and
-// target, in the same order), symlinks are not left to node-tar but created afterwards, when
-// no later entry can be written through them, and any failure empties the destination again.
-import { once } from "node:events";
+// R-UA-4). A rejected archive is never read a second time, so not a single byte of it is
+// written. Extraction is defended again on its own (write-entries.ts): node-tar's Parser reads
+// the entries, each must match the validated list, files are created with O_EXCL|O_NOFOLLOW
+// under directories we created ourselves, symlinks come last (when no later entry can be
+// written through them), and any failure empties the destination again.
+//
+// node-tar's Unpack is not used to write: after its 7.5 security fixes it re-walks every
+// parent directory with mkdir+lstat for each file, which made extraction several times slower
+// than GNU tar, and with every path pre-validated those checks guard nothing ours do not.
 import {
   chmod,
   lstat,
@@ -18,24 +21,19 @@ import {
   unlink,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { Unpack, type ReadEntry } from "tar";
-import { readArchiveBytes } from "./archive-bytes";
-import { forEachLimited } from "./concurrency";
 import {
   ArchiveDestinationError,
   ArchiveExtractionError,
   UnsafeArchiveError,
   errnoOf,
 } from "./errors";
-import { MAX_EXTENSION_HEADER_BYTES, resolveLimits, type ArchiveLimits } from "./limits";
+import { resolveLimits, type ArchiveLimits } from "./limits";
 import { inspectArchive, type ValidatedEntry } from "./validate";
+import { PERMISSIONS, writeValidatedEntries } from "./write-entries";
 
 export interface ExtractOptions {
   limits?: Partial<ArchiveLimits>;
 }
-
-/** Permission bits only: setuid, setgid and sticky never survive extraction. */
-const PERMISSIONS = 0o777;
 
 export async function extractValidatedArchive(
   file: string,
@@ -55,9 +53,9 @@ export async function extractValidatedArchive(
     if (entries.length === 0) return;
     const dest = await assertEmptyDirectory(destDir);
     try {
-      await unpackFilesAndDirectories(handle, limits, dest, inspection.entries);
+      await writeValidatedEntries(handle, limits, dest, inspection.entries);
       await createSymlinks(dest, entries);
-      await applyModes(dest, entries);
+      await applyDirectoryModes(dest, entries);
     } catch (error) {
       await emptyDirectory(dest);
       if (error instanceof ArchiveExtractionError) throw error;
@@ -86,89 +84,39 @@ async function assertEmptyDirectory(destDir: string): Promise<string> {
   return realpath(destDir);
 }
 
-async function unpackFilesAndDirectories(
-  handle: Parameters<typeof readArchiveBytes>[0],
-  limits: ArchiveLimits,
-  dest: string,
-  expected: readonly ValidatedEntry[],
-): Promise<void> {
-  let index = 0;
-  let failure: ArchiveExtractionError | undefined;
-  const unpack = new Unpack({
-    cwd: dest,
-    strict: true,
-    preservePaths: false,
-    preserveOwner: false,
-    unlink: false,
-    keep: false,
-    brotli: false,
-    zstd: false,
-    maxMetaEntrySize: MAX_EXTENSION_HEADER_BYTES,
-    maxDepth: limits.maxPathDepth + 1,
-    filter: (_path, candidate) => {
-      const entry = candidate as ReadEntry;
-      const want = expected[index++];
-      if (
-        !want ||
-        want.path !== entry.path ||
-        want.type !== entry.type ||
-        want.size !== entry.size ||
-        want.linkpath !== (entry.linkpath || undefined)
-      ) {
-        failure ??= new ArchiveExtractionError("the archive changed after it was validated");
-        unpack.abort(failure);
-        return false;
-      }
-      // The archive root is the destination itself: its mode and times stay the caller's.
-      // Symlinks are created after every file is in place (createSymlinks).
-      if (want.kind !== "file" && want.kind !== "directory") return false;
-      if (typeof entry.mode === "number") entry.mode &= PERMISSIONS;
-      return true;
-    },
-  });
-  const finished = new Promise<void>((resolve, reject) => {
-    unpack.once("close", () => resolve());
-    unpack.once("error", reject);
-  });
-  finished.catch(() => undefined);
-  for await (const chunk of readArchiveBytes(handle, limits, {
-    gzip: false,
-    bytesRead: 0,
-    bytesInflated: 0,
-  })) {
-    if (failure) break;
-    if (!unpack.write(chunk)) await Promise.race([once(unpack, "drain"), finished]);
-  }
-  if (!failure) unpack.end();
-  try {
-    await finished;
-  } catch (error) {
-    throw failure ?? error;
-  }
-  if (failure) throw failure;
-  if (index !== expected.length)
-    throw new ArchiveExtractionError("the archive changed after it was validated");
-}
-
 async function createSymlinks(dest: string, entries: readonly ValidatedEntry[]): Promise<void> {
   for (const entry of entries) {
     if (entry.kind !== "symlink") continue;
-    const parent = join(dest, ...entry.components.slice(0, -1));
-    await mkdir(parent, { recursive: true });
-    // Validation already guarantees no link sits on the way; checked again on the disk.
-    if ((await realpath(parent)) !== parent) {
-      throw new ArchiveExtractionError("a link's parent directory is not a plain directory");
-    }
+    await ensureRealDirectory(dest, entry.components.slice(0, -1));
     await symlink(entry.linkpath as string, join(dest, ...entry.components));
   }
 }
 
-async function applyModes(dest: string, entries: readonly ValidatedEntry[]): Promise<void> {
-  const files = entries.filter((e) => e.kind === "file" && e.mode !== undefined);
-  await forEachLimited(files, 32, (e) =>
-    chmod(join(dest, ...e.components), (e.mode as number) & PERMISSIONS),
-  );
-  // Directories last and deepest first: a read-only directory must not block work inside it.
+/**
+ * Makes sure every component is a real directory, creating missing ones, never passing through
+ * a link. Validation already guarantees that; this checks it again on the disk.
+ */
+async function ensureRealDirectory(dest: string, components: readonly string[]): Promise<void> {
+  let path = dest;
+  for (const part of components) {
+    path = join(path, part);
+    try {
+      const stats = await lstat(path);
+      if (stats.isDirectory()) continue;
+      throw new ArchiveExtractionError("a link's parent is not a plain directory");
+    } catch (error) {
+      if (errnoOf(error) !== "ENOENT") throw error;
+      await mkdir(path, 0o777);
+    }
+  }
+}
+
+/** Files got their modes when written; directories last and deepest first, so a read-only one
+ * never blocked work inside it. */
+async function applyDirectoryModes(
+  dest: string,
+  entries: readonly ValidatedEntry[],
+): Promise<void> {
   const dirs = entries
     .filter((e) => e.kind === "directory" && e.mode !== undefined)
     .sort((a, b) => b.components.length - a.components.length);
