@@ -13,6 +13,10 @@ function role(value: unknown): string {
   return typeof value === "string" ? (ROLE_LABEL[value] ?? value) : String(value);
 }
 
+function withArticle(noun: string): string {
+  return /^[aeiou]/i.test(noun) ? `an ${noun}` : `a ${noun}`;
+}
+
 export interface ActivityPhrase {
   /** Follows the actor's name; the entity (e.g. "ACME-12") comes next when there is one. */
   verb: string;
@@ -30,7 +34,7 @@ export function describeActivity(action: string, details: Record<string, unknown
     case "issue.message_posted":
       return { verb: "posted a message on" };
     case "membership.created":
-      return { verb: `added a ${role(details.role)}` };
+      return { verb: `added ${withArticle(role(details.role))}` };
     case "membership.role_changed":
       return { verb: `changed a member's role from ${role(details.from)} to ${role(details.to)}` };
     case "membership.status_changed":

@@ -1,6 +1,6 @@
 // Who did it, as the activity log and the conversation record it. The trusted local board has no
 // user row (actor id null); agents are recorded by their agent id.
-import type { ActorType } from "@copyback/db";
+import type { ActorType } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 
 export interface Actor {

@@ -1,6 +1,6 @@
 // The audit row of a change, written with the transaction client of that change so that both
 // commit together or neither does (DESIGN.md section 7).
-import type { Prisma, TransactionClient } from "@copyback/db";
+import type { Prisma, TransactionClient } from "@copyback/db/client";
 import type { Actor } from "./actor";
 
 export interface ActivityEntry {

@@ -1,5 +1,5 @@
 // How an author or actor is shown to board users: a person's or agent's name, never an id.
-import type { ActorType } from "@copyback/db";
+import type { ActorType } from "@copyback/db/client";
 
 export const LOCAL_BOARD_NAME = "Local board";
 export const SYSTEM_NAME = "Copyback";

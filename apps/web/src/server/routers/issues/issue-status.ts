@@ -1,6 +1,6 @@
 // The task statuses as a plain list, shared by the router and the pages (filters, selects).
 // No runtime imports: client components import this file, and it must not pull zod or Prisma in.
-import type { IssueStatus } from "@copyback/db";
+import type { IssueStatus } from "@copyback/db/client";
 
 export const ISSUE_STATUSES = ["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"] as const;
 

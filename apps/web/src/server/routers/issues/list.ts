@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Prisma } from "@copyback/db";
+import type { Prisma } from "@copyback/db/client";
 import { companyProcedure } from "~/server/trpc";
 import { issueStatusSchema } from "./issue-status-schema";
 import { cursorSchema, pageOf } from "./keyset-cursor";

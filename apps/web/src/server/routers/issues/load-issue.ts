@@ -1,5 +1,5 @@
 // Company-scoped issue lookup: an id from another company reads exactly like a missing one.
-import type { PrismaClient, TransactionClient } from "@copyback/db";
+import type { PrismaClient, TransactionClient } from "@copyback/db/client";
 import { notFound } from "@copyback/core/errors";
 
 export async function requireIssueInCompany(db: PrismaClient | TransactionClient, companyId: string, issueId: string) {

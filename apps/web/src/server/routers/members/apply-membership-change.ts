@@ -1,7 +1,7 @@
 // Applies one membership change (role or status) with its audit row, in one transaction that
 // holds the company row lock: concurrent changes in one company run one after the other, so two
 // owners demoting each other cannot both see "another owner remains" (last_owner).
-import { Prisma, withTransaction, type PrismaClient } from "@copyback/db";
+import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 import { notFound } from "@copyback/core/errors";
 import { actorOf } from "../activity/actor";
