@@ -282,9 +282,10 @@ describe("the hand-written objects work", () => {
   });
 
   it("run evidence is never deleted through a parent: deleting a company with runs is refused", async () => {
+    // PostgreSQL 15 reports foreign_key_violation (23503), 18 restrict_violation (23001).
     await expect(
       query(db.url(), "DELETE FROM companies WHERE id = $1", [ids.company]),
-    ).rejects.toMatchObject({ code: "23503" }); // foreign_key_violation (RESTRICT);
+    ).rejects.toMatchObject({ code: expect.stringMatching(/^(23503|23001)$/) });
     expect(
       await query(db.url(), "SELECT id FROM heartbeat_runs WHERE id = $1", [ids.run]),
     ).toHaveLength(1);

@@ -17,12 +17,8 @@ export class MigrationError extends Error {
     super(message, options);
   }
 
-  static fromEngine(error: unknown, panic: string | null): MigrationError {
+  static fromEngine(error: unknown): MigrationError {
     if (error instanceof MigrationError) return error;
-    if (panic)
-      return new MigrationError("engine_panicked", `The schema engine crashed: ${panic}`, {
-        cause: error,
-      });
     const text = error instanceof Error ? error.message : String(error);
     // The engine appends a Rust backtrace ("   0: schema_engine_wasm::...") that helps nobody here.
     const message = text.split(/\n\s+0: /)[0]?.trim() || text;

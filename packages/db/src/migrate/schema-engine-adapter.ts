@@ -1,6 +1,6 @@
 // The driver adapter factory handed to the WASM schema engine: adapter-pg, with two changes
 // the engine needs and one piece of bookkeeping.
-//  1. Its connections report PostgreSQL's internal `"char"` columns as text (pg-internal-char.ts).
+//  1. It reads PostgreSQL's internal `"char"` columns, as characters (pg-internal-char.ts).
 //  2. `executeScript` sends the whole script as ONE simple-protocol query. adapter-pg splits
 //     scripts on every `;`, which breaks any migration with a function body, a string or a
 //     comment containing one, and runs the statements one by one. PostgreSQL runs a
@@ -12,8 +12,9 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type {
   SqlDriverAdapter,
   SqlMigrationAwareDriverAdapterFactory,
+  Transaction,
 } from "@prisma/driver-adapter-utils";
-import { InternalCharAsTextClient } from "./pg-internal-char";
+import { CharColumnMarkingClient, restoreCharColumns } from "./pg-internal-char";
 
 export interface EngineAdapterFactory extends SqlMigrationAwareDriverAdapterFactory {
   disposeAll(): Promise<void>;
@@ -22,7 +23,7 @@ export interface EngineAdapterFactory extends SqlMigrationAwareDriverAdapterFact
 export function createEngineAdapterFactory(databaseUrl: string): EngineAdapterFactory {
   const inner = new PrismaPg({
     connectionString: databaseUrl,
-    Client: InternalCharAsTextClient,
+    Client: CharColumnMarkingClient,
     max: 2,
     application_name: "copyback-schema-engine",
   });
@@ -30,6 +31,13 @@ export function createEngineAdapterFactory(databaseUrl: string): EngineAdapterFa
 
   const track = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
     const wrapped: SqlDriverAdapter = Object.create(adapter) as SqlDriverAdapter;
+    wrapped.queryRaw = async (query) => restoreCharColumns(await adapter.queryRaw(query));
+    wrapped.startTransaction = async (isolationLevel) => {
+      const tx = await adapter.startTransaction(isolationLevel);
+      const wrappedTx: Transaction = Object.create(tx) as Transaction;
+      wrappedTx.queryRaw = async (query) => restoreCharColumns(await tx.queryRaw(query));
+      return wrappedTx;
+    };
     // No parameters means pg uses the simple query protocol, which accepts many statements;
     // going through executeRaw keeps adapter-pg's mapping of database errors.
     wrapped.executeScript = async (script: string) => {

@@ -12,18 +12,6 @@ import { MigrationError } from "./errors";
 
 export type { SchemaEngine };
 
-/** The wasm glue reports Rust panics here; the message is attached to the error that follows. */
-interface PanicRegistry {
-  set_message(message: string): void;
-}
-const panics = { last: null as string | null };
-const globals = globalThis as unknown as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry };
-globals.PRISMA_WASM_PANIC_REGISTRY ??= {
-  set_message(message: string) {
-    panics.last = message;
-  },
-};
-
 // The compiler's lib (ES2023, no DOM) does not declare WebAssembly's values; Node has them.
 interface WasmApi {
   compile(bytes: Uint8Array): Promise<object>;
@@ -31,6 +19,19 @@ interface WasmApi {
 }
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
+// --- Panics ------------------------------------------------------------------------------
+// The glue reports a Rust panic through `globalThis.PRISMA_WASM_PANIC_REGISTRY.set_message`,
+// then the wasm traps. Prisma Client's runtime installs a registry of its own there whose
+// set_message throws, which would leave our call's promise pending forever. So while an engine
+// call runs, our registry is installed: it fails the call at once with the panic text. A wasm
+// instance that panicked is in an undefined state, so the process never uses it again.
+interface PanicRegistry {
+  set_message(message: string): void;
+}
+const globals = globalThis as unknown as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry };
+let poisonedBy: string | null = null;
+
+// --- Timers --------------------------------------------------------------------------------
 // The engine arms timers it never clears (e.g. a 10 s timeout around Prisma's advisory lock),
 // which would keep a finished process alive for seconds. Timers are recorded here and cleared
 // once the engine that armed them is freed; none of their callbacks matters after that.
@@ -92,25 +93,47 @@ export async function withSchemaEngine<T>(
   work: (engine: SchemaEngine) => Promise<T>,
 ): Promise<T> {
   const run = async (): Promise<T> => {
+    if (poisonedBy !== null) {
+      throw new MigrationError(
+        "engine_panicked",
+        `The schema engine crashed earlier in this process (${poisonedBy}); restart the process to use it again.`,
+      );
+    }
     await instantiate();
     const factory = createEngineAdapterFactory(options.databaseUrl);
     let engine: SchemaEngine | null = null;
+    let panicked: (message: string) => void = () => undefined;
+    const panic = new Promise<never>((_, reject) => {
+      panicked = (message) =>
+        reject(new MigrationError("engine_panicked", `The schema engine crashed: ${message}`));
+    });
+    panic.catch(() => undefined); // observed through the race below
+    const previousRegistry = globals.PRISMA_WASM_PANIC_REGISTRY;
+    globals.PRISMA_WASM_PANIC_REGISTRY = {
+      set_message(message: string) {
+        poisonedBy = message.split("\n")[0] ?? message;
+        panicked(message);
+      },
+    };
     try {
       const datamodels = options.schemaFiles?.map((file): [string, string] => [
         file.path,
         file.content,
       ]);
-      engine = await glue.SchemaEngine.new(
-        { datamodels },
-        () => undefined,
-        bindMigrationAwareSqlAdapterFactory(factory),
-      );
-      return await work(engine);
+      const operation = (async () => {
+        engine = await glue.SchemaEngine.new(
+          { datamodels },
+          () => undefined,
+          bindMigrationAwareSqlAdapterFactory(factory),
+        );
+        return work(engine);
+      })();
+      return await Promise.race([operation, panic]);
     } catch (error) {
-      throw MigrationError.fromEngine(error, panics.last);
+      throw MigrationError.fromEngine(error);
     } finally {
-      panics.last = null;
-      engine?.free();
+      globals.PRISMA_WASM_PANIC_REGISTRY = previousRegistry;
+      if (poisonedBy === null) (engine as SchemaEngine | null)?.free();
       await factory.disposeAll();
       for (const timer of engineTimers) clearTimeout(timer);
       engineTimers.clear();
