@@ -48,12 +48,10 @@ describe("seedDemo", () => {
   });
 
   it("has board users in every role, a suspended member and an instance admin", async () => {
-    const memberships = await db
-      .prisma()
-      .companyMembership.findMany({
-        where: { companyId: DEMO_COMPANY_ID },
-        include: { user: true },
-      });
+    const memberships = await db.prisma().companyMembership.findMany({
+      where: { companyId: DEMO_COMPANY_ID },
+      include: { user: true },
+    });
     const byEmail = Object.fromEntries(
       memberships.map((m) => [m.user.email, `${m.role}/${m.status}`]),
     );
@@ -90,12 +88,10 @@ describe("seedDemo", () => {
   });
 
   it("has the Builder agent on a local environment", async () => {
-    const agent = await db
-      .prisma()
-      .agent.findFirstOrThrow({
-        where: { companyId: DEMO_COMPANY_ID, name: "Builder" },
-        include: { environment: true },
-      });
+    const agent = await db.prisma().agent.findFirstOrThrow({
+      where: { companyId: DEMO_COMPANY_ID, name: "Builder" },
+      include: { environment: true },
+    });
     expect(agent.command.length).toBeGreaterThan(0);
     expect(agent.environment?.provider).toBe("local");
   });
