@@ -39,7 +39,11 @@ beforeAll(async () => {
      VALUES ($1, $2, 1, 'ACME-1', 'Acme task', now()), ($3, $4, 1, 'GLX-1', 'Globex task', now())`,
     [acmeIssue, ACME, globexIssue, GLOBEX],
   );
-  feed = createLiveFeed({ databaseUrl: db.url(), backoff: { initialMs: 20, maxMs: 200 }, applicationName: "copyback-live-test" });
+  feed = createLiveFeed({
+    databaseUrl: db.url(),
+    backoff: { initialMs: 20, maxMs: 200 },
+    applicationName: "copyback-live-test",
+  });
 });
 
 afterAll(async () => {
@@ -53,16 +57,23 @@ interface SseEvent {
 }
 
 /** Opens /api/events through the handler as `principal` and parses what it streams. */
-async function subscribe(principal: Principal | (() => Principal), companyId: string, options: { reauthorizeMs?: number } = {}) {
+async function subscribe(
+  principal: Principal | (() => Principal),
+  companyId: string,
+  options: { reauthorizeMs?: number } = {},
+) {
   const abort = new AbortController();
   const closes: EventStreamCloseReason[] = [];
-  const response = await handleLiveEventsRequest(new Request(`http://localhost/api/events?companyId=${companyId}`, { signal: abort.signal }), {
-    db: db.prisma(),
-    feed,
-    resolvePrincipal: async () => (typeof principal === "function" ? principal() : principal),
-    reauthorizeMs: options.reauthorizeMs,
-    onClose: (reason) => closes.push(reason),
-  });
+  const response = await handleLiveEventsRequest(
+    new Request(`http://localhost/api/events?companyId=${companyId}`, { signal: abort.signal }),
+    {
+      db: db.prisma(),
+      feed,
+      resolvePrincipal: async () => (typeof principal === "function" ? principal() : principal),
+      reauthorizeMs: options.reauthorizeMs,
+      onClose: (reason) => closes.push(reason),
+    },
+  );
   const events: SseEvent[] = [];
   let ended = false;
   if (response.ok && response.body) void pump(response.body, events).finally(() => (ended = true));
@@ -77,7 +88,10 @@ async function subscribe(principal: Principal | (() => Principal), companyId: st
       for (;;) {
         const found = events.find(predicate);
         if (found) return found;
-        if (Date.now() - started > timeoutMs) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(events)}`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(
+            `no matching event within ${timeoutMs} ms; got ${JSON.stringify(events)}`,
+          );
         await sleep(10);
       }
     },
@@ -104,7 +118,8 @@ async function pump(body: ReadableStream<Uint8Array>, into: SseEvent[]) {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const isChangeOf = (id: string) => (e: SseEvent) => e.event === "change" && JSON.parse(e.data).id === id;
+const isChangeOf = (id: string) => (e: SseEvent) =>
+  e.event === "change" && JSON.parse(e.data).id === id;
 
 describe("GET /api/events", () => {
   it("pushes a plain SQL UPDATE of an issue to its company's subscriber within 2 s, and not to another company's", async () => {
@@ -118,10 +133,19 @@ describe("GET /api/events", () => {
       await feed.ready();
 
       const started = Date.now();
-      await sql.query("UPDATE issues SET status = 'in_progress', title = 'Renamed by the worker' WHERE id = $1", [acmeIssue]);
+      await sql.query(
+        "UPDATE issues SET status = 'in_progress', title = 'Renamed by the worker' WHERE id = $1",
+        [acmeIssue],
+      );
       const change = await acme.next(isChangeOf(acmeIssue), 2_000);
       expect(Date.now() - started).toBeLessThan(2_000);
-      expect(JSON.parse(change.data)).toEqual({ entity: "issues", id: acmeIssue, issueId: acmeIssue, runId: null, op: "UPDATE" });
+      expect(JSON.parse(change.data)).toEqual({
+        entity: "issues",
+        id: acmeIssue,
+        issueId: acmeIssue,
+        runId: null,
+        op: "UPDATE",
+      });
       // Ids only: the new title is read through the authorized API, never pushed.
       expect(change.data).not.toContain("Renamed");
 
@@ -137,9 +161,15 @@ describe("GET /api/events", () => {
   });
 
   it("keeps one LISTEN connection for all subscribers and releases a subscriber that disconnects", async () => {
-    const subscribers = await Promise.all([subscribe(member(ACME), ACME), subscribe(member(ACME), ACME), subscribe(member(GLOBEX), GLOBEX)]);
+    const subscribers = await Promise.all([
+      subscribe(member(ACME), ACME),
+      subscribe(member(ACME), ACME),
+      subscribe(member(GLOBEX), GLOBEX),
+    ]);
     await Promise.all(subscribers.map((s) => s.next((e) => e.event === "ready")));
-    const listening = await sql.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'copyback-live-test' AND datname = current_database()");
+    const listening = await sql.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'copyback-live-test' AND datname = current_database()",
+    );
     expect(listening.rows[0].n).toBe(1);
     expect(feed.subscriberCount()).toBe(3);
     for (const s of subscribers) s.close();
@@ -162,13 +192,16 @@ describe("GET /api/events", () => {
       expect(feed.backendPid()).not.toBe(pid);
 
       const message = randomUUID();
-      await sql.query("INSERT INTO issue_messages (id, company_id, issue_id, author_type, body) VALUES ($1, $2, $3, 'system', 'after the drop')", [
-        message,
-        ACME,
-        acmeIssue,
-      ]);
+      await sql.query(
+        "INSERT INTO issue_messages (id, company_id, issue_id, author_type, body) VALUES ($1, $2, $3, 'system', 'after the drop')",
+        [message, ACME, acmeIssue],
+      );
       const change = await acme.next(isChangeOf(message));
-      expect(JSON.parse(change.data)).toMatchObject({ entity: "issue_messages", issueId: acmeIssue, op: "INSERT" });
+      expect(JSON.parse(change.data)).toMatchObject({
+        entity: "issue_messages",
+        issueId: acmeIssue,
+        op: "INSERT",
+      });
     } finally {
       acme.close();
     }
@@ -190,30 +223,51 @@ describe("GET /api/events", () => {
     ["anonymous", { kind: "anonymous" } as Principal, () => ACME, 401, "unauthenticated"],
     ["another company's owner", member(GLOBEX), () => ACME, 404, "not_found"],
     ["a suspended member", member(ACME, "suspended"), () => ACME, 403, "forbidden"],
-    ["the local board, for a company that does not exist", { kind: "local_board" } as Principal, () => randomUUID(), 404, "not_found"],
-    ["an agent", { kind: "agent", agentId: randomUUID(), companyId: ACME, keyId: randomUUID() } as Principal, () => ACME, 403, "forbidden"],
-  ])("refuses %s with a JSON error and subscribes nothing", async (_name, principal, companyId, status, code) => {
-    const before = feed.subscriberCount();
-    const attempt = await subscribe(principal, companyId());
-    expect(attempt.response.status).toBe(status);
-    expect(attempt.response.headers.get("content-type")).toMatch(/^application\/json/);
-    expect(await attempt.response.json()).toMatchObject({ code });
-    expect(feed.subscriberCount()).toBe(before);
-  });
+    [
+      "the local board, for a company that does not exist",
+      { kind: "local_board" } as Principal,
+      () => randomUUID(),
+      404,
+      "not_found",
+    ],
+    [
+      "an agent",
+      { kind: "agent", agentId: randomUUID(), companyId: ACME, keyId: randomUUID() } as Principal,
+      () => ACME,
+      403,
+      "forbidden",
+    ],
+  ])(
+    "refuses %s with a JSON error and subscribes nothing",
+    async (_name, principal, companyId, status, code) => {
+      const before = feed.subscriberCount();
+      const attempt = await subscribe(principal, companyId());
+      expect(attempt.response.status).toBe(status);
+      expect(attempt.response.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(await attempt.response.json()).toMatchObject({ code });
+      expect(feed.subscriberCount()).toBe(before);
+    },
+  );
 
-  it.each([["missing", ""], ["not a uuid", "acme"], ["an injection attempt", `${ACME}'--`]])(
-    "answers 422 for a companyId that is %s",
-    async (_name, companyId) => {
-      const response = await handleLiveEventsRequest(new Request(`http://localhost/api/events${companyId ? `?companyId=${encodeURIComponent(companyId)}` : ""}`), {
+  it.each([
+    ["missing", ""],
+    ["not a uuid", "acme"],
+    ["an injection attempt", `${ACME}'--`],
+  ])("answers 422 for a companyId that is %s", async (_name, companyId) => {
+    const response = await handleLiveEventsRequest(
+      new Request(
+        `http://localhost/api/events${companyId ? `?companyId=${encodeURIComponent(companyId)}` : ""}`,
+      ),
+      {
         db: db.prisma(),
         feed,
         resolvePrincipal: async () => ({ kind: "local_board" }),
-      });
-      expect(response.status).toBe(422);
-      expect(await response.json()).toMatchObject({ code: "invalid_request" });
-      expect(feed.subscriberCount()).toBe(0);
-    },
-  );
+      },
+    );
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "invalid_request" });
+    expect(feed.subscriberCount()).toBe(0);
+  });
 });
 
 describe("the /api/events route module", () => {
@@ -224,7 +278,9 @@ describe("the /api/events route module", () => {
     const { liveFeed } = await import("~/server/live/process-feed");
     const abort = new AbortController();
     try {
-      const response = await GET(new Request(`http://localhost/api/events?companyId=${ACME}`, { signal: abort.signal }));
+      const response = await GET(
+        new Request(`http://localhost/api/events?companyId=${ACME}`, { signal: abort.signal }),
+      );
       expect(response.status).toBe(200);
       const events: SseEvent[] = [];
       void pump(response.body!, events);
@@ -232,7 +288,8 @@ describe("the /api/events route module", () => {
       await sql.query("UPDATE issues SET title = 'Through the route' WHERE id = $1", [acmeIssue]);
       const started = Date.now();
       while (!events.some(isChangeOf(acmeIssue))) {
-        if (Date.now() - started > 2_000) throw new Error(`no change event: ${JSON.stringify(events)}`);
+        if (Date.now() - started > 2_000)
+          throw new Error(`no change event: ${JSON.stringify(events)}`);
         await sleep(10);
       }
       expect(liveFeed()).toBe(liveFeed());

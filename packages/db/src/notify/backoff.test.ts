@@ -4,8 +4,12 @@ import { reconnectDelayMs } from "./backoff";
 describe("reconnectDelayMs", () => {
   it("doubles from the initial delay up to the cap, with jitter in [base/2, base]", () => {
     const options = { initialMs: 100, maxMs: 1_000 };
-    expect([0, 1, 2, 3, 4, 10].map((attempt) => reconnectDelayMs(attempt, options, () => 1))).toEqual([100, 200, 400, 800, 1_000, 1_000]);
-    expect([0, 1, 2, 3, 4].map((attempt) => reconnectDelayMs(attempt, options, () => 0))).toEqual([50, 100, 200, 400, 500]);
+    expect(
+      [0, 1, 2, 3, 4, 10].map((attempt) => reconnectDelayMs(attempt, options, () => 1)),
+    ).toEqual([100, 200, 400, 800, 1_000, 1_000]);
+    expect([0, 1, 2, 3, 4].map((attempt) => reconnectDelayMs(attempt, options, () => 0))).toEqual([
+      50, 100, 200, 400, 500,
+    ]);
   });
 
   it("never exceeds the cap for huge or odd attempt numbers", () => {

@@ -13,10 +13,15 @@ export interface BackoffOptions {
  * The delay before retry number `attempt` (0 for the first retry): a uniformly random value in
  * [base/2, base], base = min(maxMs, initialMs * 2^attempt). `random` is injectable for tests.
  */
-export function reconnectDelayMs(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
+export function reconnectDelayMs(
+  attempt: number,
+  options: BackoffOptions = {},
+  random: () => number = Math.random,
+): number {
   const initial = options.initialMs ?? 250;
   const max = options.maxMs ?? 10_000;
-  if (!(initial > 0) || !(max >= initial)) throw new RangeError(`backoff needs 0 < initialMs <= maxMs (got ${initial}, ${max})`);
+  if (!(initial > 0) || !(max >= initial))
+    throw new RangeError(`backoff needs 0 < initialMs <= maxMs (got ${initial}, ${max})`);
   const exponent = Math.min(Math.max(0, Math.trunc(attempt)), 30);
   const base = Math.min(max, initial * 2 ** exponent);
   return Math.round(base / 2 + random() * (base / 2));

@@ -43,12 +43,16 @@ export interface NotificationListener {
   stop(): Promise<void>;
 }
 
-export function startNotificationListener(options: NotificationListenerOptions): NotificationListener {
-  if (options.channels.length === 0) throw new RangeError("startNotificationListener needs at least one channel");
+export function startNotificationListener(
+  options: NotificationListenerOptions,
+): NotificationListener {
+  if (options.channels.length === 0)
+    throw new RangeError("startNotificationListener needs at least one channel");
   return new LongLivedListener(options);
 }
 
-const defaultConnect = (databaseUrl: string, applicationName: string) => openDedicatedConnection(databaseUrl, { applicationName });
+const defaultConnect = (databaseUrl: string, applicationName: string) =>
+  openDedicatedConnection(databaseUrl, { applicationName });
 
 class LongLivedListener implements NotificationListener {
   state: ListenerState = "connecting";
@@ -116,8 +120,15 @@ class LongLivedListener implements NotificationListener {
   private async session(resumed: boolean, onListening: () => void): Promise<void> {
     const timeoutMs = this.options.timeoutMs ?? 10_000;
     const connect = this.options.connect ?? defaultConnect;
-    const pending = connect(this.options.databaseUrl, this.options.applicationName ?? "copyback-listen");
-    const client = await withTimeout(pending, timeoutMs, "Timed out opening the LISTEN connection").catch((error: unknown) => {
+    const pending = connect(
+      this.options.databaseUrl,
+      this.options.applicationName ?? "copyback-listen",
+    );
+    const client = await withTimeout(
+      pending,
+      timeoutMs,
+      "Timed out opening the LISTEN connection",
+    ).catch((error: unknown) => {
       // A connection that arrives after its timeout must not leak.
       pending.then((late) => late.end()).catch(() => undefined);
       throw error;
@@ -134,7 +145,10 @@ class LongLivedListener implements NotificationListener {
       for (const channel of this.options.channels) {
         await Promise.race([client.query(`LISTEN ${client.escapeIdentifier(channel)}`), lost]);
       }
-      const pidResult = await Promise.race([client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"), lost]);
+      const pidResult = await Promise.race([
+        client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"),
+        lost,
+      ]);
       const backendPid = pidResult.rows[0]?.pid ?? -1;
       this.pid = backendPid;
       onListening();
@@ -142,7 +156,11 @@ class LongLivedListener implements NotificationListener {
       this.settleReady();
       this.options.onListening?.({ resumed, backendPid });
 
-      await Promise.race([lost, whenAborted(this.stopping.signal), this.probe(client, sessionEnd.signal, timeoutMs)]);
+      await Promise.race([
+        lost,
+        whenAborted(this.stopping.signal),
+        this.probe(client, sessionEnd.signal, timeoutMs),
+      ]);
     } finally {
       sessionEnd.abort();
       this.pid = undefined;
@@ -158,7 +176,11 @@ class LongLivedListener implements NotificationListener {
     for (;;) {
       await abortableDelay(interval, signal);
       if (signal.aborted) return new Promise<never>(() => undefined);
-      await withTimeout(client.query("SELECT 1"), timeoutMs, "The LISTEN connection stopped answering");
+      await withTimeout(
+        client.query("SELECT 1"),
+        timeoutMs,
+        "The LISTEN connection stopped answering",
+      );
     }
   }
 
@@ -168,7 +190,10 @@ class LongLivedListener implements NotificationListener {
       this.options.onNotification(channel, payload ?? "");
     } catch (error) {
       // One consumer's bug must not take live updates down for everyone.
-      (this.options.onHandlerError ?? ((e: unknown) => console.error("[copyback listen] notification handler failed", e)))(error);
+      (
+        this.options.onHandlerError ??
+        ((e: unknown) => console.error("[copyback listen] notification handler failed", e))
+      )(error);
     }
   }
 }

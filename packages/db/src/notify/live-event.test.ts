@@ -16,7 +16,16 @@ describe("parseLiveEvent", () => {
   });
 
   it("skips anything else instead of throwing", () => {
-    for (const payload of [undefined, "", "hello", "{}", "[]", JSON.stringify({ ...valid, entity: "companies" }), JSON.stringify({ ...valid, companyId: "x" }), JSON.stringify({ ...valid, op: "TRUNCATE" })]) {
+    for (const payload of [
+      undefined,
+      "",
+      "hello",
+      "{}",
+      "[]",
+      JSON.stringify({ ...valid, entity: "companies" }),
+      JSON.stringify({ ...valid, companyId: "x" }),
+      JSON.stringify({ ...valid, op: "TRUNCATE" }),
+    ]) {
       expect(parseLiveEvent(payload)).toBeNull();
     }
   });

@@ -26,7 +26,10 @@ beforeAll(async () => {
     `INSERT INTO companies (id, name, issue_prefix, updated_at) VALUES ($1, 'Acme', 'ACME', now()), ($2, 'Globex', 'GLX', now());
      INSERT INTO agents (id, company_id, name, command, updated_at) VALUES ($3, $1, 'Builder', ARRAY['true'], now());
      INSERT INTO issues (id, company_id, number, identifier, title, updated_at) VALUES ($4, $1, 1, 'ACME-1', 'Secret title', now());
-     INSERT INTO heartbeat_runs (id, company_id, agent_id, native_issue_id, updated_at) VALUES ($5, $1, $3, $4, now());`.replace(/\$(\d)/g, (_, n: string) => `'${[company, otherCompany, agent, issue, run][Number(n) - 1]}'`),
+     INSERT INTO heartbeat_runs (id, company_id, agent_id, native_issue_id, updated_at) VALUES ($5, $1, $3, $4, now());`.replace(
+      /\$(\d)/g,
+      (_, n: string) => `'${[company, otherCompany, agent, issue, run][Number(n) - 1]}'`,
+    ),
   );
 });
 
@@ -54,7 +57,10 @@ async function collector() {
       for (;;) {
         const found = events.find(predicate);
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(events)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no matching event within ${timeoutMs} ms; got ${JSON.stringify(events)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
@@ -82,7 +88,10 @@ describe("live_notifications migration", () => {
   it("announces a plain SQL change of every table with ids only, at commit", async () => {
     const listen = await collector();
     try {
-      await sql.query("UPDATE issues SET status = 'in_progress', title = 'Another secret' WHERE id = $1", [issue]);
+      await sql.query(
+        "UPDATE issues SET status = 'in_progress', title = 'Another secret' WHERE id = $1",
+        [issue],
+      );
       expect(await listen.next((e) => e.entity === "issues")).toEqual({
         companyId: company,
         entity: "issues",
@@ -93,16 +102,27 @@ describe("live_notifications migration", () => {
       });
 
       const message = randomUUID();
-      await sql.query("INSERT INTO issue_messages (id, company_id, issue_id, author_type, run_id, body) VALUES ($1, $2, $3, 'agent', $4, 'Message body')", [
-        message,
-        company,
-        issue,
-        run,
-      ]);
-      expect(await listen.next((e) => e.id === message)).toMatchObject({ entity: "issue_messages", issueId: issue, runId: run, op: "INSERT" });
+      await sql.query(
+        "INSERT INTO issue_messages (id, company_id, issue_id, author_type, run_id, body) VALUES ($1, $2, $3, 'agent', $4, 'Message body')",
+        [message, company, issue, run],
+      );
+      expect(await listen.next((e) => e.id === message)).toMatchObject({
+        entity: "issue_messages",
+        issueId: issue,
+        runId: run,
+        op: "INSERT",
+      });
 
-      await sql.query("UPDATE heartbeat_runs SET status = 'succeeded', finished_at = now() WHERE id = $1", [run]);
-      expect(await listen.next((e) => e.entity === "heartbeat_runs")).toMatchObject({ id: run, issueId: issue, runId: run, op: "UPDATE" });
+      await sql.query(
+        "UPDATE heartbeat_runs SET status = 'succeeded', finished_at = now() WHERE id = $1",
+        [run],
+      );
+      expect(await listen.next((e) => e.entity === "heartbeat_runs")).toMatchObject({
+        id: run,
+        issueId: issue,
+        runId: run,
+        op: "UPDATE",
+      });
 
       const action = randomUUID();
       await sql.query(
@@ -110,26 +130,41 @@ describe("live_notifications migration", () => {
          VALUES ($1, $2, $3, $4, 'native_workspace_finalization_owner_unverified', 'fp', 'board', now())`,
         [action, company, issue, run],
       );
-      expect(await listen.next((e) => e.id === action)).toMatchObject({ entity: "issue_recovery_actions", issueId: issue, runId: run, op: "INSERT" });
+      expect(await listen.next((e) => e.id === action)).toMatchObject({
+        entity: "issue_recovery_actions",
+        issueId: issue,
+        runId: run,
+        op: "INSERT",
+      });
 
       const event = randomUUID();
-      await sql.query("INSERT INTO run_events (id, company_id, run_id, level, code, message) VALUES ($1, $2, $3, 'info', 'phase', 'Event text')", [
-        event,
-        company,
-        run,
-      ]);
+      await sql.query(
+        "INSERT INTO run_events (id, company_id, run_id, level, code, message) VALUES ($1, $2, $3, 'info', 'phase', 'Event text')",
+        [event, company, run],
+      );
       // The run event's issue is looked up through its run, so an issue page can refresh its runs.
-      expect(await listen.next((e) => e.id === event)).toMatchObject({ entity: "run_events", issueId: issue, runId: run });
+      expect(await listen.next((e) => e.id === event)).toMatchObject({
+        entity: "run_events",
+        issueId: issue,
+        runId: run,
+      });
 
       const activity = randomUUID();
       await sql.query(
         "INSERT INTO activity_log (id, company_id, actor_type, action, entity_type, entity_id) VALUES ($1, $2, 'system', 'issue.updated', 'issue', $3)",
         [activity, company, issue],
       );
-      expect(await listen.next((e) => e.id === activity)).toMatchObject({ entity: "activity_log", issueId: issue, runId: null });
+      expect(await listen.next((e) => e.id === activity)).toMatchObject({
+        entity: "activity_log",
+        issueId: issue,
+        runId: null,
+      });
 
       await sql.query("DELETE FROM issue_messages WHERE id = $1", [message]);
-      expect(await listen.next((e) => e.id === message && e.op === "DELETE")).toMatchObject({ companyId: company, issueId: issue });
+      expect(await listen.next((e) => e.id === message && e.op === "DELETE")).toMatchObject({
+        companyId: company,
+        issueId: issue,
+      });
 
       // Ids only: no title, body or message text ever travels on the channel.
       for (const payload of listen.raw) {
@@ -177,7 +212,10 @@ describe("startNotificationListener", () => {
     await listener.ready();
     const firstPid = listener.backendPid();
     expect(firstPid).toBeGreaterThan(0);
-    const appName = await sql.query<{ application_name: string }>("SELECT application_name FROM pg_stat_activity WHERE pid = $1", [firstPid]);
+    const appName = await sql.query<{ application_name: string }>(
+      "SELECT application_name FROM pg_stat_activity WHERE pid = $1",
+      [firstPid],
+    );
     expect(appName.rows[0]?.application_name).toBe("copyback-listen");
 
     await sql.query("UPDATE issues SET title = 'Before the drop' WHERE id = $1", [issue]);
@@ -236,7 +274,13 @@ describe("startNotificationListener", () => {
   });
 
   it("refuses to start without a channel", () => {
-    expect(() => startNotificationListener({ databaseUrl: db.url(), channels: [], onNotification: () => undefined })).toThrow(RangeError);
+    expect(() =>
+      startNotificationListener({
+        databaseUrl: db.url(),
+        channels: [],
+        onNotification: () => undefined,
+      }),
+    ).toThrow(RangeError);
   });
 });
 

@@ -10,7 +10,9 @@ export interface LiveNotifyTrigger {
   table: LiveEventEntity;
 }
 
-export const LIVE_NOTIFY_TRIGGERS: readonly LiveNotifyTrigger[] = LIVE_EVENT_ENTITIES.map((table) => ({
-  name: `${table}_live_notify`,
-  table,
-}));
+export const LIVE_NOTIFY_TRIGGERS: readonly LiveNotifyTrigger[] = LIVE_EVENT_ENTITIES.map(
+  (table) => ({
+    name: `${table}_live_notify`,
+    table,
+  }),
+);

@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { LiveChange } from "~/server/live/wire";
-import { connectLiveEvents, defaultReopenDelayMs, type EventSourceLike, type LiveConnectionStatus } from "./live-connection";
+import {
+  connectLiveEvents,
+  defaultReopenDelayMs,
+  type EventSourceLike,
+  type LiveConnectionStatus,
+} from "./live-connection";
 
 class FakeEventSource implements EventSourceLike {
   static all: FakeEventSource[] = [];
@@ -19,7 +24,8 @@ class FakeEventSource implements EventSourceLike {
   }
   emit(type: string, data = "") {
     if (type !== "error") this.readyState = 1;
-    for (const listener of this.listeners.get(type) ?? []) listener({ data } as MessageEvent<string>);
+    for (const listener of this.listeners.get(type) ?? [])
+      listener({ data } as MessageEvent<string>);
   }
   fail(permanently: boolean) {
     this.readyState = permanently ? 2 : 0;
@@ -33,10 +39,20 @@ function connect() {
   let resyncs = 0;
   const connection = connectLiveEvents(
     "/api/events?companyId=c",
-    { onChange: (c) => changes.push(c), onResync: () => resyncs++, onStatus: (s) => statuses.push(s) },
+    {
+      onChange: (c) => changes.push(c),
+      onResync: () => resyncs++,
+      onStatus: (s) => statuses.push(s),
+    },
     { createEventSource: (url) => new FakeEventSource(url), reopenDelayMs: () => 1_000 },
   );
-  return { connection, changes, statuses, resyncs: () => resyncs, source: () => FakeEventSource.all.at(-1)! };
+  return {
+    connection,
+    changes,
+    statuses,
+    resyncs: () => resyncs,
+    source: () => FakeEventSource.all.at(-1)!,
+  };
 }
 
 describe("connectLiveEvents", () => {
@@ -51,10 +67,15 @@ describe("connectLiveEvents", () => {
   it("goes live on ready and hands over parsed changes", () => {
     const c = connect();
     c.source().emit("ready", '{"listening":true}');
-    c.source().emit("change", '{"entity":"issues","id":"i","issueId":"i","runId":null,"op":"UPDATE"}');
+    c.source().emit(
+      "change",
+      '{"entity":"issues","id":"i","issueId":"i","runId":null,"op":"UPDATE"}',
+    );
     c.source().emit("change", "not json");
     expect(c.statuses).toEqual(["connecting", "live"]);
-    expect(c.changes).toEqual([{ entity: "issues", id: "i", issueId: "i", runId: null, op: "UPDATE" }]);
+    expect(c.changes).toEqual([
+      { entity: "issues", id: "i", issueId: "i", runId: null, op: "UPDATE" },
+    ]);
     expect(c.resyncs()).toBe(0);
   });
 
@@ -108,6 +129,17 @@ describe("connectLiveEvents", () => {
     vi.advanceTimersByTime(120_000);
     expect(FakeEventSource.all).toHaveLength(2);
     expect(d.statuses).toEqual(["connecting", "stopped"]);
+  });
+
+  it("re-reads on the first ready when it replaces an earlier connection", () => {
+    let resyncs = 0;
+    connectLiveEvents(
+      "/api/events?companyId=c",
+      { onChange: () => undefined, onResync: () => resyncs++, onStatus: () => undefined },
+      { createEventSource: (url) => new FakeEventSource(url), resyncOnFirstReady: true },
+    );
+    FakeEventSource.all.at(-1)!.emit("ready", '{"listening":true}');
+    expect(resyncs).toBe(1);
   });
 
   it("backs off up to a minute", () => {

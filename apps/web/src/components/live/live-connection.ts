@@ -13,6 +13,8 @@ export type LiveConnectionStatus =
   | "delayed"
   /** The stream dropped; reconnecting. */
   | "reconnecting"
+  /** Closed while the page is in the background; reopens (and re-reads) when it is visible. */
+  | "paused"
   /** Closed for good: access was withdrawn, or the page left. */
   | "stopped";
 
@@ -34,6 +36,8 @@ export interface LiveConnectionOptions {
   createEventSource?: (url: string) => EventSourceLike;
   /** Delay before reopening after EventSource gave up (attempt counts from 0). */
   reopenDelayMs?: (attempt: number) => number;
+  /** Re-read everything on the first `ready` too (this connection replaces a closed one). */
+  resyncOnFirstReady?: boolean;
 }
 
 export interface LiveConnection {
@@ -47,13 +51,17 @@ export function defaultReopenDelayMs(attempt: number, random: () => number = Mat
   return Math.round(base / 2 + (random() * base) / 2);
 }
 
-export function connectLiveEvents(url: string, handlers: LiveConnectionHandlers, options: LiveConnectionOptions = {}): LiveConnection {
+export function connectLiveEvents(
+  url: string,
+  handlers: LiveConnectionHandlers,
+  options: LiveConnectionOptions = {},
+): LiveConnection {
   const create = options.createEventSource ?? ((target: string) => new EventSource(target));
   const reopenDelay = options.reopenDelayMs ?? defaultReopenDelayMs;
   let source: EventSourceLike | undefined;
   let reopenTimer: ReturnType<typeof setTimeout> | undefined;
   let attempts = 0;
-  let connectedBefore = false;
+  let connectedBefore = options.resyncOnFirstReady ?? false;
   let stopped = false;
   let status: LiveConnectionStatus | undefined;
 
@@ -88,7 +96,7 @@ export function connectLiveEvents(url: string, handlers: LiveConnectionHandlers,
     });
     current.addEventListener("error", () => {
       if (stopped || source !== current) return;
-      setStatus(connectedBefore ? "reconnecting" : "connecting");
+      setStatus(status === "connecting" ? "connecting" : "reconnecting");
       if (current.readyState !== CLOSED) return; // EventSource retries by itself
       current.close();
       reopenTimer = setTimeout(open, reopenDelay(attempts++));

@@ -4,7 +4,8 @@ import { LIVE_INVALIDATION, routerQueryKey, routersToRefresh } from "./live-inva
 
 describe("live invalidation table", () => {
   it("has an entry for every announced table", () => {
-    for (const entity of LIVE_EVENT_ENTITIES) expect(LIVE_INVALIDATION[entity].length).toBeGreaterThan(0);
+    for (const entity of LIVE_EVENT_ENTITIES)
+      expect(LIVE_INVALIDATION[entity].length).toBeGreaterThan(0);
   });
 
   it("refreshes the issue views for messages and the run views for run events", () => {

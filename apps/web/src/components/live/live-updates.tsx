@@ -11,8 +11,12 @@ import { liveEventsUrl, type LiveChange } from "~/server/live/wire";
 import { connectLiveEvents, type LiveConnectionStatus } from "./live-connection";
 import { routerQueryKey, routersToRefresh } from "./live-invalidation";
 import { createRefreshBatcher } from "./refresh-batcher";
+import { usePageVisible } from "./use-page-visible";
 
 type ChangeListener = (change: LiveChange) => void;
+
+/** How long a background tab keeps its stream before closing it. */
+const HIDDEN_GRACE_MS = 30_000;
 
 interface LiveContextValue {
   status: LiveConnectionStatus;
@@ -28,28 +32,44 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
   routerRef.current = router;
   const [status, setStatus] = useState<LiveConnectionStatus>("connecting");
   const [listeners] = useState(() => new Set<ChangeListener>());
+  const visible = usePageVisible(HIDDEN_GRACE_MS);
+  // A stream that replaces an earlier one (back from the background, another company) may
+  // have missed changes in between.
+  const connectedBefore = useRef(false);
 
   useEffect(() => {
+    if (!visible) {
+      setStatus("paused");
+      return;
+    }
+    const resyncOnFirstReady = connectedBefore.current;
+    connectedBefore.current = true;
     const batcher = createRefreshBatcher({
       flush: (batch) => {
         if (batch.everything) void queryClient.invalidateQueries();
-        else for (const name of batch.routers) void queryClient.invalidateQueries({ queryKey: routerQueryKey(name) });
+        else
+          for (const name of batch.routers)
+            void queryClient.invalidateQueries({ queryKey: routerQueryKey(name) });
         routerRef.current.refresh();
       },
     });
-    const connection = connectLiveEvents(liveEventsUrl(companyId), {
-      onChange: (change) => {
-        batcher.add(routersToRefresh(change));
-        for (const listener of listeners) listener(change);
+    const connection = connectLiveEvents(
+      liveEventsUrl(companyId),
+      {
+        onChange: (change) => {
+          batcher.add(routersToRefresh(change));
+          for (const listener of listeners) listener(change);
+        },
+        onResync: () => batcher.everything(),
+        onStatus: setStatus,
       },
-      onResync: () => batcher.everything(),
-      onStatus: setStatus,
-    });
+      { resyncOnFirstReady },
+    );
     return () => {
       connection.close();
       batcher.cancel();
     };
-  }, [companyId, queryClient, listeners]);
+  }, [companyId, queryClient, listeners, visible]);
 
   return <LiveContext.Provider value={{ status, listeners }}>{children}</LiveContext.Provider>;
 }
@@ -77,9 +97,26 @@ export function useLiveChange(listener: ChangeListener): void {
 const LABELS: Record<LiveConnectionStatus, { text: string; hint: string; dot: string }> = {
   connecting: { text: "Connecting…", hint: "Connecting to live updates.", dot: "bg-slate-300" },
   live: { text: "Live", hint: "Changes appear here as they happen.", dot: "bg-emerald-500" },
-  delayed: { text: "Updates delayed", hint: "The server is reconnecting to the database; this page catches up when it is back.", dot: "bg-amber-500" },
-  reconnecting: { text: "Reconnecting…", hint: "The connection dropped; this page catches up when it is back.", dot: "bg-amber-500" },
-  stopped: { text: "Live updates off", hint: "Reload the page to see the latest changes.", dot: "bg-slate-400" },
+  delayed: {
+    text: "Updates delayed",
+    hint: "The server is reconnecting to the database; this page catches up when it is back.",
+    dot: "bg-amber-500",
+  },
+  reconnecting: {
+    text: "Reconnecting…",
+    hint: "The connection dropped; this page catches up when it is back.",
+    dot: "bg-amber-500",
+  },
+  paused: {
+    text: "Paused",
+    hint: "Live updates pause while this tab is in the background.",
+    dot: "bg-slate-300",
+  },
+  stopped: {
+    text: "Live updates off",
+    hint: "Reload the page to see the latest changes.",
+    dot: "bg-slate-400",
+  },
 };
 
 /** A small, polite status pill; renders nothing outside <LiveUpdates>. */

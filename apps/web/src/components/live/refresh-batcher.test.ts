@@ -11,7 +11,11 @@ describe("createRefreshBatcher", () => {
 
   it("coalesces a burst into one refresh after the window", () => {
     const batches: RefreshBatch[] = [];
-    const batcher = createRefreshBatcher({ flush: (b) => batches.push(b), windowMs: 200, minIntervalMs: 1_000 });
+    const batcher = createRefreshBatcher({
+      flush: (b) => batches.push(b),
+      windowMs: 200,
+      minIntervalMs: 1_000,
+    });
     batcher.add(["issues"]);
     batcher.add(["runs", "issues"]);
     vi.advanceTimersByTime(199);
@@ -22,7 +26,11 @@ describe("createRefreshBatcher", () => {
 
   it("spaces refreshes at least minIntervalMs apart under a steady stream", () => {
     const flushedAt: number[] = [];
-    const batcher = createRefreshBatcher({ flush: () => flushedAt.push(Date.now()), windowMs: 200, minIntervalMs: 1_000 });
+    const batcher = createRefreshBatcher({
+      flush: () => flushedAt.push(Date.now()),
+      windowMs: 200,
+      minIntervalMs: 1_000,
+    });
     const start = Date.now();
     for (let t = 0; t < 3_000; t += 50) {
       batcher.add(["runs"]);

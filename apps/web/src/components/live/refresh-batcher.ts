@@ -29,7 +29,8 @@ export function createRefreshBatcher(options: RefreshBatcherOptions): RefreshBat
   const minIntervalMs = options.minIntervalMs ?? 1_000;
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-  const clearTimer = options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
+  const clearTimer =
+    options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
 
   let pending = new Set<string>();
   let everything = false;

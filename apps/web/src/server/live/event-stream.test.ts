@@ -4,7 +4,9 @@ import { openEventStream, type EventStreamCloseReason } from "./event-stream";
 
 const decoder = new TextDecoder();
 
-function harness(overrides: { stillAuthorized?: () => Promise<boolean>; maxQueuedChunks?: number } = {}) {
+function harness(
+  overrides: { stillAuthorized?: () => Promise<boolean>; maxQueuedChunks?: number } = {},
+) {
   const sinks = new Set<LiveSink>();
   const controller = new AbortController();
   const closes: EventStreamCloseReason[] = [];
@@ -40,8 +42,14 @@ describe("openEventStream", () => {
     const h = harness();
     expect(await h.read()).toBe("retry: 3000\n\n");
     expect(await h.read()).toBe('event: ready\ndata: {"listening":true}\n\n');
-    for (const sink of h.sinks) sink({ kind: "change", change: { entity: "issues", id: "i", issueId: "i", runId: null, op: "UPDATE" } });
-    expect(await h.read()).toBe('event: change\ndata: {"entity":"issues","id":"i","issueId":"i","runId":null,"op":"UPDATE"}\n\n');
+    for (const sink of h.sinks)
+      sink({
+        kind: "change",
+        change: { entity: "issues", id: "i", issueId: "i", runId: null, op: "UPDATE" },
+      });
+    expect(await h.read()).toBe(
+      'event: change\ndata: {"entity":"issues","id":"i","issueId":"i","runId":null,"op":"UPDATE"}\n\n',
+    );
     for (const sink of h.sinks) sink({ kind: "resync" });
     expect(await h.read()).toBe("event: resync\ndata: {}\n\n");
   });
@@ -83,7 +91,9 @@ describe("openEventStream", () => {
     await vi.advanceTimersByTimeAsync(60_000);
     const rest: string[] = [];
     for (let chunk = await h.read(); chunk !== null; chunk = await h.read()) rest.push(chunk);
-    expect(rest.filter((c) => !c.startsWith(":"))).toEqual(['event: denied\ndata: {"message":"You no longer have access to this company."}\n\n']);
+    expect(rest.filter((c) => !c.startsWith(":"))).toEqual([
+      'event: denied\ndata: {"message":"You no longer have access to this company."}\n\n',
+    ]);
     expect(h.sinks.size).toBe(0);
     expect(h.closes).toEqual(["denied"]);
   });

@@ -44,7 +44,8 @@ export function openEventStream(options: EventStreamOptions): ReadableStream<Uin
 
       const write = (text: string) => {
         if (!open) return;
-        if (controller.desiredSize !== null && controller.desiredSize < -maxQueued) return release?.("too_slow");
+        if (controller.desiredSize !== null && controller.desiredSize < -maxQueued)
+          return release?.("too_slow");
         controller.enqueue(encoder.encode(text));
       };
 
@@ -70,7 +71,9 @@ export function openEventStream(options: EventStreamOptions): ReadableStream<Uin
       unsubscribe = options.subscribe((message) => write(format(message)));
       write(sseEvent(SSE_EVENT.ready, options.initialStatus));
 
-      timers.push(setInterval(() => write(sseComment("keep-alive")), options.heartbeatMs ?? HEARTBEAT_MS));
+      timers.push(
+        setInterval(() => write(sseComment("keep-alive")), options.heartbeatMs ?? HEARTBEAT_MS),
+      );
       const check = options.stillAuthorized;
       if (check) {
         timers.push(
@@ -78,7 +81,11 @@ export function openEventStream(options: EventStreamOptions): ReadableStream<Uin
             check().then(
               (allowed) => {
                 if (allowed || !open) return;
-                write(sseEvent(SSE_EVENT.denied, { message: "You no longer have access to this company." }));
+                write(
+                  sseEvent(SSE_EVENT.denied, {
+                    message: "You no longer have access to this company.",
+                  }),
+                );
                 release?.("denied");
               },
               // A failed check (database briefly unreachable) is not a denial; the next one decides.

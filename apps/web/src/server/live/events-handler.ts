@@ -22,21 +22,34 @@ export interface LiveEventsDeps {
   onClose?: (reason: EventStreamCloseReason) => void;
 }
 
-const query = z.object({ companyId: z.uuid({ message: "companyId must be a company id (a UUID)." }) });
+const query = z.object({
+  companyId: z.uuid({ message: "companyId must be a company id (a UUID)." }),
+});
 
-export async function handleLiveEventsRequest(req: Request, deps: LiveEventsDeps): Promise<Response> {
-  const parsed = query.safeParse({ companyId: new URL(req.url).searchParams.get("companyId") ?? undefined });
+export async function handleLiveEventsRequest(
+  req: Request,
+  deps: LiveEventsDeps,
+): Promise<Response> {
+  const parsed = query.safeParse({
+    companyId: new URL(req.url).searchParams.get("companyId") ?? undefined,
+  });
   if (!parsed.success) {
-    return jsonError(HTTP_STATUS.invalid, "invalid_request", parsed.error.issues[0]?.message ?? "Invalid request.");
+    return jsonError(
+      HTTP_STATUS.invalid,
+      "invalid_request",
+      parsed.error.issues[0]?.message ?? "Invalid request.",
+    );
   }
   const { companyId } = parsed.data;
 
-  const accessError = async (): Promise<DomainError | null> => liveAccessError(deps.db, await deps.resolvePrincipal(req.headers), companyId);
+  const accessError = async (): Promise<DomainError | null> =>
+    liveAccessError(deps.db, await deps.resolvePrincipal(req.headers), companyId);
   let denied: DomainError | null;
   try {
     denied = await accessError();
   } catch (error) {
-    if (error instanceof DomainError) return jsonError(HTTP_STATUS[error.kind], error.code, error.message);
+    if (error instanceof DomainError)
+      return jsonError(HTTP_STATUS[error.kind], error.code, error.message);
     throw error;
   }
   if (denied) return jsonError(HTTP_STATUS[denied.kind], denied.code, denied.message);

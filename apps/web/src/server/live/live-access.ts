@@ -7,9 +7,14 @@ import { DomainError } from "@copyback/core/errors";
 
 export const LIVE_PERMISSION = "issues:read" as const;
 
-export async function liveAccessError(db: Pick<PrismaClient, "company">, principal: Principal, companyId: string): Promise<DomainError | null> {
+export async function liveAccessError(
+  db: Pick<PrismaClient, "company">,
+  principal: Principal,
+  companyId: string,
+): Promise<DomainError | null> {
   const decision = authorize(principal, LIVE_PERMISSION, companyId);
-  if (decision.kind === "deny") return new DomainError(decision.code, decision.code, decision.message);
+  if (decision.kind === "deny")
+    return new DomainError(decision.code, decision.code, decision.message);
   const company = await db.company.findUnique({ where: { id: companyId }, select: { id: true } });
   return company ? null : new DomainError("not_found", "not_found", "Not found.");
 }

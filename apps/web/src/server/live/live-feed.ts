@@ -1,7 +1,13 @@
 // The process's live feed: one dedicated LISTEN connection (started on the first subscriber,
 // never from the pool) feeding a LiveHub. After the connection comes back from an outage every
 // subscriber is told to resync, because PostgreSQL does not replay what it sent meanwhile.
-import { LIVE_EVENTS_CHANNEL, parseLiveEvent, startNotificationListener, type BackoffOptions, type NotificationListener } from "@copyback/db/notify";
+import {
+  LIVE_EVENTS_CHANNEL,
+  parseLiveEvent,
+  startNotificationListener,
+  type BackoffOptions,
+  type NotificationListener,
+} from "@copyback/db/notify";
 import { LiveHub, type LiveSink } from "./live-hub";
 
 export interface LiveFeedOptions {

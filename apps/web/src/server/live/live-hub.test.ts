@@ -21,7 +21,18 @@ describe("LiveHub", () => {
     hub.subscribe(ACME, (m) => acme.push(m));
     hub.subscribe(GLOBEX, (m) => globex.push(m));
     expect(hub.publish(event(ACME))).toBe(1);
-    expect(acme).toEqual([{ kind: "change", change: { entity: "issues", id: event(ACME).id, issueId: event(ACME).id, runId: null, op: "UPDATE" } }]);
+    expect(acme).toEqual([
+      {
+        kind: "change",
+        change: {
+          entity: "issues",
+          id: event(ACME).id,
+          issueId: event(ACME).id,
+          runId: null,
+          op: "UPDATE",
+        },
+      },
+    ]);
     expect(globex).toEqual([]);
     expect(JSON.stringify(acme)).not.toContain(ACME);
   });

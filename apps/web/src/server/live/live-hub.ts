@@ -37,7 +37,13 @@ export class LiveHub {
   publish(event: LiveEvent): number {
     const sinks = this.byCompany.get(event.companyId);
     if (!sinks) return 0;
-    const change: LiveChange = { entity: event.entity, id: event.id, issueId: event.issueId, runId: event.runId, op: event.op };
+    const change: LiveChange = {
+      entity: event.entity,
+      id: event.id,
+      issueId: event.issueId,
+      runId: event.runId,
+      op: event.op,
+    };
     return this.send(sinks, { kind: "change", change });
   }
 

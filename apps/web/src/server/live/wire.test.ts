@@ -5,7 +5,14 @@ describe("live wire format", () => {
   it("parses a change and rejects malformed data", () => {
     const change = { entity: "heartbeat_runs", id: "r", issueId: "i", runId: "r", op: "UPDATE" };
     expect(parseLiveChange(JSON.stringify(change))).toEqual(change);
-    for (const data of ["", "null", "[]", "{}", JSON.stringify({ ...change, op: "TRUNCATE" }), JSON.stringify({ ...change, issueId: 3 })]) {
+    for (const data of [
+      "",
+      "null",
+      "[]",
+      "{}",
+      JSON.stringify({ ...change, op: "TRUNCATE" }),
+      JSON.stringify({ ...change, issueId: 3 }),
+    ]) {
       expect(parseLiveChange(data)).toBeNull();
     }
   });

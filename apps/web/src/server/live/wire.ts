@@ -51,7 +51,13 @@ export function parseLiveChange(data: string): LiveChange | null {
   if (typeof value !== "object" || value === null) return null;
   const v = value as Record<string, unknown>;
   const idOrNull = (x: unknown) => x === null || typeof x === "string";
-  if (typeof v.entity !== "string" || typeof v.id !== "string" || !idOrNull(v.issueId) || !idOrNull(v.runId)) return null;
+  if (
+    typeof v.entity !== "string" ||
+    typeof v.id !== "string" ||
+    !idOrNull(v.issueId) ||
+    !idOrNull(v.runId)
+  )
+    return null;
   if (typeof v.op !== "string" || !OPS.includes(v.op)) return null;
   return {
     entity: v.entity as LiveEventEntity,
