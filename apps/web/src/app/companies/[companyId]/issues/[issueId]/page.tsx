@@ -55,7 +55,7 @@ export default async function IssuePage({ params }: { params: Params }) {
         </ol>
       </nav>
 
-      <header className="space-y-2">
+      <header className="space-y-2" data-testid="issue-header">
         <div className="flex flex-wrap items-center gap-3">
           <span className="font-mono text-sm text-slate-500">{issue.data.identifier}</span>
           <IssueStatusBadge status={issue.data.status} />
