@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPrismaClient, resolveDatabase, seedDemo } from "@copyback/db";
 import { parseLaunchEnv } from "./launch/env";
+import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,9 +40,23 @@ async function main(): Promise<void> {
       try {
         const seeded = await seedDemo(prisma, { instanceRoot: env.COPYBACK_HOME });
         say(seeded.created ? "created the demo company" : "demo data already present");
+        if (env.COPYBACK_DEPLOYMENT_MODE === "authenticated") {
+          // README "Signing in": every demo user signs in with the demo password.
+          const demo = await ensureDemoSignIns(prisma);
+          const fresh = demo.emails.length > 0 ? ` (just set for ${demo.emails.length} users)` : "";
+          say(`demo sign-in: ada@acme.test and the other demo users, password "${demo.password}"${fresh}; use COPYBACK_SEED=none for a real deployment`);
+        }
       } finally {
         await prisma.$disconnect();
       }
+    }
+
+    // Authenticated mode: the web app signs sessions with this secret (only the web app gets it).
+    const authEnv: Record<string, string> = {};
+    if (env.COPYBACK_DEPLOYMENT_MODE === "authenticated") {
+      const { secret, source } = await ensureAuthSecret(env);
+      authEnv.COPYBACK_AUTH_SECRET = secret;
+      say(`sign-in required (authenticated mode); session secret from ${source}`);
     }
 
     const childEnv = {
@@ -57,7 +72,7 @@ async function main(): Promise<void> {
     children.push(
       startChild("web", nextBin, [...nextArgs, "-H", env.COPYBACK_HOST, "-p", String(env.COPYBACK_PORT)], {
         cwd: path.join(root, "apps/web"),
-        env: { ...childEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
+        env: { ...childEnv, ...authEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
       }),
     );
     children.push(
