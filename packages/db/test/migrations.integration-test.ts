@@ -193,6 +193,26 @@ describe("applyMigrations under concurrency and failure", () => {
     }
   });
 
+  it("gives up with a clear error when another process holds the apply lock too long", async () => {
+    const db = await createScratchDatabase();
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query(
+        "SELECT pg_advisory_lock(hashtextextended('copyback:apply-migrations', 0))",
+      );
+      const error = await applyMigrations(db.url, { lockTimeoutMs: 300 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationError);
+      expect((error as MigrationError).code).toBe("migration_lock_timeout");
+      expect(await query(db.url, "SELECT to_regclass('_prisma_migrations') AS t")).toEqual([
+        { t: null },
+      ]);
+    } finally {
+      await holder.end();
+      await db.drop();
+    }
+  });
+
   it("rejects a missing migrations folder and touches nothing", async () => {
     const db = await createScratchDatabase();
     try {

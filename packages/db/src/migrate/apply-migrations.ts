@@ -22,6 +22,7 @@ export interface ApplyMigrationsOptions {
 
 // Not Prisma's own key (72707369): the engine takes that one itself, on another connection.
 const APPLY_LOCK_KEY = "copyback:apply-migrations";
+const LOCK_NOT_AVAILABLE = "55P03"; // lock_timeout expired
 
 export async function applyMigrations(
   databaseUrl: string,
@@ -38,10 +39,18 @@ export async function applyMigrations(
   await client.connect();
   try {
     if (await isUpToDate(client, directory)) return { applied: [] };
-    await client.query(
-      `SET lock_timeout = ${Math.max(1, Math.trunc(options.lockTimeoutMs ?? 300_000))}`,
-    );
-    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [APPLY_LOCK_KEY]);
+    const lockTimeoutMs = Math.max(1, Math.trunc(options.lockTimeoutMs ?? 300_000));
+    await client.query(`SET lock_timeout = ${lockTimeoutMs}`);
+    await client
+      .query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [APPLY_LOCK_KEY])
+      .catch((error: unknown) => {
+        if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw error;
+        throw new MigrationError(
+          "migration_lock_timeout",
+          `Another process has been applying migrations for more than ${lockTimeoutMs} ms; try again when it finishes.`,
+          { cause: error },
+        );
+      });
     try {
       if (await isUpToDate(client, directory)) return { applied: [] };
       const output = await withSchemaEngine({ databaseUrl }, (engine) =>

@@ -5,7 +5,7 @@ export type MigrationErrorCode =
   | "migrations_missing" // the migrations folder is absent or has no migration
   | "migration_unreadable" // a migration folder without a readable migration.sql
   | "invalid_name" // a migration name that is not [a-z0-9_]+
-  | "schema_drift"; // the database does not match schema.prisma
+  | "migration_lock_timeout"; // another process held the apply lock for longer than allowed
 
 export class MigrationError extends Error {
   override readonly name = "MigrationError";
