@@ -7,6 +7,8 @@ import { ensureAuthSecret } from "../../../scripts/launch/auth";
 import { parseLaunchEnv } from "../../../scripts/launch/env";
 
 const homes: string[] = [];
+/** Launcher variables as the process environment type (which Next's types give a required NODE_ENV). */
+const vars = (values: Record<string, string>) => values as unknown as NodeJS.ProcessEnv;
 afterEach(async () => {
   await Promise.all(homes.splice(0).map((home) => fs.rm(home, { recursive: true, force: true })));
 });
@@ -14,7 +16,7 @@ afterEach(async () => {
 async function launchEnv(extra: Record<string, string> = {}) {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), "copyback-auth-secret-"));
   homes.push(home);
-  return parseLaunchEnv({ COPYBACK_HOME: path.join(home, "instance"), COPYBACK_DEPLOYMENT_MODE: "authenticated", ...extra });
+  return parseLaunchEnv(vars({ COPYBACK_HOME: path.join(home, "instance"), COPYBACK_DEPLOYMENT_MODE: "authenticated", ...extra }));
 }
 
 describe("ensureAuthSecret", () => {
@@ -47,14 +49,14 @@ describe("ensureAuthSecret", () => {
   });
 
   it("refuses a configured secret shorter than 32 characters at parse time", () => {
-    expect(() => parseLaunchEnv({ COPYBACK_AUTH_SECRET: "too short" })).toThrow(/COPYBACK_AUTH_SECRET/);
+    expect(() => parseLaunchEnv(vars({ COPYBACK_AUTH_SECRET: "too short" }))).toThrow(/COPYBACK_AUTH_SECRET/);
   });
 });
 
 describe("local mode binding (the launcher's configuration)", () => {
   it("refuses local mode on a non-loopback host and accepts authenticated mode there", () => {
-    expect(() => parseLaunchEnv({ COPYBACK_HOST: "0.0.0.0" })).toThrow(/loopback/);
-    expect(parseLaunchEnv({ COPYBACK_HOST: "0.0.0.0", COPYBACK_DEPLOYMENT_MODE: "authenticated" }).COPYBACK_HOST).toBe("0.0.0.0");
-    expect(parseLaunchEnv({ COPYBACK_HOST: "::1" }).COPYBACK_HOST).toBe("::1");
+    expect(() => parseLaunchEnv(vars({ COPYBACK_HOST: "0.0.0.0" }))).toThrow(/loopback/);
+    expect(parseLaunchEnv(vars({ COPYBACK_HOST: "0.0.0.0", COPYBACK_DEPLOYMENT_MODE: "authenticated" })).COPYBACK_HOST).toBe("0.0.0.0");
+    expect(parseLaunchEnv(vars({ COPYBACK_HOST: "::1" })).COPYBACK_HOST).toBe("::1");
   });
 });
