@@ -1,0 +1,153 @@
+// scanWorkspace: the manifest of a workspace (exactly what takeManifest returns) computed with a
+// stat cache, so a copyback reads only the files that changed since the last scan. Runs on the
+// sandbox side; the cache never leaves the sandbox and the host never trusts it: the host
+// verifies every byte it receives against the manifest (receive.ts) and the merge still runs
+// its full conflict preflight against the host.
+//
+// Racy entries: a file written in the same instant as the scan could change again without its
+// timestamps moving past the recorded ones; like git, entries whose ctime is not clearly older
+// than the scan are never cached, so the next scan hashes them again.
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type BigIntStats } from "node:fs";
+import path from "node:path";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { createLimiter, DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
+import { ManifestError, sanitizeFsError } from "../manifest/errors";
+import { compileExclude } from "../manifest/exclude";
+import { hashFile } from "../manifest/hash-file";
+import { comparePaths, joinRelative } from "../manifest/paths";
+import type { ManifestEntry } from "../manifest/types";
+import type { CachedFileStat, WorkspaceScan, WorkspaceStatCache } from "./types";
+
+export interface ScanOptions {
+  exclude?: readonly string[];
+  /** The cache returned by the previous scan of this workspace (absent: hash everything). */
+  cache?: WorkspaceStatCache;
+  concurrency?: number;
+}
+
+/** Entries changed less than this long before the scan began are not cached (racy). */
+const RACY_WINDOW_NS = 2_000_000_000n;
+const ENTRIES_PER_TURN = 1000;
+
+export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promise<WorkspaceScan> {
+  const excluded = compileExclude(opts.exclude);
+  const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
+  const previous = opts.cache?.version === 1 ? opts.cache.files : {};
+  const scanStartNs = BigInt(Date.now()) * 1_000_000n;
+  let rootReal: string;
+  try {
+    rootReal = realpathSync(root);
+    if (!lstatSync(rootReal).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new ManifestError(
+      "manifest_root_invalid",
+      "The manifest root does not exist or is not a directory",
+    );
+  }
+
+  const entries: ManifestEntry[] = [];
+  const files: Record<string, CachedFileStat> = {};
+  const toHash: { rel: string; stat: BigIntStats }[] = [];
+  let sinceYield = 0;
+  try {
+    // Metadata only, synchronously (microseconds per call); the event loop gets a turn every
+    // thousand entries. Contents are read only for files the cache cannot vouch for.
+    const pending = [""];
+    while (pending.length > 0) {
+      const dir = pending.pop() as string;
+      const abs = dir === "" ? rootReal : path.join(rootReal, dir);
+      for (const dirent of readdirSync(abs, { withFileTypes: true })) {
+        if (++sinceYield >= ENTRIES_PER_TURN) {
+          sinceYield = 0;
+          await yieldToEventLoop();
+        }
+        const rel = joinRelative(dir, dirent.name);
+        if (excluded(rel)) continue;
+        const childAbs = path.join(abs, dirent.name);
+        const stat = lstatSync(childAbs, { bigint: true });
+        if (stat.isDirectory()) {
+          entries.push({ path: rel, type: "directory", mode: Number(stat.mode & 0o777n) });
+          pending.push(rel);
+        } else if (stat.isSymbolicLink()) {
+          entries.push({ path: rel, type: "symlink", mode: 0o777, target: readlinkSync(childAbs) });
+        } else if (stat.isFile()) {
+          const cached = previous[rel];
+          if (cached !== undefined && sameFile(cached, stat)) {
+            entries.push({
+              path: rel,
+              type: "file",
+              mode: cached.mode,
+              sha256: cached.sha256,
+              size: cached.size,
+            });
+            files[rel] = cached;
+          } else {
+            toHash.push({ rel, stat });
+          }
+        } else {
+          throw new ManifestError(
+            "unsupported_entry",
+            `${JSON.stringify(rel)} is not a regular file, directory or symlink`,
+            rel,
+          );
+        }
+      }
+    }
+    let hashedBytes = 0;
+    await Promise.all(
+      toHash.map(({ rel, stat }) =>
+        limit(async () => {
+          const hashed = await hashFile(path.join(rootReal, ...rel.split("/")));
+          if (!hashed.isFile)
+            throw new ManifestError(
+              "unsupported_entry",
+              `${JSON.stringify(rel)} changed type while it was read`,
+              rel,
+            );
+          hashedBytes += hashed.size;
+          entries.push({
+            path: rel,
+            type: "file",
+            mode: hashed.mode,
+            sha256: hashed.sha256,
+            size: hashed.size,
+          });
+          // The stat taken before reading: if the file changed meanwhile, its ctime moved on
+          // and the next scan hashes it again.
+          if (
+            stat.ctimeNs < scanStartNs - RACY_WINDOW_NS &&
+            stat.mtimeNs < scanStartNs - RACY_WINDOW_NS
+          ) {
+            files[rel] = {
+              size: hashed.size,
+              mode: hashed.mode,
+              ino: stat.ino.toString(),
+              mtimeNs: stat.mtimeNs.toString(),
+              ctimeNs: stat.ctimeNs.toString(),
+              sha256: hashed.sha256,
+            };
+          }
+        }),
+      ),
+    );
+    entries.sort((a, b) => comparePaths(a.path, b.path));
+    return {
+      manifest: { version: 1, entries },
+      cache: { version: 1, files },
+      hashedFiles: toHash.length,
+      hashedBytes,
+    };
+  } catch (error) {
+    throw sanitizeFsError(error, [{ root: rootReal }]);
+  }
+}
+
+function sameFile(cached: CachedFileStat, stat: BigIntStats): boolean {
+  return (
+    cached.size === Number(stat.size) &&
+    cached.mode === Number(stat.mode & 0o777n) &&
+    cached.ino === stat.ino.toString() &&
+    cached.mtimeNs === stat.mtimeNs.toString() &&
+    cached.ctimeNs === stat.ctimeNs.toString()
+  );
+}
