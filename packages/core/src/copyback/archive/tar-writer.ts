@@ -1,14 +1,13 @@
-// Writes a tar stream for a listed workspace. Headers are encoded with node-tar's Header and
-// Pax classes (pax records only where ustar cannot hold a value), so the output is what
-// node-tar and GNU tar both read. Portable: no owner, group or device/inode numbers.
+// Writes a tar stream for a listed workspace: ustar headers, pax records only where ustar cannot
+// hold a value (tar-header.ts). Portable: no owner, group or device/inode numbers.
 //
 // Speed: a workspace is mostly small files, and per-file overhead decides the race with GNU
 // tar. Files are therefore read with synchronous system calls straight into a 1 MiB output
 // buffer (open, fstat, read, close: no promise, no copy), and the event loop gets control back
 // each time a buffer is handed on, so it is never blocked for more than about 1 MiB of reads.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
-import { Header, Pax, type HeaderData } from "tar";
 import { errnoOf, WorkspaceExportError } from "./errors";
+import { encodeHeader, type HeaderFields } from "./tar-header";
 import type { WorkspaceEntry } from "./workspace-walk";
 
 export interface TarWriteOptions {
@@ -25,19 +24,8 @@ const OUTPUT_CHUNK = 1024 * 1024;
 // O_NONBLOCK: a file replaced by a FIFO must not hang the export on open().
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-function headerBlocks(fields: HeaderData & { path: string }): Buffer[] {
-  const header = new Header(fields);
-  const needsPax = header.encode();
-  const block = header.block as Buffer;
-  if (!needsPax) return [block];
-  const pax = new Pax({
-    path: fields.path,
-    linkpath: fields.linkpath,
-    size: fields.size,
-    mtime: fields.mtime,
-  });
-  return [pax.encode(), block];
-}
+const headerBlocks = (fields: HeaderFields): Buffer[] => encodeHeader(fields);
+const seconds = (stats: Stats): number => Math.floor(stats.mtimeMs / 1000);
 
 /** Linux dev_t split (glibc's gnu_dev_major/minor). */
 function deviceNumbers(rdev: number): { devmaj: number; devmin: number } {
@@ -118,7 +106,7 @@ export async function* writeTar(
               linkpath: first,
               mode,
               size: 0,
-              mtime: stats.mtime,
+              mtime: seconds(stats),
             }),
           );
           continue;
@@ -130,7 +118,7 @@ export async function* writeTar(
             type: "File",
             mode,
             size: stats.size,
-            mtime: stats.mtime,
+            mtime: seconds(stats),
           }),
         );
         // Exactly the size in the header: a file that grows meanwhile is cut at that size,
@@ -172,13 +160,13 @@ export async function* writeTar(
               linkpath: entry.target as string,
               mode,
               size: 0,
-              mtime: stats.mtime,
+              mtime: seconds(stats),
             }),
           );
           break;
         case "fifo":
           yield* put(
-            headerBlocks({ path: entry.path, type: "FIFO", mode, size: 0, mtime: stats.mtime }),
+            headerBlocks({ path: entry.path, type: "FIFO", mode, size: 0, mtime: seconds(stats) }),
           );
           break;
         case "device":
@@ -188,7 +176,7 @@ export async function* writeTar(
               type: stats.isBlockDevice() ? "BlockDevice" : "CharacterDevice",
               mode,
               size: 0,
-              mtime: stats.mtime,
+              mtime: seconds(stats),
               ...deviceNumbers(stats.rdev),
             }),
           );

@@ -162,26 +162,24 @@ interface ReferenceParser {
 function startReferenceParser(): ReferenceParser {
   const seen: { path: string; type: string; size: number; linkpath: string | undefined }[] = [];
   const warnings: string[] = [];
+  // Every entry is "filtered out", so node-tar frames it and skips its body without streaming
+  // it anywhere; each one still arrives, fully decoded, as an ignoredEntry.
   const parser = new Parser({
     strict: false,
     brotli: false,
     zstd: false,
     maxMetaEntrySize: MAX_EXTENSION_HEADER_BYTES,
-  });
-  const record = (entry: ReadEntry) => {
-    seen.push({
-      path: entry.path,
-      type: entry.type,
-      size: entry.size,
-      linkpath: entry.linkpath || undefined,
-    });
-  };
-  parser.on("entry", (entry: ReadEntry) => {
-    record(entry);
-    entry.resume();
+    filter: () => false,
   });
   parser.on("ignoredEntry", (entry: ReadEntry) => {
-    if (!entry.meta) record(entry);
+    if (!entry.meta) {
+      seen.push({
+        path: entry.path,
+        type: entry.type,
+        size: entry.size,
+        linkpath: entry.linkpath || undefined,
+      });
+    }
   });
   parser.on("warn", (code: string) => warnings.push(code));
   parser.on("error", (error: { tarCode?: string; code?: string }) =>
