@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { POST as authPOST } from "~/app/api/auth/[...all]/route";
+import { GET as trpcGET } from "~/app/api/trpc/[trpc]/route";
 import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actions/route";
 import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as retryWorkspaceExport } from "~/app/api/issues/[id]/recovery-actions/retry-workspace-export/route";
@@ -87,6 +88,14 @@ describe("401: who is asking", () => {
       expect(response.status, authorization).toBe(401);
       expect(await json(response)).toMatchObject({ code: "invalid_api_key" });
     }
+  });
+
+  it("tRPC answers a bad key the same way: 401 with domain code invalid_api_key", async () => {
+    const revoked = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.owner.id, { revokedAt: new Date() });
+    const response = await trpcGET(request({ path: "/api/trpc/me.get", headers: bearer(revoked.secret) }));
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { error: { json: { data: { code: string; domainCode: string } } } };
+    expect(body.error.json.data).toMatchObject({ code: "UNAUTHORIZED", domainCode: "invalid_api_key" });
   });
 
   it("a key stops working the moment it is revoked", async () => {
