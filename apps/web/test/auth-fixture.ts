@@ -2,7 +2,7 @@
 // a run, a lease and a recovery action in each company; plus helpers that point the web app's
 // singletons (env, Prisma client, better-auth) at this file's test database and build requests
 // for the real route handlers.
-import type { PrismaClient } from "@copyback/db";
+import type { PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 import { resetEnvForTests } from "~/env";
 import { resetAuthForTests } from "~/server/auth/instance";

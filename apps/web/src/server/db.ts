@@ -1,5 +1,5 @@
 import "server-only";
-import { createPrismaClient, type PrismaClient } from "@copyback/db";
+import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
 import { env } from "~/env";
 
 // One client per server process; kept on globalThis so dev-mode reloads do not leak pools.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { withTransaction } from "@copyback/db";
+import { withTransaction } from "@copyback/db/client";
 import { companyProcedure } from "~/server/trpc";
 import { generateApiKey } from "~/server/auth/api-keys";
 import { actorOf } from "../activity/actor";

@@ -3,7 +3,7 @@
 import type { Principal } from "@copyback/core/auth";
 import { isRole } from "@copyback/core/auth";
 import { DomainError, invalid } from "@copyback/core/errors";
-import type { TransactionClient } from "@copyback/db";
+import type { TransactionClient } from "@copyback/db/client";
 
 /** A key never mints keys: a leaked key must not be able to outlive its own revocation. */
 export function assertNotMintedByKey(principal: Principal): void {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { withTransaction } from "@copyback/db";
+import { withTransaction } from "@copyback/db/client";
 import { notFound } from "@copyback/core/errors";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";

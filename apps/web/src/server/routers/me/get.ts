@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Principal } from "@copyback/core/auth";
-import type { PrismaClient } from "@copyback/db";
+import type { PrismaClient } from "@copyback/db/client";
 import { publicProcedure } from "~/server/trpc";
 
 export const meOutput = z.object({
