@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   ArchiveDestinationError,
+  ArchiveReadError,
   extractValidatedArchive,
   validateArchive,
 } from "../../src/copyback/archive/index";
@@ -104,5 +105,19 @@ describe("extractValidatedArchive", () => {
       );
     }
     expect(await readdir(real)).toEqual([]);
+  });
+
+  it("reports an unreadable archive file with a coded error and no host path, writing nothing", async () => {
+    const missing = join(tmp.path, "missing.tar");
+    const dest = join(tmp.path, "dest");
+    await mkdir(dest);
+    for (const attempt of [validateArchive(missing), extractValidatedArchive(missing, dest)]) {
+      const error = await attempt.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ArchiveReadError);
+      expect((error as ArchiveReadError).code).toBe("archive_unreadable");
+      expect((error as ArchiveReadError).errno).toBe("ENOENT");
+      expect((error as Error).message).not.toContain(tmp.path);
+    }
+    expect(await readdir(dest)).toEqual([]);
   });
 });

@@ -2,9 +2,10 @@
 // through this one function, so they see the same bytes (R-UA-2). The compression ratio is
 // checked on every inflated chunk and the read is abandoned the moment it is exceeded: a
 // decompression bomb is never inflated beyond a few chunks.
-import type { FileHandle } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { ArchiveReadError, errnoOf } from "./errors";
 import type { ArchiveLimits } from "./limits";
 import { fatal } from "./tar-walker";
 
@@ -37,7 +38,7 @@ export async function* readArchiveBytes(
   stats: ByteStats,
 ): AsyncGenerator<Buffer> {
   const head = Buffer.alloc(6);
-  const { bytesRead } = await file.read(head, 0, head.length, 0);
+  const bytesRead = await readAt(file, head, 0);
   const format = sniff(head.subarray(0, bytesRead));
   if (format === "unsupported") {
     throw fatal("malformed_archive", "", "unsupported compression (only gzip is accepted)");
@@ -98,10 +99,27 @@ export async function* readArchiveBytes(
   }
 }
 
+/** Opens an archive file for reading; failures carry the errno, never the host path. */
+export async function openArchive(file: string): Promise<FileHandle> {
+  try {
+    return await open(file, "r");
+  } catch (error) {
+    throw new ArchiveReadError(errnoOf(error));
+  }
+}
+
+async function readAt(file: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  try {
+    return (await file.read(buffer, 0, buffer.length, position)).bytesRead;
+  } catch (error) {
+    throw new ArchiveReadError(errnoOf(error));
+  }
+}
+
 async function* readChunks(file: FileHandle, size: number): AsyncGenerator<Buffer> {
   for (let position = 0; ;) {
     const buffer = Buffer.allocUnsafe(size);
-    const { bytesRead } = await file.read(buffer, 0, size, position);
+    const bytesRead = await readAt(file, buffer, position);
     if (bytesRead === 0) return;
     position += bytesRead;
     yield bytesRead === size ? buffer : buffer.subarray(0, bytesRead);

@@ -45,6 +45,18 @@ export class ArchiveExtractionError extends Error {
   }
 }
 
+/** The archive file itself could not be opened or read (an I/O failure, not a verdict on it). */
+export class ArchiveReadError extends Error {
+  readonly code = "archive_unreadable" as const;
+  readonly errno: string | undefined;
+
+  constructor(errno?: string) {
+    super(`the archive file cannot be read${errno ? ` (${errno})` : ""}`);
+    this.name = "ArchiveReadError";
+    this.errno = errno;
+  }
+}
+
 /** A workspace export could not be produced; `path` is workspace-relative. */
 export class WorkspaceExportError extends Error {
   readonly code = "workspace_export_failed" as const;

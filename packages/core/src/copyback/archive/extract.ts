@@ -12,7 +12,6 @@ import {
   chmod,
   lstat,
   mkdir,
-  open,
   readdir,
   realpath,
   rm,
@@ -21,9 +20,11 @@ import {
   unlink,
 } from "node:fs/promises";
 import { join } from "node:path";
+import { openArchive } from "./archive-bytes";
 import {
   ArchiveDestinationError,
   ArchiveExtractionError,
+  ArchiveReadError,
   UnsafeArchiveError,
   errnoOf,
 } from "./errors";
@@ -43,7 +44,7 @@ export async function extractValidatedArchive(
   const limits = resolveLimits(opts.limits);
   await assertEmptyDirectory(destDir);
   // One open file for both passes: what is extracted is read from the file that was validated.
-  const handle = await open(file, "r");
+  const handle = await openArchive(file);
   try {
     const inspection = await inspectArchive(handle, limits);
     if (inspection.validation.kind === "rejected") {
@@ -58,7 +59,7 @@ export async function extractValidatedArchive(
       await applyDirectoryModes(dest, entries);
     } catch (error) {
       await emptyDirectory(dest);
-      if (error instanceof ArchiveExtractionError) throw error;
+      if (error instanceof ArchiveExtractionError || error instanceof ArchiveReadError) throw error;
       throw new ArchiveExtractionError("could not write the extracted files", errnoOf(error));
     }
   } finally {

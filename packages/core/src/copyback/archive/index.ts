@@ -7,6 +7,7 @@ export {
   UnsafeArchiveError,
   ArchiveDestinationError,
   ArchiveExtractionError,
+  ArchiveReadError,
   WorkspaceExportError,
 } from "./errors";
 export { validateArchive, type ArchiveValidation } from "./validate";

@@ -2,9 +2,9 @@
 // whether it is safe. Two readers walk the same bytes: our TarWalker (strict framing, every
 // limit) and node-tar's own Parser (the one extraction uses). Their entry lists must agree, so
 // what was validated is what will be extracted.
-import { open, type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { Parser, type ReadEntry } from "tar";
-import { readArchiveBytes, type ByteStats } from "./archive-bytes";
+import { openArchive, readArchiveBytes, type ByteStats } from "./archive-bytes";
 import { checkEntryPath, checkLinkTarget } from "./entry-path";
 import { MAX_EXTENSION_HEADER_BYTES, resolveLimits, type ArchiveLimits } from "./limits";
 import { FatalArchiveViolation, TarWalker, type TarEntry } from "./tar-walker";
@@ -66,7 +66,7 @@ export async function validateArchive(
   limits?: Partial<ArchiveLimits>,
 ): Promise<ArchiveValidation> {
   const resolved = resolveLimits(limits);
-  const handle = await open(file, "r");
+  const handle = await openArchive(file);
   try {
     return (await inspectArchive(handle, resolved)).validation;
   } finally {
