@@ -20,11 +20,20 @@ import { applyMigrations, createPrismaClient } from "@copyback/db";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const webDir = path.join(root, "apps/web");
-const adminUrl = process.env.COPYBACK_TEST_DATABASE_URL?.trim() || "postgresql://postgres@127.0.0.1:5432/postgres";
+const adminUrl =
+  process.env.COPYBACK_TEST_DATABASE_URL?.trim() || "postgresql://postgres@127.0.0.1:5432/postgres";
 const ISSUES = Number(process.env.BENCH_ISSUES ?? 10_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
-const STATUSES = ["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"] as const;
+const STATUSES = [
+  "backlog",
+  "todo",
+  "in_progress",
+  "in_review",
+  "blocked",
+  "done",
+  "cancelled",
+] as const;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -56,14 +65,26 @@ function freePort(): Promise<number> {
 }
 
 async function seed(url: string) {
-  const prisma = createPrismaClient({ databaseUrl: url, poolSize: 4, applicationName: "copyback-bench" });
+  const prisma = createPrismaClient({
+    databaseUrl: url,
+    poolSize: 4,
+    applicationName: "copyback-bench",
+  });
   try {
-    const company = await prisma.company.create({ data: { name: "Bench Robotics", issuePrefix: "BENCH", issueCounter: ISSUES } });
+    const company = await prisma.company.create({
+      data: { name: "Bench Robotics", issuePrefix: "BENCH", issueCounter: ISSUES },
+    });
     const agents = await Promise.all(
-      ["Builder", "Reviewer", "Tester"].map((name) => prisma.agent.create({ data: { companyId: company.id, name, command: ["/bin/true"] } })),
+      ["Builder", "Reviewer", "Tester"].map((name) =>
+        prisma.agent.create({ data: { companyId: company.id, name, command: ["/bin/true"] } }),
+      ),
     );
-    const user = await prisma.user.create({ data: { name: "Bench Owner", email: `bench-${Date.now()}@bench.test` } });
-    await prisma.companyMembership.create({ data: { companyId: company.id, userId: user.id, role: "owner" } });
+    const user = await prisma.user.create({
+      data: { name: "Bench Owner", email: `bench-${Date.now()}@bench.test` },
+    });
+    await prisma.companyMembership.create({
+      data: { companyId: company.id, userId: user.id, role: "owner" },
+    });
     const now = Date.now();
     for (let start = 0; start < ISSUES; start += 1000) {
       const rows = [];
@@ -86,7 +107,10 @@ async function seed(url: string) {
       await prisma.issue.createMany({ data: rows });
     }
     // The issue page under test: the newest issue, with a conversation and a few runs.
-    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: company.id }, orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }] });
+    const issue = await prisma.issue.findFirstOrThrow({
+      where: { companyId: company.id },
+      orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
+    });
     await prisma.issueMessage.createMany({
       data: Array.from({ length: 30 }, (_, i) => ({
         companyId: company.id,
@@ -100,7 +124,14 @@ async function seed(url: string) {
     });
     for (let i = 0; i < 5; i++) {
       await prisma.heartbeatRun.create({
-        data: { companyId: company.id, agentId: agents[0]!.id, nativeIssueId: issue.id, status: "succeeded", startedAt: new Date(now - (i + 1) * 3_600_000), finishedAt: new Date(now - (i + 1) * 3_500_000) },
+        data: {
+          companyId: company.id,
+          agentId: agents[0]!.id,
+          nativeIssueId: issue.id,
+          status: "succeeded",
+          startedAt: new Date(now - (i + 1) * 3_600_000),
+          finishedAt: new Date(now - (i + 1) * 3_500_000),
+        },
       });
     }
     await prisma.$executeRawUnsafe("ANALYZE");
@@ -136,18 +167,25 @@ function percentile(sorted: number[], p: number): number {
   return sorted[index]!;
 }
 
-async function measure(label: string, url: string, check: (body: string) => boolean): Promise<void> {
+async function measure(
+  label: string,
+  url: string,
+  check: (body: string) => boolean,
+): Promise<void> {
   for (let i = 0; i < WARMUP; i++) await timeGet(url);
   const times: number[] = [];
   for (let i = 0; i < REQUESTS; i++) {
     const { ms, status, body } = await timeGet(url);
-    if (status !== 200 || !check(body)) throw new Error(`${label}: unexpected answer (HTTP ${status})`);
+    if (status !== 200 || !check(body))
+      throw new Error(`${label}: unexpected answer (HTTP ${status})`);
     times.push(ms);
   }
   times.sort((a, b) => a - b);
   const mean = times.reduce((a, b) => a + b, 0) / times.length;
   const f = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
-  say(`${label.padEnd(34)} p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  mean ${f(mean)}  min ${f(times[0]!)}  max ${f(times.at(-1)!)}`);
+  say(
+    `${label.padEnd(34)} p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  mean ${f(mean)}  min ${f(times[0]!)}  max ${f(times.at(-1)!)}`,
+  );
 }
 
 /** The "Next page" link of a board page (keyset cursor), HTML-unescaped. */
@@ -159,7 +197,9 @@ function nextPageHref(html: string): string | null {
 
 async function main(): Promise<void> {
   if (!existsSync(path.join(webDir, ".next", "BUILD_ID"))) {
-    say("The console is not built: run `node_modules/.bin/turbo run build --filter=@copyback/web` first.");
+    say(
+      "The console is not built: run `node_modules/.bin/turbo run build --filter=@copyback/web` first.",
+    );
     process.exitCode = 1;
     return;
   }
@@ -175,12 +215,22 @@ async function main(): Promise<void> {
     say(`inserted ${ISSUES} issues in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 
     const port = await freePort();
-    server = spawn(path.join(webDir, "node_modules/.bin/next"), ["start", "-H", "127.0.0.1", "-p", String(port)], {
-      cwd: webDir,
-      env: { ...process.env, DATABASE_URL: url, COPYBACK_DEPLOYMENT_MODE: "local", NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
-      stdio: ["ignore", "ignore", "inherit"],
-      detached: true,
-    });
+    server = spawn(
+      path.join(webDir, "node_modules/.bin/next"),
+      ["start", "-H", "127.0.0.1", "-p", String(port)],
+      {
+        cwd: webDir,
+        env: {
+          ...process.env,
+          DATABASE_URL: url,
+          COPYBACK_DEPLOYMENT_MODE: "local",
+          NODE_ENV: "production",
+          NEXT_TELEMETRY_DISABLED: "1",
+        },
+        stdio: ["ignore", "ignore", "inherit"],
+        detached: true,
+      },
+    );
     let alive = true;
     server.once("exit", () => (alive = false));
     const base = `http://127.0.0.1:${port}`;
@@ -195,13 +245,21 @@ async function main(): Promise<void> {
       deep = `${base}${next}`;
     }
 
-    say(`\nnext start (production build), local mode, ${REQUESTS} sequential requests each after ${WARMUP} warm-up requests:`);
+    say(
+      `\nnext start (production build), local mode, ${REQUESTS} sequential requests each after ${WARMUP} warm-up requests:`,
+    );
     const rows = (body: string) => body.includes('data-testid="issue-row"');
     await measure("issues board (first page)", board, rows);
     await measure("issues board ?status=todo", `${board}?status=todo`, rows);
-    await measure("issues board, filter + assignee", `${board}?status=in_progress&assignee=unassigned`, rows);
+    await measure(
+      "issues board, filter + assignee",
+      `${board}?status=in_progress&assignee=unassigned`,
+      rows,
+    );
     await measure("issues board, page 21 (keyset)", deep, rows);
-    await measure("issue page (30 messages, 5 runs)", `${board}/${issueId}`, (body) => body.includes('data-testid="conversation"'));
+    await measure("issue page (30 messages, 5 runs)", `${board}/${issueId}`, (body) =>
+      body.includes('data-testid="conversation"'),
+    );
   } finally {
     if (server?.pid) {
       try {
@@ -212,7 +270,10 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
     if (process.env.BENCH_KEEP_DATABASE === "1") say(`kept database ${name}`);
-    else await admin((c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`));
+    else
+      await admin((c) =>
+        c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
+      );
   }
 }
 

@@ -20,7 +20,11 @@ test("/ opens the first company's issues board with the local board identity", a
   const rows = page.getByTestId("issue-row");
   await expect(rows.first()).toBeVisible();
   expect(await rows.count()).toBeGreaterThanOrEqual(7);
-  await expect(page.getByRole("navigation", { name: "Company sections" }).getByRole("link", { name: "Issues" })).toHaveAttribute("aria-current", "page");
+  await expect(
+    page
+      .getByRole("navigation", { name: "Company sections" })
+      .getByRole("link", { name: "Issues" }),
+  ).toHaveAttribute("aria-current", "page");
   // The client-side tRPC query reaches the database through the API.
   await expect(page.getByTestId("health-badge")).toContainText("database ok");
 });
@@ -31,7 +35,8 @@ test("filters the board by status on the server, through the URL", async ({ page
   await expect(page).toHaveURL(/status=done/);
   const rows = page.getByTestId("issue-row");
   await expect(rows.filter({ hasText: "ACME-1" })).toBeVisible();
-  for (const status of await rows.getByTestId("issue-status").allTextContents()) expect(status).toBe("Done");
+  for (const status of await rows.getByTestId("issue-status").allTextContents())
+    expect(status).toBe("Done");
   await expect(rows.filter({ hasText: "ACME-2" })).toHaveCount(0);
 
   await page.getByLabel("Assignee").selectOption({ label: "Unassigned" });
@@ -44,7 +49,9 @@ test("filters the board by status on the server, through the URL", async ({ page
 test("opens an issue, posts a message and changes its status", async ({ page }) => {
   await openIssue(page, "ACME-5");
   await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
-  await expect(page.getByTestId("conversation")).toContainText("Put it in docs/motor-controller.md.");
+  await expect(page.getByTestId("conversation")).toContainText(
+    "Put it in docs/motor-controller.md.",
+  );
 
   const text = `Please also cover the error codes (${Date.now()})`;
   await page.getByLabel("Add a message").fill(text);
@@ -56,7 +63,9 @@ test("opens an issue, posts a message and changes its status", async ({ page }) 
 
   await page.getByTestId("status-select").selectOption("in_review");
   await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByTestId("issue-header").getByTestId("issue-status")).toHaveText("In review");
+  await expect(page.getByTestId("issue-header").getByTestId("issue-status")).toHaveText(
+    "In review",
+  );
 
   // Both survive a reload: they were written, not just shown.
   await page.reload();
@@ -68,7 +77,10 @@ test("opens a run's inspection page from its issue", async ({ page }) => {
   await openIssue(page, "ACME-1");
   const runs = page.getByTestId("run-row");
   await expect(runs.first()).toBeVisible();
-  await runs.first().getByRole("link", { name: /Inspect run/ }).click();
+  await runs
+    .first()
+    .getByRole("link", { name: /Inspect run/ })
+    .click();
   await expect(page).toHaveURL(/\/runs\/[0-9a-f-]{36}$/);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Run by Builder");
   await expect(page.getByTestId("run-status")).toHaveText("Succeeded");
@@ -84,10 +96,15 @@ test("opens a run's inspection page from its issue", async ({ page }) => {
   await expect(page.getByText("ACME-1", { exact: true }).first()).toBeVisible();
 });
 
-test("switches company with the switcher, and another company's issue is not found", async ({ page }) => {
+test("switches company with the switcher, and another company's issue is not found", async ({
+  page,
+}) => {
   await page.goto(`/companies/${ACME}/issues`);
   await page.getByTestId("company-name").click();
-  await page.getByRole("navigation", { name: "Companies" }).getByRole("link", { name: "Globex" }).click();
+  await page
+    .getByRole("navigation", { name: "Companies" })
+    .getByRole("link", { name: "Globex" })
+    .click();
   await expect(page.getByTestId("company-name")).toHaveText("Globex");
   const row = page.getByTestId("issue-row").filter({ hasText: "GLX-1" });
   await expect(row).toBeVisible();

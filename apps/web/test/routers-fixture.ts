@@ -11,13 +11,21 @@ export function callerFor(db: PrismaClient, principal: Principal) {
   return createCaller({ db, headers: new Headers(), principal });
 }
 
-export function boardUser(userId: string, memberships: Array<{ companyId: string; role: Role; status?: "active" | "suspended" }>, isInstanceAdmin = false): Principal {
+export function boardUser(
+  userId: string,
+  memberships: Array<{ companyId: string; role: Role; status?: "active" | "suspended" }>,
+  isInstanceAdmin = false,
+): Principal {
   return {
     kind: "board_user",
     userId,
     isInstanceAdmin,
     via: "session",
-    memberships: memberships.map((m) => ({ companyId: m.companyId, role: m.role, status: m.status ?? "active" })),
+    memberships: memberships.map((m) => ({
+      companyId: m.companyId,
+      role: m.role,
+      status: m.status ?? "active",
+    })),
   };
 }
 
@@ -26,8 +34,19 @@ const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 export async function buildWorld(db: PrismaClient) {
   const tag = unique();
-  const user = (name: string) => db.user.create({ data: { name, email: `${name.toLowerCase().replace(/\s+/g, ".")}.${tag}@test.example` } });
-  const [ownerUser, secondOwnerUser, adminUser, managerUser, memberUser, suspendedUser, otherOwnerUser] = await Promise.all([
+  const user = (name: string) =>
+    db.user.create({
+      data: { name, email: `${name.toLowerCase().replace(/\s+/g, ".")}.${tag}@test.example` },
+    });
+  const [
+    ownerUser,
+    secondOwnerUser,
+    adminUser,
+    managerUser,
+    memberUser,
+    suspendedUser,
+    otherOwnerUser,
+  ] = await Promise.all([
     user("Olive Owner"),
     user("Oscar Owner"),
     user("Ada Admin"),
@@ -37,11 +56,19 @@ export async function buildWorld(db: PrismaClient) {
     user("Gus Globex"),
   ]);
 
-  const companyA = await db.company.create({ data: { name: `Acme ${tag}`, issuePrefix: "ACME", issueCounter: 0 } });
-  const companyB = await db.company.create({ data: { name: `Globex ${tag}`, issuePrefix: "GLX", issueCounter: 0 } });
+  const companyA = await db.company.create({
+    data: { name: `Acme ${tag}`, issuePrefix: "ACME", issueCounter: 0 },
+  });
+  const companyB = await db.company.create({
+    data: { name: `Globex ${tag}`, issuePrefix: "GLX", issueCounter: 0 },
+  });
 
-  const membership = (companyId: string, userId: string, role: Role, status: "active" | "suspended" = "active") =>
-    db.companyMembership.create({ data: { companyId, userId, role, status } });
+  const membership = (
+    companyId: string,
+    userId: string,
+    role: Role,
+    status: "active" | "suspended" = "active",
+  ) => db.companyMembership.create({ data: { companyId, userId, role, status } });
   const m = {
     owner: await membership(companyA.id, ownerUser.id, "owner"),
     admin: await membership(companyA.id, adminUser.id, "admin"),
@@ -52,13 +79,25 @@ export async function buildWorld(db: PrismaClient) {
     otherOwner: await membership(companyB.id, otherOwnerUser.id, "owner"),
   };
 
-  const agentA = await db.agent.create({ data: { companyId: companyA.id, name: "Builder", command: ["/bin/true"] } });
-  const agentB = await db.agent.create({ data: { companyId: companyB.id, name: "Globex Bot", command: ["/bin/true"] } });
+  const agentA = await db.agent.create({
+    data: { companyId: companyA.id, name: "Builder", command: ["/bin/true"] },
+  });
+  const agentB = await db.agent.create({
+    data: { companyId: companyB.id, name: "Globex Bot", command: ["/bin/true"] },
+  });
 
   // Issues of A: one per status, last activity one minute apart (newest = index 0), the first
   // three assigned to Builder.
   const base = Date.UTC(2026, 10, 1, 12, 0, 0);
-  const statuses = ["in_progress", "todo", "blocked", "done", "backlog", "in_review", "todo"] as const;
+  const statuses = [
+    "in_progress",
+    "todo",
+    "blocked",
+    "done",
+    "backlog",
+    "in_review",
+    "todo",
+  ] as const;
   const issuesA = [];
   for (const [index, status] of statuses.entries()) {
     issuesA.push(
@@ -79,15 +118,43 @@ export async function buildWorld(db: PrismaClient) {
     );
   }
   const issueB = await db.issue.create({
-    data: { companyId: companyB.id, number: 1, identifier: "GLX-1", title: "Globex secret plan", status: "todo", assigneeAgentId: agentB.id, lastActivityAt: new Date(base) },
+    data: {
+      companyId: companyB.id,
+      number: 1,
+      identifier: "GLX-1",
+      title: "Globex secret plan",
+      status: "todo",
+      assigneeAgentId: agentB.id,
+      lastActivityAt: new Date(base),
+    },
   });
   const issueA = issuesA[0]!;
 
   await db.issueMessage.createMany({
     data: [
-      { companyId: companyA.id, issueId: issueA.id, authorType: "user", authorUserId: ownerUser.id, body: "Please start", createdAt: new Date(base - 3000) },
-      { companyId: companyA.id, issueId: issueA.id, authorType: "agent", authorAgentId: agentA.id, body: "On it", createdAt: new Date(base - 2000) },
-      { companyId: companyA.id, issueId: issueA.id, authorType: "system", body: "Run started", createdAt: new Date(base - 1000) },
+      {
+        companyId: companyA.id,
+        issueId: issueA.id,
+        authorType: "user",
+        authorUserId: ownerUser.id,
+        body: "Please start",
+        createdAt: new Date(base - 3000),
+      },
+      {
+        companyId: companyA.id,
+        issueId: issueA.id,
+        authorType: "agent",
+        authorAgentId: agentA.id,
+        body: "On it",
+        createdAt: new Date(base - 2000),
+      },
+      {
+        companyId: companyA.id,
+        issueId: issueA.id,
+        authorType: "system",
+        body: "Run started",
+        createdAt: new Date(base - 1000),
+      },
     ],
   });
 
@@ -107,22 +174,64 @@ export async function buildWorld(db: PrismaClient) {
   });
   // A second run without any finalization rows (the empty states).
   const bareRunA = await db.heartbeatRun.create({
-    data: { companyId: companyA.id, agentId: agentA.id, nativeIssueId: issueA.id, runtimeMode: "legacy", status: "queued" },
+    data: {
+      companyId: companyA.id,
+      agentId: agentA.id,
+      nativeIssueId: issueA.id,
+      runtimeMode: "legacy",
+      status: "queued",
+    },
   });
   await db.runEvent.createMany({
     data: [
-      { companyId: companyA.id, runId: runA.id, level: "info", code: "run.started", message: "Run started", createdAt: new Date(base - 120_000) },
-      { companyId: companyA.id, runId: runA.id, level: "info", code: "run.finished", message: "Run finished", createdAt: new Date(base - 60_000) },
+      {
+        companyId: companyA.id,
+        runId: runA.id,
+        level: "info",
+        code: "run.started",
+        message: "Run started",
+        createdAt: new Date(base - 120_000),
+      },
+      {
+        companyId: companyA.id,
+        runId: runA.id,
+        level: "info",
+        code: "run.finished",
+        message: "Run finished",
+        createdAt: new Date(base - 60_000),
+      },
     ],
   });
   await db.nativeRunFinalization.create({
-    data: { companyId: companyA.id, runId: runA.id, issueId: issueA.id, phase: "committed", attempt: 2, failureCode: "export_timeout", committedAt: new Date(base - 60_000) },
+    data: {
+      companyId: companyA.id,
+      runId: runA.id,
+      issueId: issueA.id,
+      phase: "committed",
+      attempt: 2,
+      failureCode: "export_timeout",
+      committedAt: new Date(base - 60_000),
+    },
   });
   await db.workspaceOperation.create({
-    data: { companyId: companyA.id, runId: runA.id, issueId: issueA.id, phase: "workspace_finalize", status: "succeeded", startedAt: new Date(base - 90_000), finishedAt: new Date(base - 61_000) },
+    data: {
+      companyId: companyA.id,
+      runId: runA.id,
+      issueId: issueA.id,
+      phase: "workspace_finalize",
+      status: "succeeded",
+      startedAt: new Date(base - 90_000),
+      finishedAt: new Date(base - 61_000),
+    },
   });
   const runB = await db.heartbeatRun.create({
-    data: { companyId: companyB.id, agentId: agentB.id, nativeIssueId: issueB.id, status: "running", startedAt: new Date(base) },
+    data: {
+      companyId: companyB.id,
+      agentId: agentB.id,
+      nativeIssueId: issueB.id,
+      status: "running",
+      startedAt: new Date(base),
+    },
   });
 
   const principals = {
@@ -130,17 +239,32 @@ export async function buildWorld(db: PrismaClient) {
     admin: boardUser(adminUser.id, [{ companyId: companyA.id, role: "admin" }]),
     manager: boardUser(managerUser.id, [{ companyId: companyA.id, role: "runtime_manager" }]),
     member: boardUser(memberUser.id, [{ companyId: companyA.id, role: "member" }]),
-    suspended: boardUser(suspendedUser.id, [{ companyId: companyA.id, role: "member", status: "suspended" }]),
+    suspended: boardUser(suspendedUser.id, [
+      { companyId: companyA.id, role: "member", status: "suspended" },
+    ]),
     otherOwner: boardUser(otherOwnerUser.id, [{ companyId: companyB.id, role: "owner" }]),
     instanceAdmin: boardUser(adminUser.id, [], true),
     localBoard: { kind: "local_board" } as Principal,
-    agent: { kind: "agent", agentId: agentA.id, companyId: companyA.id, keyId: "00000000-0000-4000-8000-000000000000" } as Principal,
+    agent: {
+      kind: "agent",
+      agentId: agentA.id,
+      companyId: companyA.id,
+      keyId: "00000000-0000-4000-8000-000000000000",
+    } as Principal,
   };
 
   return {
     companyA,
     companyB,
-    users: { ownerUser, secondOwnerUser, adminUser, managerUser, memberUser, suspendedUser, otherOwnerUser },
+    users: {
+      ownerUser,
+      secondOwnerUser,
+      adminUser,
+      managerUser,
+      memberUser,
+      suspendedUser,
+      otherOwnerUser,
+    },
     memberships: m,
     agentA,
     agentB,
@@ -155,12 +279,18 @@ export async function buildWorld(db: PrismaClient) {
 }
 
 /** The tRPC error code and domain code of a rejected call (fails the test if it resolved). */
-export async function rejection(promise: Promise<unknown>): Promise<{ code: string; domainCode: string | null; message: string }> {
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code: string; domainCode: string | null; message: string }> {
   try {
     await promise;
   } catch (error) {
     const e = error as { code?: string; message: string; cause?: { code?: unknown } };
-    return { code: e.code ?? "UNKNOWN", domainCode: typeof e.cause?.code === "string" ? e.cause.code : null, message: e.message };
+    return {
+      code: e.code ?? "UNKNOWN",
+      domainCode: typeof e.cause?.code === "string" ? e.cause.code : null,
+      message: e.message,
+    };
   }
   throw new Error("expected the call to be rejected, but it resolved");
 }

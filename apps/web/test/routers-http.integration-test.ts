@@ -23,39 +23,72 @@ beforeAll(async () => {
 async function query(path: string, input: unknown) {
   const url = `http://127.0.0.1/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`;
   const response = await handlers.GET(new Request(url));
-  return { status: response.status, body: (await response.json()) as Record<string, { json: Record<string, unknown> }> };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, { json: Record<string, unknown> }>,
+  };
 }
 
 async function mutate(path: string, input: unknown) {
   const response = await handlers.POST(
-    new Request(`http://127.0.0.1/api/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) }),
+    new Request(`http://127.0.0.1/api/trpc/${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ json: input }),
+    }),
   );
-  return { status: response.status, body: (await response.json()) as Record<string, { json: Record<string, unknown> }> };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, { json: Record<string, unknown> }>,
+  };
 }
 
-const domainCode = (body: Record<string, { json: Record<string, unknown> }>) => (body.error?.json.data as { domainCode?: string } | undefined)?.domainCode;
+const domainCode = (body: Record<string, { json: Record<string, unknown> }>) =>
+  (body.error?.json.data as { domainCode?: string } | undefined)?.domainCode;
 
 describe("the console procedures over HTTP", () => {
   it("serves the board list to the local board", async () => {
-    const { status, body } = await query("issues.list", { companyId: w.companyA.id, status: ["todo"] });
+    const { status, body } = await query("issues.list", {
+      companyId: w.companyA.id,
+      status: ["todo"],
+    });
     expect(status).toBe(200);
-    const items = (body.result as unknown as { data: { json: { items: Array<{ identifier: string }> } } }).data.json.items;
+    const items = (
+      body.result as unknown as { data: { json: { items: Array<{ identifier: string }> } } }
+    ).data.json.items;
     expect(items.map((i) => i.identifier)).toEqual(["ACME-2", "ACME-7"]);
   });
 
   it("answers another company's issue id with 404 not_found", async () => {
-    const { status, body } = await query("issues.get", { companyId: w.companyA.id, issueId: w.issueB.id });
+    const { status, body } = await query("issues.get", {
+      companyId: w.companyA.id,
+      issueId: w.issueB.id,
+    });
     expect(status).toBe(404);
     expect(domainCode(body)).toBe("not_found");
   });
 
   it("answers a stale status version with 409 stale_status_version and bad input with 400", async () => {
-    const stale = await mutate("issues.updateStatus", { companyId: w.companyA.id, issueId: w.issueA.id, status: "done", expectedStatusVersion: 7 });
+    const stale = await mutate("issues.updateStatus", {
+      companyId: w.companyA.id,
+      issueId: w.issueA.id,
+      status: "done",
+      expectedStatusVersion: 7,
+    });
     expect(stale.status).toBe(409);
     expect(domainCode(stale.body)).toBe("stale_status_version");
-    const bad = await mutate("issues.addMessage", { companyId: w.companyA.id, issueId: w.issueA.id, body: "" });
+    const bad = await mutate("issues.addMessage", {
+      companyId: w.companyA.id,
+      issueId: w.issueA.id,
+      body: "",
+    });
     expect(bad.status).toBe(400);
-    expect((bad.body.error!.json.data as { zodError: { fieldErrors: Record<string, string[]> } }).zodError.fieldErrors.body).toEqual(["Write a message first."]);
-    expect(await database.prisma().issue.findUniqueOrThrow({ where: { id: w.issueA.id } })).toMatchObject({ status: "in_progress", statusVersion: 1 });
+    expect(
+      (bad.body.error!.json.data as { zodError: { fieldErrors: Record<string, string[]> } })
+        .zodError.fieldErrors.body,
+    ).toEqual(["Write a message first."]);
+    expect(
+      await database.prisma().issue.findUniqueOrThrow({ where: { id: w.issueA.id } }),
+    ).toMatchObject({ status: "in_progress", statusVersion: 1 });
   });
 });

@@ -14,14 +14,24 @@ beforeAll(async () => {
 
 describe("runs.listForIssue and runs.get", () => {
   it("lists the issue's runs newest first", async () => {
-    const { runs, truncated } = await callerFor(db(), w.principals.member).runs.listForIssue({ companyId: w.companyA.id, issueId: w.issueA.id });
+    const { runs, truncated } = await callerFor(db(), w.principals.member).runs.listForIssue({
+      companyId: w.companyA.id,
+      issueId: w.issueA.id,
+    });
     expect(truncated).toBe(false);
     expect(runs.map((r) => r.id).sort()).toEqual([w.runA.id, w.bareRunA.id].sort());
-    expect(runs.find((r) => r.id === w.runA.id)).toMatchObject({ status: "succeeded", runtimeMode: "native", agent: { name: "Builder" } });
+    expect(runs.find((r) => r.id === w.runA.id)).toMatchObject({
+      status: "succeeded",
+      runtimeMode: "native",
+      agent: { name: "Builder" },
+    });
   });
 
   it("returns the run's status, mode, phase, timestamps, agent, issue and log, and no controller details", async () => {
-    const run = await callerFor(db(), w.principals.member).runs.get({ companyId: w.companyA.id, runId: w.runA.id });
+    const run = await callerFor(db(), w.principals.member).runs.get({
+      companyId: w.companyA.id,
+      runId: w.runA.id,
+    });
     expect(run).toMatchObject({
       status: "succeeded",
       runtimeMode: "native",
@@ -40,42 +50,126 @@ describe("runs.listForIssue and runs.get", () => {
 
   it("reads another company's run or issue as NOT_FOUND", async () => {
     const owner = callerFor(db(), w.principals.owner);
-    expect((await rejection(owner.runs.get({ companyId: w.companyA.id, runId: w.runB.id }))).code).toBe("NOT_FOUND");
-    expect((await rejection(owner.runs.listForIssue({ companyId: w.companyA.id, issueId: w.issueB.id }))).code).toBe("NOT_FOUND");
-    expect((await rejection(owner.runs.finalization({ companyId: w.companyA.id, runId: w.runB.id }))).code).toBe("NOT_FOUND");
-    expect((await rejection(callerFor(db(), w.principals.otherOwner).runs.get({ companyId: w.companyA.id, runId: w.runA.id }))).code).toBe("NOT_FOUND");
-    expect((await rejection(owner.runs.get({ companyId: w.companyA.id, runId: "nope" }))).code).toBe("BAD_REQUEST");
+    expect(
+      (await rejection(owner.runs.get({ companyId: w.companyA.id, runId: w.runB.id }))).code,
+    ).toBe("NOT_FOUND");
+    expect(
+      (await rejection(owner.runs.listForIssue({ companyId: w.companyA.id, issueId: w.issueB.id })))
+        .code,
+    ).toBe("NOT_FOUND");
+    expect(
+      (await rejection(owner.runs.finalization({ companyId: w.companyA.id, runId: w.runB.id })))
+        .code,
+    ).toBe("NOT_FOUND");
+    expect(
+      (
+        await rejection(
+          callerFor(db(), w.principals.otherOwner).runs.get({
+            companyId: w.companyA.id,
+            runId: w.runA.id,
+          }),
+        )
+      ).code,
+    ).toBe("NOT_FOUND");
+    expect(
+      (await rejection(owner.runs.get({ companyId: w.companyA.id, runId: "nope" }))).code,
+    ).toBe("BAD_REQUEST");
   });
 });
 
 describe("runs.finalization", () => {
   it("gives runtime operators the coordinator and workspace operations", async () => {
-    const details = await callerFor(db(), w.principals.manager).runs.finalization({ companyId: w.companyA.id, runId: w.runA.id });
-    expect(details.coordinator).toMatchObject({ phase: "committed", attempt: 2, failureCode: "export_timeout" });
-    expect(details.workspaceOperations).toEqual([expect.objectContaining({ phase: "workspace_finalize", status: "succeeded", errorCode: null })]);
+    const details = await callerFor(db(), w.principals.manager).runs.finalization({
+      companyId: w.companyA.id,
+      runId: w.runA.id,
+    });
+    expect(details.coordinator).toMatchObject({
+      phase: "committed",
+      attempt: 2,
+      failureCode: "export_timeout",
+    });
+    expect(details.workspaceOperations).toEqual([
+      expect.objectContaining({
+        phase: "workspace_finalize",
+        status: "succeeded",
+        errorCode: null,
+      }),
+    ]);
   });
 
   it("has empty states for a run without finalization rows", async () => {
-    const details = await callerFor(db(), w.principals.owner).runs.finalization({ companyId: w.companyA.id, runId: w.bareRunA.id });
+    const details = await callerFor(db(), w.principals.owner).runs.finalization({
+      companyId: w.companyA.id,
+      runId: w.bareRunA.id,
+    });
     expect(details).toEqual({ coordinator: null, workspaceOperations: [] });
   });
 
   it("R-UI-3: refuses principals without runtime:manage", async () => {
-    expect((await rejection(callerFor(db(), w.principals.member).runs.finalization({ companyId: w.companyA.id, runId: w.runA.id }))).code).toBe("FORBIDDEN");
-    expect((await rejection(callerFor(db(), w.principals.agent).runs.finalization({ companyId: w.companyA.id, runId: w.runA.id }))).code).toBe("FORBIDDEN");
-    expect(await callerFor(db(), w.principals.localBoard).runs.finalization({ companyId: w.companyA.id, runId: w.runA.id })).toMatchObject({ coordinator: { phase: "committed" } });
+    expect(
+      (
+        await rejection(
+          callerFor(db(), w.principals.member).runs.finalization({
+            companyId: w.companyA.id,
+            runId: w.runA.id,
+          }),
+        )
+      ).code,
+    ).toBe("FORBIDDEN");
+    expect(
+      (
+        await rejection(
+          callerFor(db(), w.principals.agent).runs.finalization({
+            companyId: w.companyA.id,
+            runId: w.runA.id,
+          }),
+        )
+      ).code,
+    ).toBe("FORBIDDEN");
+    expect(
+      await callerFor(db(), w.principals.localBoard).runs.finalization({
+        companyId: w.companyA.id,
+        runId: w.runA.id,
+      }),
+    ).toMatchObject({ coordinator: { phase: "committed" } });
   });
 });
 
 describe("activity.list", () => {
   it("pages the company's audit trail newest first, naming actors and issues", async () => {
     // Writes through the procedures, so actors and entities are real.
-    await callerFor(db(), w.principals.member).issues.addMessage({ companyId: w.companyA.id, issueId: w.issueA.id, body: "one" });
-    await callerFor(db(), w.principals.localBoard).issues.updateStatus({ companyId: w.companyA.id, issueId: w.issueA.id, status: "in_review", expectedStatusVersion: 1 });
+    await callerFor(db(), w.principals.member).issues.addMessage({
+      companyId: w.companyA.id,
+      issueId: w.issueA.id,
+      body: "one",
+    });
+    await callerFor(db(), w.principals.localBoard).issues.updateStatus({
+      companyId: w.companyA.id,
+      issueId: w.issueA.id,
+      status: "in_review",
+      expectedStatusVersion: 1,
+    });
     for (let i = 0; i < 5; i++) {
-      await db().activityLog.create({ data: { companyId: w.companyA.id, actorType: "system", action: "test.tick", entityType: "company", entityId: w.companyA.id, createdAt: new Date(Date.UTC(2026, 0, 1)) } });
+      await db().activityLog.create({
+        data: {
+          companyId: w.companyA.id,
+          actorType: "system",
+          action: "test.tick",
+          entityType: "company",
+          entityId: w.companyA.id,
+          createdAt: new Date(Date.UTC(2026, 0, 1)),
+        },
+      });
     }
-    await db().activityLog.create({ data: { companyId: w.companyB.id, actorType: "system", action: "test.other_company", entityType: "company", entityId: w.companyB.id } });
+    await db().activityLog.create({
+      data: {
+        companyId: w.companyB.id,
+        actorType: "system",
+        action: "test.other_company",
+        entityType: "company",
+        entityId: w.companyB.id,
+      },
+    });
 
     const caller = callerFor(db(), w.principals.member);
     const first = await caller.activity.list({ companyId: w.companyA.id, limit: 2 });
@@ -97,7 +191,22 @@ describe("activity.list", () => {
   });
 
   it("reads another company as NOT_FOUND and refuses a malformed cursor", async () => {
-    expect((await rejection(callerFor(db(), w.principals.otherOwner).activity.list({ companyId: w.companyA.id }))).code).toBe("NOT_FOUND");
-    expect((await rejection(callerFor(db(), w.principals.member).activity.list({ companyId: w.companyA.id, cursor: "%%%" }))).code).toBe("BAD_REQUEST");
+    expect(
+      (
+        await rejection(
+          callerFor(db(), w.principals.otherOwner).activity.list({ companyId: w.companyA.id }),
+        )
+      ).code,
+    ).toBe("NOT_FOUND");
+    expect(
+      (
+        await rejection(
+          callerFor(db(), w.principals.member).activity.list({
+            companyId: w.companyA.id,
+            cursor: "%%%",
+          }),
+        )
+      ).code,
+    ).toBe("BAD_REQUEST");
   });
 });

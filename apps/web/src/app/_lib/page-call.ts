@@ -7,7 +7,8 @@ import { notFound, redirect } from "next/navigation";
 
 export const SIGN_IN_PATH = "/sign-in";
 
-export type PageResult<T> = { ok: true; data: T } | { ok: false; reason: "forbidden"; message: string };
+export type PageResult<T> =
+  { ok: true; data: T } | { ok: false; reason: "forbidden"; message: string };
 
 /** Runs a server-side procedure call for a page; see the file comment for what each error becomes. */
 export async function pageCall<T>(call: () => Promise<T>): Promise<PageResult<T>> {
@@ -18,7 +19,8 @@ export async function pageCall<T>(call: () => Promise<T>): Promise<PageResult<T>
       // BAD_REQUEST: a malformed id or cursor in the URL is a page that does not exist.
       if (error.code === "NOT_FOUND" || error.code === "BAD_REQUEST") notFound();
       if (error.code === "UNAUTHORIZED") redirect(SIGN_IN_PATH as never);
-      if (error.code === "FORBIDDEN") return { ok: false, reason: "forbidden", message: error.message };
+      if (error.code === "FORBIDDEN")
+        return { ok: false, reason: "forbidden", message: error.message };
     }
     throw error;
   }

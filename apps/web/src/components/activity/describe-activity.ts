@@ -3,7 +3,12 @@
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { isIssueStatus } from "~/server/routers/issues/issue-status";
 
-const ROLE_LABEL: Record<string, string> = { owner: "owner", admin: "admin", runtime_manager: "runtime manager", member: "member" };
+const ROLE_LABEL: Record<string, string> = {
+  owner: "owner",
+  admin: "admin",
+  runtime_manager: "runtime manager",
+  member: "member",
+};
 
 function status(value: unknown): string {
   return isIssueStatus(value) ? ISSUE_STATUS_LABEL[value] : String(value);
@@ -40,7 +45,12 @@ export function describeActivity(action: string, details: Record<string, unknown
     case "membership.status_changed":
       return { verb: details.to === "suspended" ? "suspended a member" : "reactivated a member" };
     case "agent.created":
-      return { verb: typeof details.name === "string" ? `created the agent ${details.name}` : "created an agent" };
+      return {
+        verb:
+          typeof details.name === "string"
+            ? `created the agent ${details.name}`
+            : "created an agent",
+      };
     case "company.created":
       return { verb: "created the company" };
     default:

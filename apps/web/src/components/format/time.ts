@@ -1,7 +1,16 @@
 // Timestamps for board users: a short relative phrase, with the exact UTC time on hover.
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
-const exact = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "medium", timeZone: "UTC" });
-const day = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+const exact = new Intl.DateTimeFormat("en-GB", {
+  dateStyle: "medium",
+  timeStyle: "medium",
+  timeZone: "UTC",
+});
+const day = new Intl.DateTimeFormat("en-GB", {
+  day: "numeric",
+  month: "short",
+  year: "numeric",
+  timeZone: "UTC",
+});
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -6,7 +6,12 @@ import { formatExact, formatRelative } from "./time";
  */
 export function Timestamp({ date, className }: { date: Date; className?: string }) {
   return (
-    <time dateTime={date.toISOString()} title={formatExact(date)} className={className} suppressHydrationWarning>
+    <time
+      dateTime={date.toISOString()}
+      title={formatExact(date)}
+      className={className}
+      suppressHydrationWarning
+    >
       {formatRelative(date, Date.now())}
     </time>
   );

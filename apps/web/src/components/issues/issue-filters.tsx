@@ -21,13 +21,20 @@ interface Props {
 export function IssueFilters({ action, status, assignee, agents }: Props) {
   const [enhanced, setEnhanced] = useState(false);
   useEffect(() => setEnhanced(true), []);
-  const submit = (event: React.ChangeEvent<HTMLSelectElement>) => event.currentTarget.form?.requestSubmit();
+  const submit = (event: React.ChangeEvent<HTMLSelectElement>) =>
+    event.currentTarget.form?.requestSubmit();
 
   return (
     <Form action={action} className="flex flex-wrap items-end gap-3" aria-label="Filter issues">
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-600">
         Status
-        <select name="status" defaultValue={status ?? ""} onChange={submit} className="field min-w-40" data-testid="filter-status">
+        <select
+          name="status"
+          defaultValue={status ?? ""}
+          onChange={submit}
+          className="field min-w-40"
+          data-testid="filter-status"
+        >
           <option value="">All statuses</option>
           {ISSUE_STATUSES.map((value) => (
             <option key={value} value={value}>
@@ -38,7 +45,13 @@ export function IssueFilters({ action, status, assignee, agents }: Props) {
       </label>
       <label className="flex flex-col gap-1 text-xs font-medium text-slate-600">
         Assignee
-        <select name="assignee" defaultValue={assignee ?? ""} onChange={submit} className="field min-w-40" data-testid="filter-assignee">
+        <select
+          name="assignee"
+          defaultValue={assignee ?? ""}
+          onChange={submit}
+          className="field min-w-40"
+          data-testid="filter-assignee"
+        >
           <option value="">Anyone</option>
           <option value="unassigned">Unassigned</option>
           {agents.map((agent) => (

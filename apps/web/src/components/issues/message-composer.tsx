@@ -16,7 +16,9 @@ export function MessageComposer({ companyId, issueId }: { companyId: string; iss
     trpc.issues.addMessage.mutationOptions({
       onSuccess: async () => {
         setBody("");
-        await queryClient.invalidateQueries({ queryKey: trpc.issues.messages.queryKey({ companyId, issueId }) });
+        await queryClient.invalidateQueries({
+          queryKey: trpc.issues.messages.queryKey({ companyId, issueId }),
+        });
         router.refresh();
       },
     }),
@@ -58,7 +60,11 @@ export function MessageComposer({ companyId, issueId }: { companyId: string; iss
         <p id="message-hint" className="text-xs text-slate-500">
           Ctrl+Enter to send
         </p>
-        <button type="submit" className="btn btn-primary" disabled={post.isPending || body.trim() === ""}>
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={post.isPending || body.trim() === ""}
+        >
           {post.isPending ? "Posting…" : "Post message"}
         </button>
       </div>

@@ -44,7 +44,10 @@ export function StatusControl({ companyId, issueId, status, statusVersion }: Pro
         update.mutate({ companyId, issueId, status: choice, expectedStatusVersion: statusVersion });
       }}
     >
-      <label htmlFor="issue-status" className="block text-xs font-medium uppercase tracking-wide text-slate-500">
+      <label
+        htmlFor="issue-status"
+        className="block text-xs font-medium uppercase tracking-wide text-slate-500"
+      >
         Status
       </label>
       <div className="flex gap-2">
@@ -61,11 +64,18 @@ export function StatusControl({ companyId, issueId, status, statusVersion }: Pro
             </option>
           ))}
         </select>
-        <button type="submit" className="btn btn-secondary" disabled={update.isPending || choice === status}>
+        <button
+          type="submit"
+          className="btn btn-secondary"
+          disabled={update.isPending || choice === status}
+        >
           {update.isPending ? "Saving…" : "Save"}
         </button>
       </div>
-      <p aria-live="polite" className={`text-xs ${update.isError ? "text-red-700" : "text-slate-500"}`}>
+      <p
+        aria-live="polite"
+        className={`text-xs ${update.isError ? "text-red-700" : "text-slate-500"}`}
+      >
         {update.isError ? userMessageOf(update.error) : notice}
       </p>
     </form>

@@ -42,7 +42,13 @@ export function MemberControls({ companyId, membershipId, memberName, role, stat
           <label htmlFor={roleId} className="sr-only">
             Role of {memberName}
           </label>
-          <select id={roleId} value={choice} onChange={(event) => setChoice(event.target.value as Role)} className="field" data-testid="member-role-select">
+          <select
+            id={roleId}
+            value={choice}
+            onChange={(event) => setChoice(event.target.value as Role)}
+            className="field"
+            data-testid="member-role-select"
+          >
             {ROLE_OPTIONS.map((option) => (
               <option key={option.value} value={option.value}>
                 {option.label}
@@ -59,7 +65,11 @@ export function MemberControls({ companyId, membershipId, memberName, role, stat
           disabled={pending}
           onClick={() => {
             updateRole.reset();
-            setStatus.mutate({ companyId, membershipId, status: status === "active" ? "suspended" : "active" });
+            setStatus.mutate({
+              companyId,
+              membershipId,
+              status: status === "active" ? "suspended" : "active",
+            });
           }}
         >
           {status === "active" ? "Suspend" : "Reactivate"}

@@ -7,4 +7,6 @@ export const ROLE_OPTIONS: ReadonlyArray<{ value: Role; label: string }> = [
   { value: "member", label: "Member" },
 ];
 
-export const ROLE_LABEL: Record<Role, string> = Object.fromEntries(ROLE_OPTIONS.map((o) => [o.value, o.label])) as Record<Role, string>;
+export const ROLE_LABEL: Record<Role, string> = Object.fromEntries(
+  ROLE_OPTIONS.map((o) => [o.value, o.label]),
+) as Record<Role, string>;

@@ -26,10 +26,19 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
   return (
     <div className="space-y-5">
       {coordinator ? (
-        <dl className="grid gap-x-6 gap-y-3 text-sm sm:grid-cols-3" data-testid="finalization-coordinator">
+        <dl
+          className="grid gap-x-6 gap-y-3 text-sm sm:grid-cols-3"
+          data-testid="finalization-coordinator"
+        >
           <Field label="Coordinator phase">{PHASE_LABEL[coordinator.phase]}</Field>
           <Field label="Attempt">{coordinator.attempt}</Field>
-          <Field label="Failure code">{coordinator.failureCode ? <code className="font-mono text-xs">{coordinator.failureCode}</code> : "None"}</Field>
+          <Field label="Failure code">
+            {coordinator.failureCode ? (
+              <code className="font-mono text-xs">{coordinator.failureCode}</code>
+            ) : (
+              "None"
+            )}
+          </Field>
           {coordinator.nextAttemptAt ? (
             <Field label="Next attempt">
               <Timestamp date={coordinator.nextAttemptAt} />
@@ -45,13 +54,19 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
           </Field>
         </dl>
       ) : (
-        <EmptyState title="No finalization coordinator">This run has not been through native finalization.</EmptyState>
+        <EmptyState title="No finalization coordinator">
+          This run has not been through native finalization.
+        </EmptyState>
       )}
 
       <div>
-        <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">Workspace operations</h3>
+        <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">
+          Workspace operations
+        </h3>
         {workspaceOperations.length === 0 ? (
-          <p className="mt-2 text-sm text-slate-500">No workspace operations recorded for this run.</p>
+          <p className="mt-2 text-sm text-slate-500">
+            No workspace operations recorded for this run.
+          </p>
         ) : (
           <table className="mt-2 w-full text-left text-sm">
             <thead className="text-xs text-slate-500">
@@ -78,11 +93,19 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
                 <tr key={operation.id}>
                   <td className="py-2 pr-4">{OPERATION_LABEL[operation.phase]}</td>
                   <td className="py-2 pr-4 capitalize">{operation.status}</td>
-                  <td className="py-2 pr-4">{operation.errorCode ? <code className="font-mono text-xs">{operation.errorCode}</code> : "—"}</td>
+                  <td className="py-2 pr-4">
+                    {operation.errorCode ? (
+                      <code className="font-mono text-xs">{operation.errorCode}</code>
+                    ) : (
+                      "—"
+                    )}
+                  </td>
                   <td className="py-2 pr-4 text-slate-600">
                     <Timestamp date={operation.startedAt} />
                   </td>
-                  <td className="py-2 text-slate-600">{operation.finishedAt ? <Timestamp date={operation.finishedAt} /> : "—"}</td>
+                  <td className="py-2 text-slate-600">
+                    {operation.finishedAt ? <Timestamp date={operation.finishedAt} /> : "—"}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -15,7 +15,13 @@ interface CompanyOption {
  * <details>, so it opens with the keyboard and works before JavaScript loads; it closes itself
  * after a switch and on Escape.
  */
-export function CompanySwitcher({ current, companies }: { current: CompanyOption; companies: readonly CompanyOption[] }) {
+export function CompanySwitcher({
+  current,
+  companies,
+}: {
+  current: CompanyOption;
+  companies: readonly CompanyOption[];
+}) {
   const details = useRef<HTMLDetailsElement>(null);
   const pathname = usePathname();
   useEffect(() => {
@@ -38,11 +44,19 @@ export function CompanySwitcher({ current, companies }: { current: CompanyOption
         aria-label={`Company: ${current.name}. Switch company`}
       >
         <span data-testid="company-name">{current.name}</span>
-        <svg aria-hidden="true" viewBox="0 0 20 20" className="h-4 w-4 text-slate-500" fill="currentColor">
+        <svg
+          aria-hidden="true"
+          viewBox="0 0 20 20"
+          className="h-4 w-4 text-slate-500"
+          fill="currentColor"
+        >
           <path d="M5.23 7.21a.75.75 0 0 1 1.06.02L10 11.06l3.71-3.83a.75.75 0 1 1 1.08 1.04l-4.25 4.39a.75.75 0 0 1-1.08 0L5.21 8.27a.75.75 0 0 1 .02-1.06Z" />
         </svg>
       </summary>
-      <nav aria-label="Companies" className="absolute left-0 z-20 mt-1 w-64 rounded-lg border border-slate-200 bg-white p-1 shadow-lg">
+      <nav
+        aria-label="Companies"
+        className="absolute left-0 z-20 mt-1 w-64 rounded-lg border border-slate-200 bg-white p-1 shadow-lg"
+      >
         <ul>
           {companies.map((company) => (
             <li key={company.id}>

@@ -14,7 +14,10 @@ export function identityOf(me: RouterOutputs["me"]["get"]): IdentitySummary | nu
       return { label: "Local board", detail: "Local mode" };
     case "board_user":
       if (!me.user) return null;
-      return { label: me.user.name, detail: me.via === "board_api_key" ? `${me.user.email} · API key` : me.user.email };
+      return {
+        label: me.user.name,
+        detail: me.via === "board_api_key" ? `${me.user.email} · API key` : me.user.email,
+      };
     default:
       return null;
   }
@@ -26,7 +29,9 @@ export function Identity({ identity }: { identity: IdentitySummary | null }) {
   return (
     <p className="text-right text-sm leading-tight" data-testid="identity">
       <span className="block font-medium text-slate-800">{identity.label}</span>
-      {identity.detail ? <span className="block text-xs text-slate-500">{identity.detail}</span> : null}
+      {identity.detail ? (
+        <span className="block text-xs text-slate-500">{identity.detail}</span>
+      ) : null}
     </p>
   );
 }

@@ -16,7 +16,10 @@ export function SectionNav({ links }: { links: readonly SectionLink[] }) {
     <nav aria-label="Company sections">
       <ul className="flex gap-1 overflow-x-auto">
         {links.map((link) => {
-          const current = pathname === link.href || pathname.startsWith(`${link.href}/`) || (link.label === "Issues" && pathname.includes("/runs/"));
+          const current =
+            pathname === link.href ||
+            pathname.startsWith(`${link.href}/`) ||
+            (link.label === "Issues" && pathname.includes("/runs/"));
           return (
             <li key={link.href}>
               <Link

@@ -6,7 +6,9 @@ export function AccessDenied({ title, message }: { title: string; message: strin
         {title}
       </h1>
       <p className="mt-2 text-sm text-slate-600">{message}</p>
-      <p className="mt-1 text-sm text-slate-500">Ask an owner or admin of this company if you need access.</p>
+      <p className="mt-1 text-sm text-slate-500">
+        Ask an owner or admin of this company if you need access.
+      </p>
     </section>
   );
 }

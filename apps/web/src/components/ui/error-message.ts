@@ -15,10 +15,18 @@ export function domainCodeOf(error: unknown): string | null {
  */
 export function userMessageOf(error: unknown): string {
   if (error instanceof TRPCClientError) {
-    const data = error.data as { code?: string; zodError?: { fieldErrors?: Record<string, string[] | undefined> } | null } | undefined;
+    const data = error.data as
+      | { code?: string; zodError?: { fieldErrors?: Record<string, string[] | undefined> } | null }
+      | undefined;
     const fieldMessage = Object.values(data?.zodError?.fieldErrors ?? {}).flat()[0];
     if (fieldMessage) return fieldMessage;
-    if (domainCodeOf(error) || data?.code === "FORBIDDEN" || data?.code === "NOT_FOUND" || data?.code === "CONFLICT") return error.message;
+    if (
+      domainCodeOf(error) ||
+      data?.code === "FORBIDDEN" ||
+      data?.code === "NOT_FOUND" ||
+      data?.code === "CONFLICT"
+    )
+      return error.message;
     if (data?.code === "UNAUTHORIZED") return "Your session has ended. Sign in again.";
   }
   return "Something went wrong. Try again in a moment.";

@@ -22,7 +22,10 @@ const TONE: Record<IssueStatusValue, string> = {
 
 export function IssueStatusBadge({ status }: { status: IssueStatusValue }) {
   return (
-    <span data-testid="issue-status" className={`inline-flex items-center whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${TONE[status]}`}>
+    <span
+      data-testid="issue-status"
+      className={`inline-flex items-center whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${TONE[status]}`}
+    >
       {ISSUE_STATUS_LABEL[status]}
     </span>
   );

@@ -1,4 +1,5 @@
-export type RunStatusValue = "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
+export type RunStatusValue =
+  "queued" | "running" | "succeeded" | "failed" | "cancelled" | "timed_out";
 
 export const RUN_STATUS_LABEL: Record<RunStatusValue, string> = {
   queued: "Queued",
@@ -20,7 +21,10 @@ const TONE: Record<RunStatusValue, string> = {
 
 export function RunStatusBadge({ status }: { status: RunStatusValue }) {
   return (
-    <span data-testid="run-status" className={`inline-flex items-center whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${TONE[status]}`}>
+    <span
+      data-testid="run-status"
+      className={`inline-flex items-center whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${TONE[status]}`}
+    >
       {RUN_STATUS_LABEL[status]}
     </span>
   );

@@ -7,7 +7,9 @@ export default function CompanyNotFound() {
       <h1 id="not-found-title" className="text-lg font-semibold">
         Not found
       </h1>
-      <p className="mt-2 text-sm text-slate-600">There is nothing here, or it belongs to a company you cannot see.</p>
+      <p className="mt-2 text-sm text-slate-600">
+        There is nothing here, or it belongs to a company you cannot see.
+      </p>
       <p className="mt-4">
         <Link href="/" className="text-sm font-medium text-indigo-700 hover:underline">
           Back to the console

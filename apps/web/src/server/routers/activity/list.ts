@@ -23,7 +23,10 @@ export const activityItem = z.object({
   issue: z.object({ id: z.uuid(), identifier: z.string() }).nullable(),
 });
 
-export const listActivityOutput = z.object({ items: z.array(activityItem), nextCursor: z.string().nullable() });
+export const listActivityOutput = z.object({
+  items: z.array(activityItem),
+  nextCursor: z.string().nullable(),
+});
 
 /** The company's audit trail, newest first, in keyset pages over (company_id, created_at). */
 export const listActivity = companyProcedure("activity:read")
@@ -39,17 +42,43 @@ export const listActivity = companyProcedure("activity:read")
       where,
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: input.limit + 1,
-      select: { id: true, action: true, entityType: true, entityId: true, details: true, createdAt: true, actorType: true, actorId: true },
+      select: {
+        id: true,
+        action: true,
+        entityType: true,
+        entityId: true,
+        details: true,
+        createdAt: true,
+        actorType: true,
+        actorId: true,
+      },
     });
     const page = pageOf(rows, input.limit, (row) => row.createdAt);
 
     // Names and identifiers for one page, in three batched lookups (never one per row).
-    const ids = (type: string) => [...new Set(page.items.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!))];
-    const issueIds = [...new Set(page.items.filter((r) => r.entityType === "issue" && r.entityId).map((r) => r.entityId!))];
+    const ids = (type: string) => [
+      ...new Set(
+        page.items.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!),
+      ),
+    ];
+    const issueIds = [
+      ...new Set(
+        page.items.filter((r) => r.entityType === "issue" && r.entityId).map((r) => r.entityId!),
+      ),
+    ];
     const [users, agents, issues] = await Promise.all([
-      ctx.db.user.findMany({ where: { id: { in: ids("user") } }, select: { id: true, name: true } }),
-      ctx.db.agent.findMany({ where: { id: { in: ids("agent") }, companyId: ctx.companyId }, select: { id: true, name: true } }),
-      ctx.db.issue.findMany({ where: { id: { in: issueIds }, companyId: ctx.companyId }, select: { id: true, identifier: true } }),
+      ctx.db.user.findMany({
+        where: { id: { in: ids("user") } },
+        select: { id: true, name: true },
+      }),
+      ctx.db.agent.findMany({
+        where: { id: { in: ids("agent") }, companyId: ctx.companyId },
+        select: { id: true, name: true },
+      }),
+      ctx.db.issue.findMany({
+        where: { id: { in: issueIds }, companyId: ctx.companyId },
+        select: { id: true, identifier: true },
+      }),
     ]);
     const userById = new Map(users.map((u) => [u.id, u]));
     const agentById = new Map(agents.map((a) => [a.id, a]));
@@ -65,9 +94,15 @@ export const listActivity = companyProcedure("activity:read")
         createdAt: row.createdAt,
         actor: {
           type: row.actorType,
-          name: displayName(row.actorType, row.actorId ? (row.actorType === "agent" ? agentById : userById).get(row.actorId) : null),
+          name: displayName(
+            row.actorType,
+            row.actorId
+              ? (row.actorType === "agent" ? agentById : userById).get(row.actorId)
+              : null,
+          ),
         },
-        issue: row.entityType === "issue" && row.entityId ? (issueById.get(row.entityId) ?? null) : null,
+        issue:
+          row.entityType === "issue" && row.entityId ? (issueById.get(row.entityId) ?? null) : null,
       })),
       nextCursor: page.nextCursor,
     };

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
 
-export const listAgentsOutput = z.array(z.object({ id: z.uuid(), name: z.string(), archived: z.boolean() }));
+export const listAgentsOutput = z.array(
+  z.object({ id: z.uuid(), name: z.string(), archived: z.boolean() }),
+);
 
 /** The company's agents, by name (the assignee filter's options). */
 export const listAgents = companyProcedure("issues:read")

@@ -18,8 +18,13 @@ export const getCompanyOutput = z.object({
 export const getCompany = companyProcedure("company:read")
   .output(getCompanyOutput)
   .query(async ({ ctx }) => {
-    const company = await ctx.db.company.findUnique({ where: { id: ctx.companyId }, select: { id: true, name: true, issuePrefix: true } });
+    const company = await ctx.db.company.findUnique({
+      where: { id: ctx.companyId },
+      select: { id: true, name: true, issuePrefix: true },
+    });
     if (!company) throw notFound("The company");
-    const permissions = ALL_PERMISSIONS.filter((permission) => authorize(ctx.principal, permission, ctx.companyId).kind === "allow");
+    const permissions = ALL_PERMISSIONS.filter(
+      (permission) => authorize(ctx.principal, permission, ctx.companyId).kind === "allow",
+    );
     return { ...company, permissions };
   });

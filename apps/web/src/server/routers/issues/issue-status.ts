@@ -2,7 +2,15 @@
 // No runtime imports: client components import this file, and it must not pull zod or Prisma in.
 import type { IssueStatus } from "@copyback/db/client";
 
-export const ISSUE_STATUSES = ["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"] as const;
+export const ISSUE_STATUSES = [
+  "backlog",
+  "todo",
+  "in_progress",
+  "in_review",
+  "blocked",
+  "done",
+  "cancelled",
+] as const;
 
 export type IssueStatusValue = (typeof ISSUE_STATUSES)[number];
 

@@ -37,7 +37,11 @@ export const cursorSchema = z
   });
 
 /** Splits `limit + 1` fetched rows into the page and the next cursor (null on the last page). */
-export function pageOf<T extends { id: string }>(rows: T[], limit: number, at: (row: T) => Date): { items: T[]; nextCursor: string | null } {
+export function pageOf<T extends { id: string }>(
+  rows: T[],
+  limit: number,
+  at: (row: T) => Date,
+): { items: T[]; nextCursor: string | null } {
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
   const last = items[items.length - 1]!;

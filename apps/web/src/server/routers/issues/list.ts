@@ -41,7 +41,8 @@ export const listIssues = companyProcedure("issues:read")
   .query(async ({ ctx, input }) => {
     const where: Prisma.IssueWhereInput = { companyId: ctx.companyId };
     if (input.status && input.status.length > 0) where.status = { in: input.status };
-    if (input.assignee) where.assigneeAgentId = input.assignee === "unassigned" ? null : input.assignee;
+    if (input.assignee)
+      where.assigneeAgentId = input.assignee === "unassigned" ? null : input.assignee;
     if (input.cursor) {
       // `lte` bounds the index range scan; the OR breaks ties between equal timestamps by id.
       where.lastActivityAt = { lte: input.cursor.at };
@@ -62,7 +63,11 @@ export const listIssues = companyProcedure("issues:read")
     });
     const page = pageOf(rows, input.limit, (row) => row.lastActivityAt);
     return {
-      items: page.items.map(({ assigneeAgent, ...row }) => ({ ...row, assignee: assigneeAgent, recovery: null })),
+      items: page.items.map(({ assigneeAgent, ...row }) => ({
+        ...row,
+        assignee: assigneeAgent,
+        recovery: null,
+      })),
       nextCursor: page.nextCursor,
     };
   });

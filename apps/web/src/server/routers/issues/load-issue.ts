@@ -2,7 +2,11 @@
 import type { PrismaClient, TransactionClient } from "@copyback/db/client";
 import { notFound } from "@copyback/core/errors";
 
-export async function requireIssueInCompany(db: PrismaClient | TransactionClient, companyId: string, issueId: string) {
+export async function requireIssueInCompany(
+  db: PrismaClient | TransactionClient,
+  companyId: string,
+  issueId: string,
+) {
   const issue = await db.issue.findFirst({
     where: { id: issueId, companyId },
     select: { id: true, status: true, statusVersion: true, conversationGeneration: true },

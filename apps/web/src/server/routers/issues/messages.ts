@@ -51,7 +51,13 @@ export const listIssueMessages = companyProcedure("issues:read")
         body: row.body,
         createdAt: row.createdAt,
         generation: row.conversationGeneration,
-        author: { type: row.authorType, name: displayName(row.authorType, row.authorType === "agent" ? row.authorAgent : row.authorUser) },
+        author: {
+          type: row.authorType,
+          name: displayName(
+            row.authorType,
+            row.authorType === "agent" ? row.authorAgent : row.authorUser,
+          ),
+        },
       }));
     return { messages, truncated };
   });

@@ -14,7 +14,10 @@ export const updateStatusInput = z.object({
   expectedStatusVersion: z.number().int().min(0),
 });
 
-export const updateStatusOutput = z.object({ status: issueStatusSchema, statusVersion: z.number().int() });
+export const updateStatusOutput = z.object({
+  status: issueStatusSchema,
+  statusVersion: z.number().int(),
+});
 
 export const STALE_STATUS_VERSION = "stale_status_version";
 
@@ -31,12 +34,17 @@ export const updateIssueStatus = companyProcedure("issues:write")
     return withTransaction(ctx.db, async (tx) => {
       const issue = await requireIssueInCompany(tx, ctx.companyId, input.issueId);
       if (issue.statusVersion !== input.expectedStatusVersion) throw stale(issue.statusVersion);
-      if (issue.status === input.status) return { status: issue.status, statusVersion: issue.statusVersion };
+      if (issue.status === input.status)
+        return { status: issue.status, statusVersion: issue.statusVersion };
       // The version check is repeated in the UPDATE itself: a concurrent writer that committed
       // after our read makes this match nothing instead of overwriting its change.
       const now = new Date();
       const updated = await tx.issue.updateMany({
-        where: { id: issue.id, companyId: ctx.companyId, statusVersion: input.expectedStatusVersion },
+        where: {
+          id: issue.id,
+          companyId: ctx.companyId,
+          statusVersion: input.expectedStatusVersion,
+        },
         data: { status: input.status, statusVersion: { increment: 1 }, lastActivityAt: now },
       });
       if (updated.count !== 1) {
@@ -56,5 +64,9 @@ export const updateIssueStatus = companyProcedure("issues:write")
   });
 
 function stale(currentVersion: number) {
-  return conflict(STALE_STATUS_VERSION, "Someone changed this task's status meanwhile. Reload to see the current status.", { currentVersion });
+  return conflict(
+    STALE_STATUS_VERSION,
+    "Someone changed this task's status meanwhile. Reload to see the current status.",
+    { currentVersion },
+  );
 }

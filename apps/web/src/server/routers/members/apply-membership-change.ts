@@ -16,25 +16,44 @@ export interface MembershipChangeRequest {
   change: Partial<MembershipState>;
 }
 
-export async function applyMembershipChange(request: MembershipChangeRequest): Promise<{ id: string } & MembershipState> {
+export async function applyMembershipChange(
+  request: MembershipChangeRequest,
+): Promise<{ id: string } & MembershipState> {
   const { companyId } = request;
   const actor = actorOf(request.principal);
   return withTransaction(request.db, async (tx) => {
-    await tx.$queryRaw(Prisma.sql`SELECT id FROM companies WHERE id = ${companyId}::uuid FOR UPDATE`);
+    await tx.$queryRaw(
+      Prisma.sql`SELECT id FROM companies WHERE id = ${companyId}::uuid FOR UPDATE`,
+    );
     const membership = await tx.companyMembership.findFirst({
       where: { id: request.membershipId, companyId },
       select: { id: true, role: true, status: true },
     });
     if (!membership) throw notFound("The membership");
     const current: MembershipState = { role: membership.role, status: membership.status };
-    const next: MembershipState = { role: request.change.role ?? current.role, status: request.change.status ?? current.status };
-    if (next.role === current.role && next.status === current.status) return { id: membership.id, ...current };
+    const next: MembershipState = {
+      role: request.change.role ?? current.role,
+      status: request.change.status ?? current.status,
+    };
+    if (next.role === current.role && next.status === current.status)
+      return { id: membership.id, ...current };
 
-    const activeOwnerCount = await tx.companyMembership.count({ where: { companyId, role: "owner", status: "active" } });
-    const refusal = membershipChangeError({ principal: request.principal, companyId, current, next, activeOwnerCount });
+    const activeOwnerCount = await tx.companyMembership.count({
+      where: { companyId, role: "owner", status: "active" },
+    });
+    const refusal = membershipChangeError({
+      principal: request.principal,
+      companyId,
+      current,
+      next,
+      activeOwnerCount,
+    });
     if (refusal) throw refusal;
 
-    await tx.companyMembership.update({ where: { id: membership.id }, data: { role: next.role, status: next.status } });
+    await tx.companyMembership.update({
+      where: { id: membership.id },
+      data: { role: next.role, status: next.status },
+    });
     if (next.role !== current.role) {
       await recordActivity(tx, {
         companyId,

@@ -22,7 +22,13 @@ export const listMembers = companyProcedure("company:read")
     const rows = await ctx.db.companyMembership.findMany({
       where: { companyId: ctx.companyId },
       take: 1000,
-      select: { id: true, role: true, status: true, createdAt: true, user: { select: { id: true, name: true, email: true } } },
+      select: {
+        id: true,
+        role: true,
+        status: true,
+        createdAt: true,
+        user: { select: { id: true, name: true, email: true } },
+      },
     });
     const you = ctx.principal.kind === "board_user" ? ctx.principal.userId : null;
     return rows

@@ -5,4 +5,8 @@ export const roleSchema = z.enum(ROLES);
 export const membershipStatusSchema = z.enum(["active", "suspended"]);
 export type MembershipStatusValue = z.infer<typeof membershipStatusSchema>;
 
-export const membershipChangeOutput = z.object({ id: z.uuid(), role: roleSchema, status: membershipStatusSchema });
+export const membershipChangeOutput = z.object({
+  id: z.uuid(),
+  role: roleSchema,
+  status: membershipStatusSchema,
+});

@@ -28,12 +28,19 @@ export function membershipChangeError(input: {
   const { current, next } = input;
   const touchesOwner = current.role === "owner" || next.role === "owner";
   if (touchesOwner && !hasOwnerAuthority(input.principal, input.companyId)) {
-    return new DomainError("forbidden", OWNER_REQUIRED, "Only an owner can change an owner's membership or make someone an owner.");
+    return new DomainError(
+      "forbidden",
+      OWNER_REQUIRED,
+      "Only an owner can change an owner's membership or make someone an owner.",
+    );
   }
   const wasActiveOwner = current.role === "owner" && current.status === "active";
   const staysActiveOwner = next.role === "owner" && next.status === "active";
   if (wasActiveOwner && !staysActiveOwner && input.activeOwnerCount <= 1) {
-    return conflict(LAST_OWNER, "This is the company's last active owner. Make someone else an owner first.");
+    return conflict(
+      LAST_OWNER,
+      "This is the company's last active owner. Make someone else an owner first.",
+    );
   }
   return null;
 }
@@ -45,7 +52,9 @@ export function hasOwnerAuthority(principal: Principal, companyId: string): bool
     case "board_user":
       return (
         principal.isInstanceAdmin ||
-        principal.memberships.some((m) => m.companyId === companyId && m.role === "owner" && m.status === "active")
+        principal.memberships.some(
+          (m) => m.companyId === companyId && m.role === "owner" && m.status === "active",
+        )
       );
     default:
       return false;

@@ -10,5 +10,11 @@ export const setMemberStatus = companyProcedure("members:manage")
   .input(setStatusInput)
   .output(membershipChangeOutput)
   .mutation(({ ctx, input }) =>
-    applyMembershipChange({ db: ctx.db, principal: ctx.principal, companyId: ctx.companyId, membershipId: input.membershipId, change: { status: input.status } }),
+    applyMembershipChange({
+      db: ctx.db,
+      principal: ctx.principal,
+      companyId: ctx.companyId,
+      membershipId: input.membershipId,
+      change: { status: input.status },
+    }),
   );

@@ -10,5 +10,11 @@ export const updateMemberRole = companyProcedure("members:manage")
   .input(updateRoleInput)
   .output(membershipChangeOutput)
   .mutation(({ ctx, input }) =>
-    applyMembershipChange({ db: ctx.db, principal: ctx.principal, companyId: ctx.companyId, membershipId: input.membershipId, change: { role: input.role } }),
+    applyMembershipChange({
+      db: ctx.db,
+      principal: ctx.principal,
+      companyId: ctx.companyId,
+      membershipId: input.membershipId,
+      change: { role: input.role },
+    }),
   );

@@ -8,7 +8,15 @@ export const runFinalizationOutput = z.object({
   /** The native finalization coordinator; null when the run never had one (legacy or unfinished). */
   coordinator: z
     .object({
-      phase: z.enum(["observed", "result_accepted", "workspace_finalizing", "arbitrating", "committed", "retryable_failure", "terminal_failure"]),
+      phase: z.enum([
+        "observed",
+        "result_accepted",
+        "workspace_finalizing",
+        "arbitrating",
+        "committed",
+        "retryable_failure",
+        "terminal_failure",
+      ]),
       attempt: z.number().int(),
       failureCode: z.string().nullable(),
       nextAttemptAt: z.date().nullable(),
@@ -40,13 +48,27 @@ export const getRunFinalization = companyProcedure("runtime:manage")
       where: { id: input.runId, companyId: ctx.companyId },
       select: {
         finalization: {
-          select: { phase: true, attempt: true, failureCode: true, nextAttemptAt: true, committedAt: true, updatedAt: true },
+          select: {
+            phase: true,
+            attempt: true,
+            failureCode: true,
+            nextAttemptAt: true,
+            committedAt: true,
+            updatedAt: true,
+          },
         },
         workspaceOperations: {
           where: { companyId: ctx.companyId },
           orderBy: [{ startedAt: "asc" }, { id: "asc" }],
           take: 200,
-          select: { id: true, phase: true, status: true, errorCode: true, startedAt: true, finishedAt: true },
+          select: {
+            id: true,
+            phase: true,
+            status: true,
+            errorCode: true,
+            startedAt: true,
+            finishedAt: true,
+          },
         },
       },
     });

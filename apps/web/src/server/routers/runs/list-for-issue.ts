@@ -17,7 +17,10 @@ export const issueRunItem = z.object({
   finishedAt: z.date().nullable(),
 });
 
-export const listRunsForIssueOutput = z.object({ runs: z.array(issueRunItem), truncated: z.boolean() });
+export const listRunsForIssueOutput = z.object({
+  runs: z.array(issueRunItem),
+  truncated: z.boolean(),
+});
 
 /** The runs of one task (heartbeat_runs.native_issue_id), newest first. */
 export const listRunsForIssue = companyProcedure("runs:read")

@@ -13,12 +13,20 @@ export const metadata: Metadata = { title: "Activity" };
 type SearchParams = Record<string, string | string[] | undefined>;
 
 /** The company's audit trail (activity:read), newest first, 50 per page. */
-export default async function ActivityPage({ params, searchParams }: { params: Promise<{ companyId: string }>; searchParams: Promise<SearchParams> }) {
+export default async function ActivityPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ companyId: string }>;
+  searchParams: Promise<SearchParams>;
+}) {
   const { companyId } = await params;
   const rawCursor = (await searchParams).cursor;
   const cursor = typeof rawCursor === "string" && rawCursor !== "" ? rawCursor : undefined;
   const caller = await serverCaller();
-  const result = await pageCall(() => caller.activity.list({ companyId, limit: 50, ...(cursor ? { cursor } : {}) }));
+  const result = await pageCall(() =>
+    caller.activity.list({ companyId, limit: 50, ...(cursor ? { cursor } : {}) }),
+  );
   if (!result.ok) return <AccessDenied title="Activity" message={result.message} />;
   const { items, nextCursor } = result.data;
 
@@ -34,21 +42,29 @@ export default async function ActivityPage({ params, searchParams }: { params: P
           {items.map((item) => {
             const phrase = describeActivity(item.action, item.details);
             return (
-            <li key={item.id} className="flex items-baseline justify-between gap-4 px-5 py-3 text-sm" data-testid="activity-row">
-              <p className="min-w-0 text-slate-700">
-                <span className="font-medium text-slate-900">{item.actor.name}</span> {phrase.verb}
-                {item.issue ? (
-                  <>
-                    {" "}
-                    <Link href={issuePath(companyId, item.issue.id)} className="font-mono text-xs font-medium text-indigo-700 hover:underline">
-                      {item.issue.identifier}
-                    </Link>
-                  </>
-                ) : null}
-                {phrase.suffix ? ` ${phrase.suffix}` : null}
-              </p>
-              <Timestamp date={item.createdAt} className="shrink-0 text-xs text-slate-500" />
-            </li>
+              <li
+                key={item.id}
+                className="flex items-baseline justify-between gap-4 px-5 py-3 text-sm"
+                data-testid="activity-row"
+              >
+                <p className="min-w-0 text-slate-700">
+                  <span className="font-medium text-slate-900">{item.actor.name}</span>{" "}
+                  {phrase.verb}
+                  {item.issue ? (
+                    <>
+                      {" "}
+                      <Link
+                        href={issuePath(companyId, item.issue.id)}
+                        className="font-mono text-xs font-medium text-indigo-700 hover:underline"
+                      >
+                        {item.issue.identifier}
+                      </Link>
+                    </>
+                  ) : null}
+                  {phrase.suffix ? ` ${phrase.suffix}` : null}
+                </p>
+                <Timestamp date={item.createdAt} className="shrink-0 text-xs text-slate-500" />
+              </li>
             );
           })}
         </ol>

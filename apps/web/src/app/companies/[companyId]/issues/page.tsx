@@ -1,6 +1,10 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { boardSearchParams, parseBoardFilters, type SearchParams } from "~/components/issues/board-filters";
+import {
+  boardSearchParams,
+  parseBoardFilters,
+  type SearchParams,
+} from "~/components/issues/board-filters";
 import { IssueFilters } from "~/components/issues/issue-filters";
 import { RecoveryChip } from "~/components/issues/recovery-chip";
 import { Timestamp } from "~/components/format/timestamp";
@@ -16,7 +20,13 @@ export const metadata: Metadata = { title: "Issues" };
 const PAGE_SIZE = 50;
 
 /** The issues board: server-filtered, keyset-paginated, newest activity first. */
-export default async function IssuesPage({ params, searchParams }: { params: Promise<{ companyId: string }>; searchParams: Promise<SearchParams> }) {
+export default async function IssuesPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ companyId: string }>;
+  searchParams: Promise<SearchParams>;
+}) {
   const { companyId } = await params;
   const filters = parseBoardFilters(await searchParams);
   const caller = await serverCaller();
@@ -36,8 +46,12 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
 
   const filtered = filters.status.length > 0 || filters.assignee !== null;
   const viewKey = boardSearchParams({ ...filters, cursor: null }).toString();
-  const nextPage = result.data.nextCursor ? issuesPath(companyId, boardSearchParams({ ...filters, cursor: result.data.nextCursor })) : null;
-  const firstPage = filters.cursor ? issuesPath(companyId, boardSearchParams({ ...filters, cursor: null })) : null;
+  const nextPage = result.data.nextCursor
+    ? issuesPath(companyId, boardSearchParams({ ...filters, cursor: result.data.nextCursor }))
+    : null;
+  const firstPage = filters.cursor
+    ? issuesPath(companyId, boardSearchParams({ ...filters, cursor: null }))
+    : null;
 
   return (
     <section aria-labelledby="issues-title" className="space-y-5">
@@ -57,7 +71,10 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
       {result.data.items.length === 0 ? (
         <EmptyState title={filtered ? "No issues match these filters" : "No issues yet"}>
           {filtered ? (
-            <Link href={issuesPath(companyId)} className="font-medium text-indigo-700 hover:underline">
+            <Link
+              href={issuesPath(companyId)}
+              className="font-medium text-indigo-700 hover:underline"
+            >
               Clear filters
             </Link>
           ) : null}
@@ -93,7 +110,10 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
                   <td className="px-4 py-3 font-mono text-xs text-slate-500">{issue.identifier}</td>
                   <td className="px-4 py-3">
                     <span className="flex items-center gap-2">
-                      <Link href={issuePath(companyId, issue.id)} className="font-medium text-slate-900 hover:text-indigo-700 hover:underline">
+                      <Link
+                        href={issuePath(companyId, issue.id)}
+                        className="font-medium text-slate-900 hover:text-indigo-700 hover:underline"
+                      >
                         {issue.title}
                       </Link>
                       <RecoveryChip recovery={issue.recovery} />
@@ -102,7 +122,9 @@ export default async function IssuesPage({ params, searchParams }: { params: Pro
                   <td className="px-4 py-3">
                     <IssueStatusBadge status={issue.status} />
                   </td>
-                  <td className="px-4 py-3 text-slate-600">{issue.assignee?.name ?? <span className="text-slate-400">Unassigned</span>}</td>
+                  <td className="px-4 py-3 text-slate-600">
+                    {issue.assignee?.name ?? <span className="text-slate-400">Unassigned</span>}
+                  </td>
                   <td className="px-4 py-3 text-right text-slate-500">
                     <Timestamp date={issue.lastActivityAt} />
                   </td>

@@ -13,7 +13,10 @@ export const metadata: Metadata = { title: "Members" };
 export default async function MembersPage({ params }: { params: Promise<{ companyId: string }> }) {
   const { companyId } = await params;
   const caller = await serverCaller();
-  const [result, can] = await Promise.all([pageCall(() => caller.members.list({ companyId })), companyPermissions(companyId)]);
+  const [result, can] = await Promise.all([
+    pageCall(() => caller.members.list({ companyId })),
+    companyPermissions(companyId),
+  ]);
   if (!result.ok) return <AccessDenied title="Members" message={result.message} />;
   const manage = can.has("members:manage");
 
@@ -59,7 +62,9 @@ export default async function MembersPage({ params }: { params: Promise<{ compan
                   <td className="px-4 py-3">
                     <p className="font-medium text-slate-900">
                       {member.user.name}
-                      {member.isYou ? <span className="ml-2 text-xs font-normal text-slate-500">(you)</span> : null}
+                      {member.isYou ? (
+                        <span className="ml-2 text-xs font-normal text-slate-500">(you)</span>
+                      ) : null}
                     </p>
                     <p className="text-xs text-slate-500">{member.user.email}</p>
                   </td>
@@ -68,7 +73,9 @@ export default async function MembersPage({ params }: { params: Promise<{ compan
                     {member.status === "active" ? (
                       <span className="text-emerald-700">Active</span>
                     ) : (
-                      <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-600">Suspended</span>
+                      <span className="rounded-full bg-slate-100 px-2 py-0.5 text-xs font-medium text-slate-600">
+                        Suspended
+                      </span>
                     )}
                   </td>
                   {manage ? (

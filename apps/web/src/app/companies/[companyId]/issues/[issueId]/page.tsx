@@ -17,7 +17,9 @@ import { pageCall } from "../../../../_lib/page-call";
 type Params = Promise<{ companyId: string; issueId: string }>;
 
 // One issues.get per request, shared by the metadata and the page.
-const loadIssue = cache(async (companyId: string, issueId: string) => (await serverCaller()).issues.get({ companyId, issueId }));
+const loadIssue = cache(async (companyId: string, issueId: string) =>
+  (await serverCaller()).issues.get({ companyId, issueId }),
+);
 
 export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
   const { companyId, issueId } = await params;
@@ -74,7 +76,9 @@ export default async function IssuePage({ params }: { params: Params }) {
               Description
             </h2>
             {issue.data.description ? (
-              <p className="mt-2 whitespace-pre-wrap break-words text-sm text-slate-700">{issue.data.description}</p>
+              <p className="mt-2 whitespace-pre-wrap break-words text-sm text-slate-700">
+                {issue.data.description}
+              </p>
             ) : (
               <p className="mt-2 text-sm text-slate-500">No description.</p>
             )}
@@ -84,7 +88,11 @@ export default async function IssuePage({ params }: { params: Params }) {
             <h2 id="conversation-title" className="text-sm font-semibold text-slate-900">
               Conversation
             </h2>
-            {messages.ok ? <Conversation companyId={companyId} issueId={issueId} initial={messages.data} /> : <p className="text-sm text-slate-500">{messages.message}</p>}
+            {messages.ok ? (
+              <Conversation companyId={companyId} issueId={issueId} initial={messages.data} />
+            ) : (
+              <p className="text-sm text-slate-500">{messages.message}</p>
+            )}
             {canWrite ? (
               <div className="border-t border-slate-100 pt-4">
                 <MessageComposer companyId={companyId} issueId={issueId} />
@@ -96,29 +104,43 @@ export default async function IssuePage({ params }: { params: Params }) {
         <aside className="space-y-6">
           <section aria-label="Details" className="card space-y-4 p-5">
             {canWrite ? (
-              <StatusControl key={issue.data.statusVersion} companyId={companyId} issueId={issueId} status={issue.data.status} statusVersion={issue.data.statusVersion} />
+              <StatusControl
+                key={issue.data.statusVersion}
+                companyId={companyId}
+                issueId={issueId}
+                status={issue.data.status}
+                statusVersion={issue.data.statusVersion}
+              />
             ) : null}
             <dl className="space-y-3 text-sm">
               <div>
-                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">Assignee</dt>
+                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">
+                  Assignee
+                </dt>
                 <dd className="mt-0.5 text-slate-800" data-testid="issue-assignee">
                   {issue.data.assignee?.name ?? "Unassigned"}
                 </dd>
               </div>
               {issue.data.createdBy ? (
                 <div>
-                  <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">Created by</dt>
+                  <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">
+                    Created by
+                  </dt>
                   <dd className="mt-0.5 text-slate-800">{issue.data.createdBy.name}</dd>
                 </div>
               ) : null}
               <div>
-                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">Created</dt>
+                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">
+                  Created
+                </dt>
                 <dd className="mt-0.5 text-slate-800">
                   <Timestamp date={issue.data.createdAt} />
                 </dd>
               </div>
               <div>
-                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">Last activity</dt>
+                <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">
+                  Last activity
+                </dt>
                 <dd className="mt-0.5 text-slate-800">
                   <Timestamp date={issue.data.lastActivityAt} />
                 </dd>

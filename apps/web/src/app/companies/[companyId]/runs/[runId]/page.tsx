@@ -20,14 +20,20 @@ const LEVEL_TONE = {
 } as const;
 
 /** Run inspection ("Inspect run" links land here). Finalization details only for runtime:manage. */
-export default async function RunPage({ params }: { params: Promise<{ companyId: string; runId: string }> }) {
+export default async function RunPage({
+  params,
+}: {
+  params: Promise<{ companyId: string; runId: string }>;
+}) {
   const { companyId, runId } = await params;
   const caller = await serverCaller();
   const can = await companyPermissions(companyId);
   const operator = can.has("runtime:manage");
   const [run, finalization] = await Promise.all([
     pageCall(() => caller.runs.get({ companyId, runId })),
-    operator ? pageCall(() => caller.runs.finalization({ companyId, runId })) : Promise.resolve(null),
+    operator
+      ? pageCall(() => caller.runs.finalization({ companyId, runId }))
+      : Promise.resolve(null),
   ]);
   if (!run.ok) return <AccessDenied title="Run" message={run.message} />;
   const r = run.data;
@@ -43,7 +49,10 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
           </li>
           <li aria-hidden="true">/</li>
           <li>
-            <Link href={issuePath(companyId, r.issue.id)} className="font-mono text-xs hover:text-slate-800 hover:underline">
+            <Link
+              href={issuePath(companyId, r.issue.id)}
+              className="font-mono text-xs hover:text-slate-800 hover:underline"
+            >
               {r.issue.identifier}
             </Link>
           </li>
@@ -59,7 +68,11 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
           </h1>
           <p className="mt-1 text-sm text-slate-600">
             On{" "}
-            <Link href={issuePath(companyId, r.issue.id)} className="font-medium text-indigo-700 hover:underline" data-testid="run-issue-link">
+            <Link
+              href={issuePath(companyId, r.issue.id)}
+              className="font-medium text-indigo-700 hover:underline"
+              data-testid="run-issue-link"
+            >
               {r.issue.identifier} {r.issue.title}
             </Link>
           </p>
@@ -79,14 +92,24 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
               {r.runtimeMode}
             </span>
           </Field>
-          <Field label="Native phase">{r.nativePhase ? <code className="font-mono text-xs">{r.nativePhase}</code> : "—"}</Field>
+          <Field label="Native phase">
+            {r.nativePhase ? <code className="font-mono text-xs">{r.nativePhase}</code> : "—"}
+          </Field>
           <Field label="Agent">{r.agent.name}</Field>
           <Field label="Queued">
             <Timestamp date={r.createdAt} />
           </Field>
-          <Field label="Started">{r.startedAt ? <Timestamp date={r.startedAt} /> : "Not started"}</Field>
-          <Field label="Finished">{r.finishedAt ? <Timestamp date={r.finishedAt} /> : "Not finished"}</Field>
-          <Field label="Duration">{r.startedAt && r.finishedAt ? formatDuration(r.finishedAt.getTime() - r.startedAt.getTime()) : "—"}</Field>
+          <Field label="Started">
+            {r.startedAt ? <Timestamp date={r.startedAt} /> : "Not started"}
+          </Field>
+          <Field label="Finished">
+            {r.finishedAt ? <Timestamp date={r.finishedAt} /> : "Not finished"}
+          </Field>
+          <Field label="Duration">
+            {r.startedAt && r.finishedAt
+              ? formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())
+              : "—"}
+          </Field>
           {r.wakeReason ? <Field label="Woken by">{r.wakeReason}</Field> : null}
           {r.errorCode ? (
             <Field label="Error code">
@@ -95,7 +118,10 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
           ) : null}
           {r.predecessorRunId ? (
             <Field label="Previous run">
-              <Link href={runPath(companyId, r.predecessorRunId)} className="text-indigo-700 hover:underline">
+              <Link
+                href={runPath(companyId, r.predecessorRunId)}
+                className="text-indigo-700 hover:underline"
+              >
                 Inspect previous run
               </Link>
             </Field>
@@ -111,14 +137,24 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
           <p className="mt-2 text-sm text-slate-500">Nothing logged for this run.</p>
         ) : (
           <>
-            {r.eventsTruncated ? <p className="mt-1 text-xs text-slate-500">Showing the latest {r.events.length} entries.</p> : null}
+            {r.eventsTruncated ? (
+              <p className="mt-1 text-xs text-slate-500">
+                Showing the latest {r.events.length} entries.
+              </p>
+            ) : null}
             <ol className="mt-3 space-y-1.5 font-mono text-xs" data-testid="run-events">
               {r.events.map((event) => (
                 <li key={event.id} className="flex gap-3">
-                  <time dateTime={event.createdAt.toISOString()} className="shrink-0 text-slate-400" title={formatExact(event.createdAt)}>
+                  <time
+                    dateTime={event.createdAt.toISOString()}
+                    className="shrink-0 text-slate-400"
+                    title={formatExact(event.createdAt)}
+                  >
                     {event.createdAt.toISOString().slice(11, 19)}
                   </time>
-                  <span className={`w-10 shrink-0 uppercase ${LEVEL_TONE[event.level]}`}>{event.level}</span>
+                  <span className={`w-10 shrink-0 uppercase ${LEVEL_TONE[event.level]}`}>
+                    {event.level}
+                  </span>
                   <span className="min-w-0 break-words text-slate-800">
                     <span className="text-slate-500">{event.code}</span> {event.message}
                   </span>
@@ -130,13 +166,21 @@ export default async function RunPage({ params }: { params: Promise<{ companyId:
       </section>
 
       {finalization ? (
-        <section aria-labelledby="finalization-title" className="card p-5" data-testid="finalization-details">
+        <section
+          aria-labelledby="finalization-title"
+          className="card p-5"
+          data-testid="finalization-details"
+        >
           <h2 id="finalization-title" className="text-sm font-semibold text-slate-900">
             Finalization details
           </h2>
           <p className="mt-1 text-xs text-slate-500">Visible to runtime operators only.</p>
           <div className="mt-4">
-            {finalization.ok ? <FinalizationDetails data={finalization.data} /> : <p className="text-sm text-slate-500">{finalization.message}</p>}
+            {finalization.ok ? (
+              <FinalizationDetails data={finalization.data} />
+            ) : (
+              <p className="text-sm text-slate-500">{finalization.message}</p>
+            )}
           </div>
         </section>
       ) : null}
