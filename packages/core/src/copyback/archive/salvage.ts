@@ -7,7 +7,7 @@
 import { lstat, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { checkLinkTarget } from "./entry-path";
-import { errnoOf } from "./errors";
+import { errnoOf, WorkspaceExportError } from "./errors";
 import { compileExclude } from "../manifest/exclude";
 import { tarStream } from "./export";
 import { resolveLimits, type ArchiveLimits } from "./limits";
@@ -55,7 +55,7 @@ function diskLookup(root: string): (components: readonly string[]) => Promise<Li
         } catch (error) {
           const errno = errnoOf(error);
           if (errno === "ENOENT" || errno === "ENOTDIR") return { kind: "missing" };
-          throw error;
+          throw new WorkspaceExportError("a link could not be resolved", key, errno);
         }
       })();
       cache.set(key, found);

@@ -99,7 +99,8 @@ export async function writeValidatedEntries(
       for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at);
     });
     entry.on("end", () => {
-      if (want.mode !== undefined) fchmodSync(fd, want.mode & PERMISSIONS);
+      // Created 0600 while being written; then its own mode (0644 when the header had none).
+      fchmodSync(fd, (want.mode ?? 0o644) & PERMISSIONS);
       const mtime = (entry.mtime as Date | undefined) ?? new Date();
       futimesSync(fd, mtime, mtime);
       openFd = undefined;
