@@ -63,6 +63,7 @@ export async function createDemoRun(tx: TransactionClient, input: DemoRunInput):
       attempt: 1,
       committedAt: at(35),
       createdAt: at(31),
+      updatedAt: at(35),
     },
   });
   await tx.workspaceOperation.createMany({

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { HealthBadge } from "~/app/_components/health-badge";
+import { SignOutButton } from "~/app/(auth)/_components/sign-out-button";
 import { companyPath } from "~/components/nav/paths";
 import { CompanySwitcher } from "~/components/shell/company-switcher";
 import { LiveIndicator, LiveUpdates } from "~/components/live/live-updates";
@@ -55,6 +56,9 @@ export default async function CompanyLayout({
             <div className="flex items-center gap-4">
               <LiveIndicator />
               <Identity identity={identityOf(me)} />
+              {me.kind === "board_user" && me.via === "session" ? (
+                <SignOutButton className="btn btn-secondary text-xs" />
+              ) : null}
             </div>
           </div>
           <div className="mx-auto max-w-6xl px-4">
