@@ -22,7 +22,7 @@ import path from "node:path";
 import { DirectoryMergeLocks, type Manifest } from "@copyback/core";
 import { scanWorkspace } from "@copyback/core/copyback/delta/index";
 import { benchContended, benchUncontended } from "./lib/locks-bench";
-import { deltaPipeline, fullPipeline, run, settle, type Stages } from "./lib/pipeline";
+import { deltaPipeline, fullPipeline, run, settle, tarPipeline, type Stages } from "./lib/pipeline";
 import { median, ms, peakRssMiB, renderTable, timed } from "./lib/stats";
 import { DEFAULT_WORKSPACE, generateWorkspace, prng } from "./lib/workspace";
 
@@ -57,15 +57,15 @@ try {
 
   // (a) and (b), alternating.
   const tarRuns: number[] = [];
+  const tarCpu: number[] = [];
   const fullRuns: Stages[] = [];
   for (let i = 0; i < RUNS; i++) {
     const dst = path.join(work, `tar-dst-${i}`);
     await mkdir(dst);
     await settle();
-    const t = await timed(() =>
-      run("bash", ["-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf - && sync', "bash", ws, dst]),
-    );
+    const t = await tarPipeline(ws, dst);
     tarRuns.push(t.ms);
+    tarCpu.push(t.cpu);
     await rm(dst, { recursive: true, force: true });
 
     const host = path.join(work, `host-full-${i}`);
@@ -80,7 +80,7 @@ try {
       archive: path.join(work, "full.tar"),
     });
     if (r.outcome.kind !== "applied") throw new Error("full copyback did not apply");
-    fullRuns.push({ ...r.stages, total: r.total });
+    fullRuns.push({ ...r.stages, total: r.total, cpu: r.cpu });
     await rm(host, { recursive: true, force: true });
     console.log(
       `  run ${i + 1}: tar|tar&&sync ${ms(t.ms)}, full copyback ${ms(r.total)} (load ${load()})`,
@@ -129,7 +129,7 @@ try {
       archive: path.join(work, "c-full.tar"),
     });
     if (a.outcome.kind !== "applied") throw new Error("(c) full pipeline did not apply");
-    changedFull.push({ ...a.stages, total: a.total });
+    changedFull.push({ ...a.stages, total: a.total, cpu: a.cpu });
     await settle();
     const d = await deltaPipeline({
       workspace: ws,
@@ -142,7 +142,7 @@ try {
     });
     if (d.outcome.kind !== "applied" || d.archiveEntries < 1)
       throw new Error("(c) delta pipeline did not apply");
-    changedDelta.push({ ...d.stages, total: d.total });
+    changedDelta.push({ ...d.stages, total: d.total, cpu: d.cpu });
     uncachedScan.push((await timed(() => scanWorkspace(ws))).ms);
     console.log(
       `  run ${i + 1}: full-export pipeline ${ms(a.total)}, delta pipeline ${ms(d.total)} (${d.hashedFiles} files hashed, ${d.archiveEntries} entries sent; load ${load()})`,
@@ -171,7 +171,7 @@ try {
       archive: path.join(work, "d-full.tar"),
     });
     if (a.outcome.kind !== "unchanged") throw new Error("(d) full pipeline: not unchanged");
-    unchangedFull.push({ ...a.stages, total: a.total });
+    unchangedFull.push({ ...a.stages, total: a.total, cpu: a.cpu });
     const d = await deltaPipeline({
       workspace: ws,
       target: hostDelta,
@@ -182,7 +182,7 @@ try {
       archive: path.join(work, "d-delta.tar"),
     });
     if (d.outcome.kind !== "unchanged") throw new Error("(d) delta pipeline: not unchanged");
-    unchangedDelta.push({ ...d.stages, total: d.total });
+    unchangedDelta.push({ ...d.stages, total: d.total, cpu: d.cpu });
     console.log(
       `  run ${i + 1}: full-export pipeline ${ms(a.total)}, delta pipeline ${ms(d.total)} (${d.hashedFiles} files hashed)`,
     );
@@ -209,6 +209,7 @@ try {
     "receive",
     "merge",
     "total",
+    "cpu",
   ];
   console.log(
     "\nStages, median over the runs (full: export | validate | extract, which validates again | merge;",
@@ -216,7 +217,9 @@ try {
   console.log(
     "delta: scan = sandbox manifest with stat cache | archive = tar of the changed entries | transfer = manifest JSON",
   );
-  console.log("round trip | receive = manifest tree check + validate + extract + verify | merge):");
+  console.log(
+    "round trip | receive = manifest tree check + validate + extract + verify | merge; cpu = CPU time of all stages):",
+  );
   console.log(
     renderTable(
       ["scenario", ...stageCols],
@@ -233,6 +236,10 @@ try {
     `sandbox scan without a stat cache (reads and hashes all 200 MiB): median ${ms(scanNoCache)}`,
   );
 
+  const tarCpuMs = median(tarCpu);
+  console.log(
+    `CPU time: tar | tar && sync ${ms(tarCpuMs)} (both tar processes), full copyback ${ms(full.stages.cpu ?? Number.NaN)} (${((full.stages.cpu ?? Number.NaN) / tarCpuMs).toFixed(2)}x)`,
+  );
   const cNoCache = cDelta.total - (cDelta.stages.scan ?? 0) + scanNoCache;
   const dNoCache = dDelta.total - (dDelta.stages.scan ?? 0) + scanNoCache;
   console.log("\nTargets:");

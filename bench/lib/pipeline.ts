@@ -44,33 +44,48 @@ export interface PipelineInput {
 }
 
 export interface PipelineResult {
+  /** Wall time of each stage. */
   stages: Stages;
   total: number;
+  /** CPU time of the benchmark process over all stages (children such as `sync -f` excluded). */
+  cpu: number;
   outcome: MergeOutcome;
 }
 
-function total(stages: Stages): number {
-  return Object.values(stages).reduce((s, x) => s + x, 0);
+/** Times named stages into one result. */
+class StageClock {
+  readonly stages: Stages = {};
+  cpu = 0;
+
+  async stage<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const t = await timed(fn);
+    this.stages[name] = t.ms;
+    this.cpu += t.cpuMs;
+    return t.value;
+  }
+
+  result(outcome: MergeOutcome): PipelineResult {
+    const total = Object.values(this.stages).reduce((s, x) => s + x, 0);
+    return { stages: this.stages, total, cpu: this.cpu, outcome };
+  }
 }
 
 export async function fullPipeline(input: PipelineInput): Promise<PipelineResult> {
-  const stages: Stages = {};
+  const clock = new StageClock();
   const staging = await mkdtemp(path.join(input.home, "staging", "bench-"));
   try {
-    stages.export = (
-      await timed(() =>
-        pipeline(exportWorkspaceArchive(input.workspace), createWriteStream(input.archive)),
-      )
-    ).ms;
-    const val = await timed(() => validateArchive(input.archive));
-    if (val.value.kind !== "safe")
+    await clock.stage("export", () =>
+      pipeline(exportWorkspaceArchive(input.workspace), createWriteStream(input.archive)),
+    );
+    const validation = await clock.stage("validate", () => validateArchive(input.archive));
+    if (validation.kind !== "safe") {
       throw new Error(
-        `the benchmark archive was rejected: ${JSON.stringify(val.value.violations.slice(0, 3))}`,
+        `the benchmark archive was rejected: ${JSON.stringify(validation.violations.slice(0, 3))}`,
       );
-    stages.validate = val.ms;
-    stages.extract = (await timed(() => extractValidatedArchive(input.archive, staging))).ms;
+    }
+    await clock.stage("extract", () => extractValidatedArchive(input.archive, staging));
     await rm(input.archive, { force: true });
-    const mrg = await timed(() =>
+    const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
         baseline: input.baseline,
@@ -79,8 +94,7 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
         consumeSnapshot: true,
       }),
     );
-    stages.merge = mrg.ms;
-    return { stages, total: total(stages), outcome: mrg.value };
+    return clock.result(outcome);
   } finally {
     await rm(staging, { recursive: true, force: true });
     await rm(input.archive, { force: true });
@@ -97,51 +111,47 @@ export interface DeltaResult extends PipelineResult {
 export async function deltaPipeline(
   input: PipelineInput & { cache?: WorkspaceStatCache },
 ): Promise<DeltaResult> {
-  const stages: Stages = {};
+  const clock = new StageClock();
   const staging = await mkdtemp(path.join(input.home, "staging", "bench-"));
   try {
-    const scan = await timed(() =>
+    const exported = await clock.stage("scan", () =>
       exportDeltaArchive(
         input.workspace,
         input.baseline,
         input.cache ? { cache: input.cache } : {},
       ),
     );
-    stages.scan = scan.ms;
-    const exported = scan.value;
     let archive: string | null = null;
-    if (exported.archive !== null) {
-      const stream = exported.archive;
-      stages.archive = (await timed(() => pipeline(stream, createWriteStream(input.archive)))).ms;
+    const stream = exported.archive;
+    if (stream !== null) {
+      await clock.stage("archive", () => pipeline(stream, createWriteStream(input.archive)));
       archive = input.archive;
     }
-    const sent = await timed(async () => JSON.parse(JSON.stringify(exported.manifest)) as unknown);
-    stages.transfer = sent.ms;
-    const received = await timed(() =>
+    const sent = await clock.stage(
+      "transfer",
+      async () => JSON.parse(JSON.stringify(exported.manifest)) as unknown,
+    );
+    const received = await clock.stage("receive", () =>
       receiveDeltaArchive({
         archive,
-        manifest: sent.value,
+        manifest: sent,
         baseline: input.baseline,
         stagingDir: staging,
       }),
     );
-    stages.receive = received.ms;
     await rm(input.archive, { force: true });
-    const mrg = await timed(() =>
+    const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
         baseline: input.baseline,
         snapshotDir: staging,
-        snapshotManifest: received.value.snapshotManifest,
+        snapshotManifest: received.snapshotManifest,
         locks: input.locks,
         consumeSnapshot: true,
       }),
     );
-    stages.merge = mrg.ms;
     return {
-      stages,
-      total: total(stages),
-      outcome: mrg.value,
+      ...clock.result(outcome),
       manifest: exported.manifest,
       cache: exported.cache,
       hashedFiles: exported.hashedFiles,
@@ -151,6 +161,24 @@ export async function deltaPipeline(
     await rm(staging, { recursive: true, force: true });
     await rm(input.archive, { force: true });
   }
+}
+
+/**
+ * The plain-tools baseline: `tar -C src -cf - . | tar -C dst -xf - && sync`, with the CPU time
+ * of its processes (bash's `times`: user and system time of the finished children).
+ */
+export async function tarPipeline(src: string, dst: string): Promise<{ ms: number; cpu: number }> {
+  const t = await timed(() =>
+    run("bash", ["-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf - && sync; times', "bash", src, dst]),
+  );
+  const lines = t.value.stdout.trim().split("\n");
+  const children = (lines[lines.length - 1] ?? "").trim().split(/\s+/).map(seconds);
+  return { ms: t.ms, cpu: children.reduce((s, x) => s + x, 0) * 1000 };
+}
+
+function seconds(text: string): number {
+  const m = /^(\d+)m([\d.]+)s$/.exec(text);
+  return m ? Number(m[1]) * 60 + Number(m[2]) : 0;
 }
 
 /** `sync`: flushes everything dirty, so the next timed run starts from the same state. */
