@@ -67,7 +67,8 @@ describe("workspace export round trip", () => {
 
     const dest = join(tmp.path, "dest");
     await mkdir(dest);
-    await extractValidatedArchive(archive, dest);
+    // Extraction validates again and returns the verdict it acted on.
+    expect(await extractValidatedArchive(archive, dest)).toEqual(validation);
     expect(await describeTree(dest)).toEqual(before);
     expect(before["run.sh"]?.mode).toBe(0o755);
     expect(before["private"]?.mode).toBe(0o700);

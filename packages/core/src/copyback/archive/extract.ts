@@ -29,8 +29,11 @@ import {
   errnoOf,
 } from "./errors";
 import { resolveLimits, type ArchiveLimits } from "./limits";
-import { inspectArchive, type ValidatedEntry } from "./validate";
+import { inspectArchive, type ArchiveValidation, type ValidatedEntry } from "./validate";
 import { PERMISSIONS, writeValidatedEntries } from "./write-entries";
+
+/** What extraction returns: the validation verdict it acted on (validating again first is wasted work). */
+export type SafeArchive = Extract<ArchiveValidation, { kind: "safe" }>;
 
 export interface ExtractOptions {
   limits?: Partial<ArchiveLimits>;
@@ -40,7 +43,7 @@ export async function extractValidatedArchive(
   file: string,
   destDir: string,
   opts: ExtractOptions = {},
-): Promise<void> {
+): Promise<SafeArchive> {
   const limits = resolveLimits(opts.limits);
   await assertEmptyDirectory(destDir);
   // One open file for both passes: what is extracted is read from the file that was validated.
@@ -50,13 +53,15 @@ export async function extractValidatedArchive(
     if (inspection.validation.kind === "rejected") {
       throw new UnsafeArchiveError(inspection.validation.violations);
     }
+    const safe = inspection.validation;
     const entries = inspection.entries.filter((e) => e.kind !== "root");
-    if (entries.length === 0) return;
+    if (entries.length === 0) return safe;
     const dest = await assertEmptyDirectory(destDir);
     try {
       await writeValidatedEntries(handle, limits, dest, inspection.entries);
       await createSymlinks(dest, entries);
       await applyDirectoryModes(dest, entries);
+      return safe;
     } catch (error) {
       await emptyDirectory(dest);
       if (error instanceof ArchiveExtractionError || error instanceof ArchiveReadError) throw error;

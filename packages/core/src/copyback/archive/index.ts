@@ -11,6 +11,6 @@ export {
   WorkspaceExportError,
 } from "./errors";
 export { validateArchive, type ArchiveValidation } from "./validate";
-export { extractValidatedArchive, type ExtractOptions } from "./extract";
+export { extractValidatedArchive, type ExtractOptions, type SafeArchive } from "./extract";
 export { exportWorkspaceArchive, type WorkspaceExportOptions } from "./export";
 export { exportSalvageArchive, SALVAGE_INFO_MESSAGE, type SalvageExportOptions } from "./salvage";
