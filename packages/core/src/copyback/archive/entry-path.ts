@@ -85,7 +85,8 @@ export function checkLinkTarget(
   limits: PathLimits,
 ): ArchiveViolation | undefined {
   const bad = characterViolation(target, "symbolic link target");
-  if (bad) return { ...bad, path: violation("invalid_path", entryPath, "").path };
+  // Reported against the link's own path: the target is never echoed (R-UA-4).
+  if (bad) return violation(bad.code, entryPath, bad.detail);
   if (target.startsWith("/") || DRIVE_PREFIX.test(target)) {
     return violation("absolute_symlink", entryPath, "symbolic link target is absolute");
   }
