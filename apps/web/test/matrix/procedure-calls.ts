@@ -1,0 +1,225 @@
+// A valid call of every procedure for company A. State-changing calls get a fresh target per cell
+// and say how to see whether they took effect: an allowed call must change its target, a refused
+// one must leave it as it was. Allowed reads get a look at their answer, so an "allow" is never a
+// call that merely did not throw.
+import { expect } from "vitest";
+import { seesCompanyA } from "./expectations";
+import { PRINCIPAL_MODELS } from "./principals";
+import type { CellContext } from "./world";
+
+export interface PreparedCall {
+  input: unknown;
+  /** State changes only: did the call change its target? */
+  tookEffect?: () => Promise<boolean>;
+  /** Allowed calls only: checks the answer is the company A data asked for. */
+  checkResult?: (data: unknown) => void;
+}
+
+export interface ProcedureCall {
+  prepare(ctx: CellContext): Promise<PreparedCall> | PreparedCall;
+}
+
+const companyOnly = (ctx: CellContext) => ({ companyId: ctx.world.companyId });
+const ids = (rows: unknown): string[] => (rows as Array<{ id: string }>).map((row) => row.id);
+
+export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
+  "activity.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(data).toHaveProperty("items"),
+    }),
+  },
+  "agentKeys.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(Array.isArray(data)).toBe(true),
+    }),
+  },
+  "agentKeys.create": {
+    prepare: ({ world, tag }) => {
+      const name = `matrix ${tag}`;
+      return {
+        input: { companyId: world.companyId, agentId: world.auth.a.agent.id, name },
+        tookEffect: async () => (await world.prisma.agentApiKey.count({ where: { name } })) === 1,
+        checkResult: (data) => expect((data as { secret: string }).secret).toMatch(/^cba_/),
+      };
+    },
+  },
+  "agentKeys.revoke": {
+    prepare: async ({ world }) => {
+      const key = await world.fresh.agentKey();
+      return {
+        input: { companyId: world.companyId, keyId: key.id },
+        tookEffect: async () =>
+          (await world.prisma.agentApiKey.findUniqueOrThrow({ where: { id: key.id } }))
+            .revokedAt !== null,
+      };
+    },
+  },
+  "agents.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(ids(data)).toContain(ctx.world.auth.a.agent.id),
+    }),
+  },
+  "apiKeys.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(Array.isArray(data)).toBe(true),
+    }),
+  },
+  "apiKeys.create": {
+    prepare: ({ world, principal, tag }) => {
+      const name = `matrix ${tag}`;
+      // The local board has no user of its own: it names the member whose role the key carries.
+      const userId = principal === "local_board" ? { userId: world.auth.users.member.id } : {};
+      return {
+        input: { companyId: world.companyId, name, ...userId },
+        tookEffect: async () => (await world.prisma.boardApiKey.count({ where: { name } })) === 1,
+        checkResult: (data) => expect((data as { secret: string }).secret).toMatch(/^cbk_/),
+      };
+    },
+  },
+  "apiKeys.revoke": {
+    prepare: async ({ world }) => {
+      const key = await world.fresh.boardKey();
+      return {
+        input: { companyId: world.companyId, keyId: key.id },
+        tookEffect: async () =>
+          (await world.prisma.boardApiKey.findUniqueOrThrow({ where: { id: key.id } }))
+            .revokedAt !== null,
+      };
+    },
+  },
+  "companies.list": {
+    prepare: ({ world, principal }) => ({
+      input: undefined,
+      // Company lists show company A exactly to those with standing there (no suspended, roleless or outside members).
+      checkResult: (data) =>
+        expect(ids(data).includes(world.companyId)).toBe(seesCompanyA(PRINCIPAL_MODELS[principal])),
+    }),
+  },
+  "companies.get": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(data).toMatchObject({ id: ctx.world.companyId }),
+    }),
+  },
+  "health.get": {
+    prepare: () => ({
+      input: undefined,
+      checkResult: (data) => expect(data).toMatchObject({ status: "ok" }),
+    }),
+  },
+  "issues.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) =>
+        expect(ids((data as { items: unknown }).items)).toContain(ctx.world.auth.a.issue.id),
+    }),
+  },
+  "issues.get": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
+      checkResult: (data) => expect(data).toMatchObject({ id: world.auth.a.issue.id }),
+    }),
+  },
+  "issues.messages": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
+      checkResult: (data) => expect(data).toHaveProperty("messages"),
+    }),
+  },
+  "issues.addMessage": {
+    prepare: ({ world, tag }) => {
+      const body = `matrix ${tag}`;
+      return {
+        input: { companyId: world.companyId, issueId: world.auth.a.issue.id, body },
+        tookEffect: async () => (await world.prisma.issueMessage.count({ where: { body } })) === 1,
+      };
+    },
+  },
+  "issues.updateStatus": {
+    prepare: async ({ world }) => {
+      const issue = await world.fresh.issue();
+      return {
+        input: {
+          companyId: world.companyId,
+          issueId: issue.id,
+          status: "in_progress",
+          expectedStatusVersion: 0,
+        },
+        tookEffect: async () =>
+          (await world.prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status ===
+          "in_progress",
+      };
+    },
+  },
+  "me.get": {
+    prepare: ({ principal }) => ({
+      input: undefined,
+      checkResult: (data) => expect((data as { kind: string }).kind).toBe(meKindOf(principal)),
+    }),
+  },
+  "members.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) => expect(ids(data).length).toBeGreaterThan(0),
+    }),
+  },
+  "members.updateRole": {
+    prepare: async ({ world }) => {
+      const membership = await world.fresh.membership();
+      return {
+        input: { companyId: world.companyId, membershipId: membership.id, role: "runtime_manager" },
+        tookEffect: async () =>
+          (await world.prisma.companyMembership.findUniqueOrThrow({ where: { id: membership.id } }))
+            .role === "runtime_manager",
+      };
+    },
+  },
+  "members.setStatus": {
+    prepare: async ({ world }) => {
+      const membership = await world.fresh.membership();
+      return {
+        input: { companyId: world.companyId, membershipId: membership.id, status: "suspended" },
+        tookEffect: async () =>
+          (await world.prisma.companyMembership.findUniqueOrThrow({ where: { id: membership.id } }))
+            .status === "suspended",
+      };
+    },
+  },
+  "runs.get": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, runId: world.auth.a.run.id },
+      checkResult: (data) => expect(data).toMatchObject({ id: world.auth.a.run.id }),
+    }),
+  },
+  "runs.listForIssue": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
+      checkResult: (data) =>
+        expect(ids((data as { runs: unknown }).runs)).toContain(world.auth.a.run.id),
+    }),
+  },
+  "runs.finalization": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, runId: world.auth.a.run.id },
+      checkResult: (data) => expect(data).toHaveProperty("workspaceOperations"),
+    }),
+  },
+};
+
+function meKindOf(principal: CellContext["principal"]): string {
+  const model = PRINCIPAL_MODELS[principal];
+  switch (model.kind) {
+    case "anonymous":
+      return "anonymous";
+    case "agent_of_a":
+      return "agent";
+    case "board_superuser":
+      return principal === "local_board" ? "local_board" : "board_user";
+    default:
+      return "board_user";
+  }
+}

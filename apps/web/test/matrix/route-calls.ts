@@ -1,0 +1,190 @@
+// A valid request to every route.ts handler for company A's issue, run and lease, and what an
+// authorized request answers: 200, or 501 `not_implemented` for the documented recovery endpoints
+// that are stubs until the recovery issues (authorization passed; nothing changed).
+import { expect } from "vitest";
+import { PASSWORD } from "../auth-fixture";
+import { credentialOf, freshClientAddress, type CellContext } from "./world";
+import { originFor, type MatrixRequest } from "./http";
+
+export interface PreparedRequest {
+  request: MatrixRequest;
+  /** The dynamic segments Next.js would pass (`[id]` -> { id }). */
+  params: Record<string, string | string[]>;
+  /** Releases what an allowed response holds open (the live stream). */
+  cleanup?: (response: Response) => Promise<void>;
+}
+
+export interface RouteCall {
+  /** The status of an authorized, valid request. */
+  allowedStatus: 200 | 501;
+  prepare(ctx: CellContext): Promise<PreparedRequest> | PreparedRequest;
+  /** Allowed requests only: checks the answer beyond its status. */
+  checkAllowed?: (response: Response, ctx: CellContext) => Promise<void>;
+}
+
+const json = async (response: Response) => (await response.json()) as Record<string, unknown>;
+
+const notImplemented = async (response: Response) => {
+  expect(await json(response)).toMatchObject({ code: "not_implemented" });
+};
+
+function issueAction(segment: string, body: (ctx: CellContext) => unknown): RouteCall {
+  return {
+    allowedStatus: 501,
+    prepare: (ctx) => {
+      const id = ctx.world.auth.a.issue.id;
+      return {
+        params: { id },
+        request: {
+          method: "POST",
+          path: `/api/issues/${id}/recovery-actions/${segment}`,
+          body: body(ctx),
+        },
+      };
+    },
+    checkAllowed: notImplemented,
+  };
+}
+
+export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
+  "GET /api/auth/:all": {
+    allowedStatus: 200,
+    prepare: () => ({
+      params: { all: ["get-session"] },
+      request: { method: "GET", path: "/api/auth/get-session" },
+    }),
+  },
+  "POST /api/auth/:all": {
+    allowedStatus: 200,
+    // Signing in does not depend on who asks: a fresh user, from a fresh client address, signs in.
+    prepare: async (ctx) => {
+      const { email } = await ctx.world.fresh.signInUser();
+      const origin = originFor(ctx.world.mode, credentialOf(ctx.world, ctx.principal));
+      return {
+        params: { all: ["sign-in", "email"] },
+        request: {
+          method: "POST",
+          path: "/api/auth/sign-in/email",
+          body: { email, password: PASSWORD },
+          headers: {
+            origin,
+            "sec-fetch-site": "same-origin",
+            "x-forwarded-for": freshClientAddress(),
+          },
+        },
+      };
+    },
+    checkAllowed: async (response) =>
+      expect(response.headers.getSetCookie().some((c) => c.startsWith("copyback."))).toBe(true),
+  },
+  "GET /api/environment-leases/:leaseId": {
+    allowedStatus: 200,
+    prepare: ({ world }) => ({
+      params: { leaseId: world.auth.a.lease.id },
+      request: { method: "GET", path: `/api/environment-leases/${world.auth.a.lease.id}` },
+    }),
+    checkAllowed: async (response, { world }) =>
+      expect(await json(response)).toMatchObject({ lease: { id: world.auth.a.lease.id } }),
+  },
+  "GET /api/events": {
+    allowedStatus: 200,
+    prepare: ({ world }) => {
+      const controller = new AbortController();
+      return {
+        params: {},
+        request: {
+          method: "GET",
+          path: `/api/events?companyId=${world.companyId}`,
+          signal: controller.signal,
+        },
+        cleanup: async (response) => {
+          controller.abort();
+          await response.body?.cancel().catch(() => undefined);
+        },
+      };
+    },
+    checkAllowed: async (response) =>
+      expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/),
+  },
+  "GET /api/health": {
+    allowedStatus: 200,
+    prepare: () => ({ params: {}, request: { method: "GET", path: "/api/health" } }),
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ok" }),
+  },
+  "GET /api/issues/:id/recovery-actions": {
+    allowedStatus: 200,
+    prepare: ({ world }) => ({
+      params: { id: world.auth.a.issue.id },
+      request: { method: "GET", path: `/api/issues/${world.auth.a.issue.id}/recovery-actions` },
+    }),
+    checkAllowed: async (response, { world }) => {
+      const body = await json(response);
+      expect((body.actions as Array<{ id: string }>).map((a) => a.id).sort()).toEqual(
+        [world.auth.a.olderHold.id, world.auth.a.newerIncident.id].sort(),
+      );
+    },
+  },
+  "POST /api/issues/:id/recovery-actions/reconstruct-workspace": issueAction(
+    "reconstruct-workspace",
+    ({ world, tag }) => ({
+      actionId: world.auth.a.olderHold.id,
+      sourceRunId: world.auth.a.run.id,
+      leaseId: world.auth.a.lease.id,
+      attachmentIds: [],
+      description: "The sandbox was destroyed; the saved sources are complete.",
+      externalActionOutcomes: [],
+      sourceStatusVersion: 0,
+      requestId: `matrix ${tag}`,
+    }),
+  ),
+  "POST /api/issues/:id/recovery-actions/resolve": issueAction("resolve", ({ world }) => ({
+    actionId: world.auth.a.olderHold.id,
+    outcome: "false_positive",
+    note: "Checked by hand: nothing was lost.",
+  })),
+  "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": issueAction(
+    "resume-workspace-finalization",
+    ({ world }) => ({
+      actionId: world.auth.a.newerIncident.id,
+      runId: world.auth.a.run.id,
+      ownerToken: "owner-token-1",
+      controllerAndCopybackStopped: true,
+      stopEvidence: "platform console: controller pod and copyback children terminated at 10:02",
+    }),
+  ),
+  "POST /api/issues/:id/recovery-actions/retry-workspace-export": issueAction(
+    "retry-workspace-export",
+    ({ world }) => ({
+      actionId: world.auth.a.olderHold.id,
+      runId: world.auth.a.run.id,
+      repairNote: "Freed disk space in the retained sandbox.",
+    }),
+  ),
+  "GET /api/runs/:id": {
+    allowedStatus: 200,
+    prepare: ({ world }) => ({
+      params: { id: world.auth.a.run.id },
+      request: { method: "GET", path: `/api/runs/${world.auth.a.run.id}` },
+    }),
+    checkAllowed: async (response, { world }) =>
+      expect(await json(response)).toMatchObject({ run: { id: world.auth.a.run.id } }),
+  },
+  "POST /api/runs/:id/finish": {
+    allowedStatus: 501,
+    prepare: ({ world, tag }) => ({
+      params: { id: world.auth.a.run.id },
+      request: {
+        method: "POST",
+        path: `/api/runs/${world.auth.a.run.id}/finish`,
+        body: { dedupeKey: `matrix ${tag}`, result: { summary: "done" } },
+      },
+    }),
+    checkAllowed: notImplemented,
+  },
+};
+
+/** Routes whose cells are the tRPC matrix's HTTP pass rather than requests of their own. */
+export const COVERED_BY_TRPC_MATRIX: ReadonlySet<string> = new Set([
+  "GET /api/trpc/:trpc",
+  "POST /api/trpc/:trpc",
+]);
