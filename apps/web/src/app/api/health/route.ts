@@ -1,4 +1,7 @@
 import { NextResponse } from "next/server";
+import { TRPCError } from "@trpc/server";
+import { isDomainError } from "@copyback/core/errors";
+import { domainErrorResponse } from "~/server/rest/responses";
 import { createCaller } from "~/server/routers/_app";
 import { createContext } from "~/server/trpc";
 
@@ -10,6 +13,11 @@ export async function GET(req: Request) {
     const health = await createCaller(await createContext({ headers: req.headers })).health.get();
     return NextResponse.json(health);
   } catch (error) {
+    // A refused credential (a revoked or unknown bearer key: 401 invalid_api_key, as health.get
+    // answers it) is the caller's problem, not the database's: reporting it as unreachable would
+    // take a healthy instance out of a load balancer whose probe carries a stale key.
+    if (error instanceof TRPCError && isDomainError(error.cause))
+      return domainErrorResponse(error.cause);
     return NextResponse.json(
       { status: "unavailable", code: "database_unreachable", message: error instanceof Error ? error.message : String(error) },
       { status: 503 },
