@@ -2,7 +2,7 @@
 import { chmod, mkdir, readFile, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { scanWorkspace } from "../../src/copyback/delta/index";
+import { scanWorkspace, type CachedFileStat } from "../../src/copyback/delta/index";
 import { takeManifest } from "../../src/copyback/manifest/index";
 import { removeTempDirs, tempDir } from "./helpers";
 
@@ -81,19 +81,16 @@ async function trustedCache(
   entries: { path: string; type: string; sha256?: string; mode: number; size?: number }[],
 ) {
   const { lstat } = await import("node:fs/promises");
-  const files: Record<
-    string,
-    { size: number; mode: number; ino: string; mtimeNs: string; ctimeNs: string; sha256: string }
-  > = {};
+  const files: Record<string, CachedFileStat> = {};
   for (const e of entries) {
     if (e.type !== "file") continue;
-    const st = await lstat(path.join(root, e.path), { bigint: true });
+    const st = await lstat(path.join(root, e.path));
     files[e.path] = {
-      size: Number(st.size),
+      size: st.size,
       mode: e.mode,
-      ino: st.ino.toString(),
-      mtimeNs: st.mtimeNs.toString(),
-      ctimeNs: st.ctimeNs.toString(),
+      ino: st.ino,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
       sha256: e.sha256 ?? "",
     };
   }

@@ -7,7 +7,6 @@ import path from "node:path";
 import { tarStream } from "../archive/export";
 import type { WorkspaceEntry } from "../archive/workspace-walk";
 import { compileExclude } from "../manifest/exclude";
-import { parseManifest } from "../manifest/parse";
 import type { Manifest, ManifestEntry } from "../manifest/types";
 import { deltaArchivePaths, diffManifests } from "./diff";
 import { scanWorkspace } from "./scan";
@@ -24,8 +23,11 @@ export async function exportDeltaArchive(
   opts: DeltaExportOptions = {},
 ): Promise<DeltaExport> {
   const excluded = compileExclude(opts.exclude);
-  const base = parseManifest(baseline);
-  const baseKept: Manifest = { version: 1, entries: base.entries.filter((e) => !excluded(e.path)) };
+  // The baseline is the manifest this sandbox was seeded with; the host checks the result.
+  const baseKept: Manifest = {
+    version: 1,
+    entries: baseline.entries.filter((e) => !excluded(e.path)),
+  };
   const scan = await scanWorkspace(root, {
     ...(opts.exclude ? { exclude: opts.exclude } : {}),
     ...(opts.cache ? { cache: opts.cache } : {}),

@@ -1,14 +1,16 @@
 // receiveDeltaArchive (host side): what the host does with a delta export before the merge.
-//   1. The manifest is parsed (parseManifest) and checked as a whole tree with the archive's
-//      path and link policy (tree-check.ts); a violation is an unsafe archive (R-UA-2).
+//   1. The manifest is parsed (parseManifest). The baseline is the host's own and the merge
+//      validates it before any write, so it is not parsed twice here.
 //   2. The entries that differ from the baseline are computed here, from the manifest and the
 //      host's own baseline: the sandbox's list is not trusted.
-//   3. No difference: nothing is extracted (the merge then finds no delta, R-LK-6), and an
-//      archive must not have been sent.
-//   4. Otherwise the archive is validated and extracted into the (empty, private) staging
-//      directory by extractValidatedArchive, and what landed there is compared with the
-//      manifest: every changed entry present with the same type, mode, hash and link target,
-//      nothing else but parent directories. A disagreement is DeltaMismatchError.
+//   3. No difference: nothing is extracted (the merge then finds no delta, R-LK-6, and writes
+//      nothing), and an archive must not have been sent.
+//   4. Otherwise the manifest is checked as a whole tree with the archive's path and link
+//      policy (tree-check.ts; a violation is an unsafe archive, R-UA-2), the archive is
+//      validated and extracted into the (empty, private) staging directory by
+//      extractValidatedArchive, and what landed there is compared with the manifest: every
+//      changed entry present with the same type, mode, hash and link target, nothing else but
+//      parent directories. A disagreement is DeltaMismatchError.
 // The caller then runs mergeSnapshot({ snapshotDir: stagingDir, snapshotManifest, ... }): the
 // merge sees the complete snapshot manifest and reads from staging only the entries it writes,
 // which are exactly the changed ones.
@@ -44,12 +46,9 @@ export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<De
   if (snapshot.entries.some((e) => excluded(e.path))) {
     throw new DeltaMismatchError("", "the manifest lists excluded entries");
   }
-  const violations = await checkManifestTree(snapshot, opts.limits);
-  if (violations.length > 0) throw new UnsafeArchiveError(violations);
-
   const baseline: Manifest = {
     version: 1,
-    entries: parseManifest(opts.baseline).entries.filter((e) => !excluded(e.path)),
+    entries: opts.baseline.entries.filter((e) => !excluded(e.path)),
   };
   const { changed, removed } = diffManifests(baseline, snapshot);
   const receipt: DeltaReceipt = {
@@ -65,6 +64,8 @@ export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<De
   }
   if (opts.archive === null)
     throw new DeltaMismatchError("", "entries changed but no archive was sent");
+  const violations = await checkManifestTree(snapshot, opts.limits);
+  if (violations.length > 0) throw new UnsafeArchiveError(violations);
 
   const extractOpts: ExtractOptions = opts.limits ? { limits: opts.limits } : {};
   await extractValidatedArchive(opts.archive, opts.stagingDir, extractOpts);

@@ -5,10 +5,9 @@
 // its full conflict preflight against the host.
 //
 // Racy entries: a file written in the same instant as the scan could change again without its
-// timestamps moving past the recorded ones; like git, entries whose ctime is not clearly older
-// than the scan are never cached, so the next scan hashes them again.
-import { lstatSync, readdirSync, readlinkSync, realpathSync, type BigIntStats } from "node:fs";
-import path from "node:path";
+// timestamps moving past the recorded ones; like git, entries whose ctime or mtime is not
+// clearly older than the scan are never cached, so the next scan hashes them again.
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { createLimiter, DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
 import { ManifestError, sanitizeFsError } from "../manifest/errors";
@@ -26,14 +25,14 @@ export interface ScanOptions {
 }
 
 /** Entries changed less than this long before the scan began are not cached (racy). */
-const RACY_WINDOW_NS = 2_000_000_000n;
+const RACY_WINDOW_MS = 2_000;
 const ENTRIES_PER_TURN = 1000;
 
 export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promise<WorkspaceScan> {
   const excluded = compileExclude(opts.exclude);
   const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
   const previous = opts.cache?.version === 1 ? opts.cache.files : {};
-  const scanStartNs = BigInt(Date.now()) * 1_000_000n;
+  const cacheableBefore = Date.now() - RACY_WINDOW_MS;
   let rootReal: string;
   try {
     rootReal = realpathSync(root);
@@ -44,10 +43,12 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
       "The manifest root does not exist or is not a directory",
     );
   }
+  // The root is a realpath: plain concatenation builds the same paths path.join would.
+  const absolute = (rel: string) => (rel === "" ? rootReal : `${rootReal}/${rel}`);
 
   const entries: ManifestEntry[] = [];
   const files: Record<string, CachedFileStat> = {};
-  const toHash: { rel: string; stat: BigIntStats }[] = [];
+  const toHash: { rel: string; stat: Stats }[] = [];
   let sinceYield = 0;
   try {
     // Metadata only, synchronously (microseconds per call); the event loop gets a turn every
@@ -55,21 +56,35 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     const pending = [""];
     while (pending.length > 0) {
       const dir = pending.pop() as string;
-      const abs = dir === "" ? rootReal : path.join(rootReal, dir);
-      for (const dirent of readdirSync(abs, { withFileTypes: true })) {
+      for (const dirent of readdirSync(absolute(dir), { withFileTypes: true })) {
         if (++sinceYield >= ENTRIES_PER_TURN) {
           sinceYield = 0;
           await yieldToEventLoop();
         }
         const rel = joinRelative(dir, dirent.name);
         if (excluded(rel)) continue;
-        const childAbs = path.join(abs, dirent.name);
-        const stat = lstatSync(childAbs, { bigint: true });
+        // A link needs no lstat: it is read, never followed, and its mode means nothing.
+        if (dirent.isSymbolicLink()) {
+          entries.push({
+            path: rel,
+            type: "symlink",
+            mode: 0o777,
+            target: readlinkSync(absolute(rel)),
+          });
+          continue;
+        }
+        const stat = lstatSync(absolute(rel));
         if (stat.isDirectory()) {
-          entries.push({ path: rel, type: "directory", mode: Number(stat.mode & 0o777n) });
+          entries.push({ path: rel, type: "directory", mode: stat.mode & 0o777 });
           pending.push(rel);
         } else if (stat.isSymbolicLink()) {
-          entries.push({ path: rel, type: "symlink", mode: 0o777, target: readlinkSync(childAbs) });
+          // Replaced by a link since it was listed.
+          entries.push({
+            path: rel,
+            type: "symlink",
+            mode: 0o777,
+            target: readlinkSync(absolute(rel)),
+          });
         } else if (stat.isFile()) {
           const cached = previous[rel];
           if (cached !== undefined && sameFile(cached, stat)) {
@@ -97,13 +112,14 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     await Promise.all(
       toHash.map(({ rel, stat }) =>
         limit(async () => {
-          const hashed = await hashFile(path.join(rootReal, ...rel.split("/")));
-          if (!hashed.isFile)
+          const hashed = await hashFile(absolute(rel));
+          if (!hashed.isFile) {
             throw new ManifestError(
               "unsupported_entry",
               `${JSON.stringify(rel)} changed type while it was read`,
               rel,
             );
+          }
           hashedBytes += hashed.size;
           entries.push({
             path: rel,
@@ -114,16 +130,13 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
           });
           // The stat taken before reading: if the file changed meanwhile, its ctime moved on
           // and the next scan hashes it again.
-          if (
-            stat.ctimeNs < scanStartNs - RACY_WINDOW_NS &&
-            stat.mtimeNs < scanStartNs - RACY_WINDOW_NS
-          ) {
+          if (stat.ctimeMs < cacheableBefore && stat.mtimeMs < cacheableBefore) {
             files[rel] = {
               size: hashed.size,
               mode: hashed.mode,
-              ino: stat.ino.toString(),
-              mtimeNs: stat.mtimeNs.toString(),
-              ctimeNs: stat.ctimeNs.toString(),
+              ino: stat.ino,
+              mtimeMs: stat.mtimeMs,
+              ctimeMs: stat.ctimeMs,
               sha256: hashed.sha256,
             };
           }
@@ -142,12 +155,12 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
   }
 }
 
-function sameFile(cached: CachedFileStat, stat: BigIntStats): boolean {
+function sameFile(cached: CachedFileStat, stat: Stats): boolean {
   return (
-    cached.size === Number(stat.size) &&
-    cached.mode === Number(stat.mode & 0o777n) &&
-    cached.ino === stat.ino.toString() &&
-    cached.mtimeNs === stat.mtimeNs.toString() &&
-    cached.ctimeNs === stat.ctimeNs.toString()
+    cached.size === stat.size &&
+    cached.mode === (stat.mode & 0o777) &&
+    cached.ino === stat.ino &&
+    cached.mtimeMs === stat.mtimeMs &&
+    cached.ctimeMs === stat.ctimeMs
   );
 }

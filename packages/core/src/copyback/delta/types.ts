@@ -7,14 +7,15 @@ import type { Manifest } from "../manifest/types";
  * What the sandbox side remembers about a file whose hash it already knows. If all of these
  * are unchanged the contents are taken as unchanged, as git's index does: writing a file
  * changes its ctime, and ctime cannot be set back from user space (utimes sets it to now).
- * Nanosecond fields are decimal strings so the cache stays plain JSON.
+ * Times are lstat's millisecond values (sub-microsecond resolution): only entries older than
+ * the racy window are cached (scan.ts), so any later write moves ctime by whole seconds.
  */
 export interface CachedFileStat {
   size: number;
   mode: number;
-  ino: string;
-  mtimeNs: string;
-  ctimeNs: string;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
   sha256: string;
 }
 
