@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/test/**", "scripts/**", "bench/**", "e2e/**", "**/*.config.*", "**/bin/**"],
+    files: ["**/env.ts", "**/*.test.ts", "**/*.integration-test.ts", "**/test/**", "**/scripts/**", "bench/**", "e2e/**", "**/*.config.*", "**/bin/**"],
     rules: { "no-restricted-properties": "off" },
   },
   {

@@ -81,9 +81,9 @@ async function main(): Promise<number> {
     fs.rmSync(path.join(root, "e2e/.reports"), { recursive: true, force: true });
 
     if (wants("static")) {
-      if (!step("typecheck", turbo, ["run", "typecheck", "--env-mode=loose", "--output-logs=errors-only"])) failedSteps.push("typecheck");
+      if (!step("typecheck", turbo, ["run", "typecheck", "--env-mode=loose", "--continue", "--output-logs=errors-only"])) failedSteps.push("typecheck");
       if (!step("typecheck scripts", path.join(root, "node_modules/.bin/tsc"), ["-p", "scripts/tsconfig.json"])) failedSteps.push("typecheck scripts");
-      if (!step("lint", turbo, ["run", "lint", "--env-mode=loose", "--output-logs=errors-only"])) failedSteps.push("lint");
+      if (!step("lint", turbo, ["run", "lint", "--env-mode=loose", "--continue", "--output-logs=errors-only"])) failedSteps.push("lint");
     }
     for (const tier of ["unit", "integration"] as const) {
       if (!wants(tier)) continue;
