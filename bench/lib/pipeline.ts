@@ -1,6 +1,7 @@
 // The copyback pipelines the benchmark times, stage by stage, as the host runs them.
 //   full:  export (the sandbox's tar of the whole workspace) -> validate -> extract into private
-//          staging (extractValidatedArchive validates again first) -> merge under the lock
+//          staging (extractValidatedArchive validates again first) -> the snapshot's manifest
+//          (what mergeSnapshot computes first when given none; timed apart here) -> merge
 //   delta: sandbox scan with its stat cache -> tar of the changed entries -> manifest through
 //          JSON (the transfer) -> host receive (whole-manifest tree check, validate, extract,
 //          verify) -> merge with the complete snapshot manifest
@@ -16,6 +17,7 @@ import {
   exportWorkspaceArchive,
   extractValidatedArchive,
   mergeSnapshot,
+  takeManifest,
   validateArchive,
   type DirectoryMergeLocks,
   type Manifest,
@@ -85,11 +87,15 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
     }
     await clock.stage("extract", () => extractValidatedArchive(input.archive, staging));
     await rm(input.archive, { force: true });
+    // The merge's first step, timed apart: without a supplied manifest, mergeSnapshot takes
+    // exactly this manifest of the snapshot (every file read and hashed again).
+    const snapshotManifest = await clock.stage("snapshot manifest", () => takeManifest(staging));
     const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
         baseline: input.baseline,
         snapshotDir: staging,
+        snapshotManifest,
         locks: input.locks,
         consumeSnapshot: true,
       }),
