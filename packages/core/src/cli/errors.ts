@@ -34,6 +34,7 @@ const FAILED_CODES = new Set([
   "merge_target_escape",
   "unsupported_entry",
   "workspace_export_failed",
+  "provider_delta_mismatch",
 ]);
 
 /** Codes that mean the command line or an input file is wrong (2). */
@@ -47,6 +48,8 @@ const USAGE_CODES = new Set([
   "target_dangling_symlink",
   "target_overlaps_lock_root",
   "invalid_lock_option",
+  "input_unreadable",
+  "archive_unreadable",
 ]);
 
 /** Codes that mean the machine or the instance root is in the way (3). */

@@ -81,6 +81,8 @@ describe("exit-status policy", () => {
     expect(describeFailure(coded("copyback_write_failed")).exitCode).toBe(EXIT.failed);
     expect(describeFailure(coded("invalid_manifest")).exitCode).toBe(EXIT.usage);
     expect(describeFailure(coded("invalid_exclude")).exitCode).toBe(EXIT.usage);
+    expect(describeFailure(coded("archive_unreadable")).exitCode).toBe(EXIT.usage);
+    expect(describeFailure(coded("provider_delta_mismatch")).exitCode).toBe(EXIT.failed);
     expect(describeFailure(coded("directory_merge_lock_timeout")).exitCode).toBe(EXIT.environment);
     expect(describeFailure(coded("unsupported_lock_filesystem")).exitCode).toBe(EXIT.environment);
     expect(describeFailure(coded("lock_root_symlink")).exitCode).toBe(EXIT.environment);
