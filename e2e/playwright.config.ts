@@ -7,9 +7,32 @@ import fs from "node:fs";
 
 const port = Number(process.env.E2E_PORT ?? 3199);
 const workerPort = Number(process.env.E2E_WORKER_HEALTH_PORT ?? 3198);
-const home = process.env.E2E_COPYBACK_HOME ?? fs.mkdtempSync(path.join(os.tmpdir(), "copyback-e2e-"));
+const authPort = Number(process.env.E2E_AUTH_PORT ?? 3197);
+const authWorkerPort = Number(process.env.E2E_AUTH_WORKER_HEALTH_PORT ?? 3196);
+const tmpHome = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `copyback-e2e-${name}-`));
 const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
 const root = path.resolve(import.meta.dirname, "..");
+
+/** One launcher (console + worker + database) per deployment mode, each on its own home and port. */
+function launcher(opts: { mode: "local" | "authenticated"; port: number; workerPort: number; dbPort: number; databaseUrl?: string }) {
+  return {
+    command: `${path.join(root, "node_modules/.bin/tsx")} ${path.join(root, "scripts/launch.ts")}`,
+    url: `http://127.0.0.1:${opts.port}/api/health`,
+    timeout: 180_000,
+    reuseExistingServer: false,
+    stdout: "pipe" as const,
+    stderr: "pipe" as const,
+    gracefulShutdown: { signal: "SIGTERM" as const, timeout: 20_000 },
+    env: {
+      COPYBACK_HOME: tmpHome(opts.mode),
+      COPYBACK_DEPLOYMENT_MODE: opts.mode,
+      COPYBACK_PORT: String(opts.port),
+      WORKER_HEALTH_PORT: String(opts.workerPort),
+      COPYBACK_DB_PORT: String(opts.dbPort),
+      ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
+    },
+  };
+}
 
 export default defineConfig({
   testDir: "./tests",
@@ -20,7 +43,6 @@ export default defineConfig({
   retries: 0,
   reporter: [["list"], ["json", { outputFile: ".reports/e2e.json" }]],
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
     trace: "retain-on-failure",
     launchOptions: {
       ...(chromium ? { executablePath: chromium } : {}),
@@ -28,21 +50,18 @@ export default defineConfig({
       args: ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     },
   },
-  projects: [{ name: "chromium", use: { browserName: "chromium" } }],
-  webServer: {
-    command: `${path.join(root, "node_modules/.bin/tsx")} ${path.join(root, "scripts/launch.ts")}`,
-    url: `http://127.0.0.1:${port}/api/health`,
-    timeout: 180_000,
-    reuseExistingServer: false,
-    stdout: "pipe",
-    stderr: "pipe",
-    gracefulShutdown: { signal: "SIGTERM", timeout: 20_000 },
-    env: {
-      COPYBACK_HOME: home,
-      COPYBACK_PORT: String(port),
-      WORKER_HEALTH_PORT: String(workerPort),
-      COPYBACK_DB_PORT: String(Number(process.env.E2E_DB_PORT ?? 54339)),
-      ...(process.env.E2E_DATABASE_URL ? { DATABASE_URL: process.env.E2E_DATABASE_URL } : {}),
-    },
-  },
+  projects: [
+    { name: "local", testIgnore: "**/auth-*.e2e.ts", use: { browserName: "chromium", baseURL: `http://127.0.0.1:${port}` } },
+    { name: "authenticated", testMatch: "**/auth-*.e2e.ts", use: { browserName: "chromium", baseURL: `http://127.0.0.1:${authPort}` } },
+  ],
+  webServer: [
+    launcher({ mode: "local", port, workerPort, dbPort: Number(process.env.E2E_DB_PORT ?? 54339), databaseUrl: process.env.E2E_DATABASE_URL }),
+    launcher({
+      mode: "authenticated",
+      port: authPort,
+      workerPort: authWorkerPort,
+      dbPort: Number(process.env.E2E_AUTH_DB_PORT ?? 54338),
+      databaseUrl: process.env.E2E_AUTH_DATABASE_URL,
+    }),
+  ],
 });

@@ -95,19 +95,27 @@ async function main(): Promise<number> {
       results[tier] = workspaceReportFiles(root, `${tier}.json`).map((f) => countVitest(readJson(f))).reduce(add, emptyCounts());
     }
     if (wants("e2e")) {
-      const e2eDb = `copyback_e2e_${process.pid}_${Date.now()}`;
-      await withAdmin(database.url, (c) => c.query(`CREATE DATABASE ${e2eDb}`));
+      // One database per launcher: the local-mode and the authenticated-mode console.
+      const e2eDbs = [`copyback_e2e_${process.pid}_${Date.now()}`, `copyback_e2e_auth_${process.pid}_${Date.now()}`];
+      for (const name of e2eDbs) await withAdmin(database.url, (c) => c.query(`CREATE DATABASE ${name}`));
       try {
         if (!step("build the console", turbo, ["run", "build", "--filter=@copyback/web", "--env-mode=loose", "--output-logs=errors-only"])) failedSteps.push("build");
         const ok = step("e2e tests", path.join(root, "e2e/node_modules/.bin/playwright"), ["test"], {
           cwd: path.join(root, "e2e"),
-          env: { E2E_DATABASE_URL: withDatabase(database.url, e2eDb), E2E_PORT: String(await freePort()), E2E_WORKER_HEALTH_PORT: String(await freePort()) },
+          env: {
+            E2E_DATABASE_URL: withDatabase(database.url, e2eDbs[0]!),
+            E2E_AUTH_DATABASE_URL: withDatabase(database.url, e2eDbs[1]!),
+            E2E_PORT: String(await freePort()),
+            E2E_WORKER_HEALTH_PORT: String(await freePort()),
+            E2E_AUTH_PORT: String(await freePort()),
+            E2E_AUTH_WORKER_HEALTH_PORT: String(await freePort()),
+          },
         });
         if (!ok) failedSteps.push("e2e tests");
         const report = readJson(path.join(root, "e2e/.reports/e2e.json"));
         results.e2e = report ? countPlaywright(report) : emptyCounts();
       } finally {
-        await withAdmin(database.url, (c) => c.query(`DROP DATABASE IF EXISTS ${e2eDb} WITH (FORCE)`));
+        for (const name of e2eDbs) await withAdmin(database.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       }
     }
   } finally {
