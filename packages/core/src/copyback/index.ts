@@ -1,5 +1,6 @@
-// The copyback engine: directory-merge locks, archives, manifests and the host merge.
+// The copyback engine: directory-merge locks, archives, manifests, the host merge and delta copyback.
 export * from "./locks/index";
 export * from "./archive/index";
 export * from "./manifest/index";
 export * from "./merge/index";
+export * from "./delta/index";
