@@ -17,3 +17,31 @@ export function statusOf(key: { revokedAt: Date | null; expiresAt: Date | null }
   if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return "expired";
   return "active";
 }
+
+/** The columns every key summary shows: never its secret or hash, only the prefix that tells keys apart. */
+export const keyFieldsSelect = {
+  id: true,
+  name: true,
+  keyPrefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  expiresAt: true,
+  revokedAt: true,
+} as const;
+
+/** The summary shape of `keyFieldsSelect` plus the derived status; each key kind adds its owner. */
+export const keySummaryFields = {
+  id: z.uuid(),
+  name: z.string(),
+  keyPrefix: z.string(),
+  status: keyStatus,
+  createdAt: z.date(),
+  lastUsedAt: z.date().nullable(),
+  expiresAt: z.date().nullable(),
+  revokedAt: z.date().nullable(),
+};
+
+/** A stored key row as a summary: the status is derived, never stored. */
+export function withStatus<Row extends { revokedAt: Date | null; expiresAt: Date | null }>(row: Row, now: Date): Row & { status: z.infer<typeof keyStatus> } {
+  return { ...row, status: statusOf(row, now) };
+}
