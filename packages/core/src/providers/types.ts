@@ -81,6 +81,12 @@ export interface ExecResult {
   timedOut: boolean;
   cancelled: boolean;
   process: ProcessIdentity | null;
+  /**
+   * The process adapter's result file: the provider sets COPYBACK_RESULT_FILE in the agent's
+   * environment to a path outside the exported workspace and returns what the agent wrote there
+   * (at most 1 MiB, as text), or null when it wrote nothing.
+   */
+  resultFile: string | null;
 }
 
 export interface StopRequest {
