@@ -60,14 +60,22 @@ export function chromiumPath() {
   return null;
 }
 
+function bubblewrapInstalled() {
+  return ["/usr/bin/bwrap", "/bin/bwrap"].some((candidate) => existsSync(candidate));
+}
+
 function ensureChromium() {
-  if (chromiumPath()) return;
+  // bubblewrap isolates the local provider's sandboxes (DESIGN.md section 4); installed with chromium.
+  const missing = [];
+  if (!chromiumPath()) missing.push("chromium");
+  if (!bubblewrapInstalled()) missing.push("bubblewrap");
+  if (missing.length === 0) return;
   // Playwright's own browser download cannot reach its host here; Debian's chromium can.
-  log("installing Debian chromium for the browser tests (apt)");
+  log(`installing Debian ${missing.join(" and ")} for the browser tests and sandbox isolation (apt)`);
   const sudo = process.getuid && process.getuid() === 0 ? [] : ["sudo"];
   const apt = (...args) => run(sudo[0] ?? "apt-get", sudo.length ? ["apt-get", ...args] : args, { env: { DEBIAN_FRONTEND: "noninteractive" } });
   apt("update", "-qq");
-  apt("install", "-y", "-qq", "--no-install-recommends", "chromium");
+  apt("install", "-y", "-qq", "--no-install-recommends", ...missing);
 }
 
 export async function ensureInstalled({ browser = false } = {}) {
