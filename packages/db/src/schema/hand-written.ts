@@ -25,6 +25,17 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE (status = ANY (ARRAY['active'::recovery_status, 'escalated'::recovery_status]))",
     ],
   },
+  {
+    // One active ephemeral lease per environment and execution workspace (issue 5 item 4);
+    // acquireLease turns a violation into DomainError conflict `lease_busy`.
+    name: "environment_leases_one_active_ephemeral",
+    table: "environment_leases",
+    reason: "partial unique index (WHERE status = 'active' AND lease_policy = 'ephemeral')",
+    definitionIncludes: [
+      "CREATE UNIQUE INDEX environment_leases_one_active_ephemeral ON public.environment_leases USING btree (environment_id, execution_workspace_id)",
+      "WHERE ((status = 'active'::lease_status) AND (lease_policy = 'ephemeral'::lease_policy))",
+    ],
+  },
 ];
 
 export interface HandWrittenTrigger {
