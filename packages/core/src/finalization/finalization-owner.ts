@@ -1,0 +1,206 @@
+// Ownership of a run's physical copyback (R-OWN-1, R-OWN-6, R-OWN-7, R-OWN-9, R-OWN-13).
+//
+// The fence is the transaction-scoped advisory lock
+//   pg_try_advisory_xact_lock(hashtextextended('native-workspace-finalization:<company>:<run>', 0))
+// taken on a DEDICATED connection outside the application pool (R-OWN-6: the lock transaction
+// holds no row locks, and even a one-connection pool keeps serving progress writes). It is held
+// for the whole physical copyback; closing the connection (or the process dying) releases it.
+//
+// Because losing the connection does not prove the copy stopped (R-OWN-8), the owner also
+// writes a durable receipt, `runner_profile_json.nativeWorkspaceFinalizationOwner` = { token,
+// host, pid, processStart, bootId } (R-OWN-7), through the ordinary pool, and clears it on
+// completion (only if the token is still its own). Publication checks both the lock connection
+// and the durable token (R-OWN-9). A receipt left by an earlier owner is never overwritten here:
+// judging whether that owner stopped is the recovery path's job (R-OWN-8, R-OWN-11).
+import { randomBytes } from "node:crypto";
+import { openDedicatedConnection, Prisma, type DedicatedConnection, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { z } from "zod";
+import { DomainError } from "../errors";
+import type { ProcessIdentity } from "../process/process-identity";
+
+export const FINALIZATION_OWNER_KEY = "nativeWorkspaceFinalizationOwner";
+
+export const finalizationOwnerReceipt = z.object({
+  token: z.string().min(16),
+  host: z.string().min(1),
+  pid: z.number().int().positive(),
+  /** /proc/<pid>/stat start time (R-OWN-12). */
+  processStart: z.string().min(1),
+  bootId: z.string().min(1),
+});
+export type FinalizationOwnerReceipt = z.infer<typeof finalizationOwnerReceipt>;
+
+/** The receipt on a run, or null when there is none. A malformed one still counts as present. */
+export function readFinalizationOwner(
+  runnerProfileJson: unknown,
+): { kind: "none" } | { kind: "receipt"; receipt: FinalizationOwnerReceipt } | { kind: "malformed" } {
+  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || !(FINALIZATION_OWNER_KEY in runnerProfileJson)) {
+    return { kind: "none" };
+  }
+  const parsed = finalizationOwnerReceipt.safeParse((runnerProfileJson as Record<string, unknown>)[FINALIZATION_OWNER_KEY]);
+  return parsed.success ? { kind: "receipt", receipt: parsed.data } : { kind: "malformed" };
+}
+
+/** R-OWN-1: the advisory lock key, shared by the finalizer, the reconciler and the maintenance SQL. */
+export function finalizationLockKey(companyId: string, runId: string): string {
+  return `native-workspace-finalization:${companyId}:${runId}`;
+}
+
+export interface OwnershipDeps {
+  db: PrismaClient;
+  /** Where the dedicated lock connection connects (the application database). */
+  databaseUrl: string;
+  /** This controller process (R-OWN-7). */
+  controller: ProcessIdentity;
+}
+
+export interface OwnershipKey {
+  companyId: string;
+  runId: string;
+  issueId: string;
+}
+
+export interface FinalizationOwnership {
+  readonly receipt: FinalizationOwnerReceipt;
+  /** R-OWN-9: throws `finalization_ownership_lost` unless the lock connection answers and the durable token is still ours. */
+  assertPublishable(tx: TransactionClient): Promise<void>;
+  /** Joins the probe, clears the receipt (token-checked), ends the lock transaction and closes the connection. */
+  release(): Promise<{ receiptCleared: boolean }>;
+}
+
+export type OwnershipAttempt =
+  | { kind: "owned"; ownership: FinalizationOwnership }
+  /** R-OWN-2: someone else owns the copyback (or an earlier owner's receipt is still present). */
+  | { kind: "busy"; reason: "lock_held" | "owner_receipt_present" };
+
+/** R-OWN-13: probe at a third of idle_in_transaction_session_timeout, at most every 30 s. */
+const MAX_PROBE_INTERVAL_MS = 30_000;
+
+export async function takeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
+  const connection = await openDedicatedConnection(deps.databaseUrl, { applicationName: "copyback-finalization-owner" });
+  let handedOver = false;
+  try {
+    await connection.query("BEGIN");
+    const locked = await connection.query<{ locked: boolean }>(
+      "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
+      [finalizationLockKey(key.companyId, key.runId)],
+    );
+    if (locked.rows[0]?.locked !== true) return { kind: "busy", reason: "lock_held" };
+
+    const receipt: FinalizationOwnerReceipt = {
+      token: randomBytes(24).toString("base64url"),
+      host: deps.controller.host,
+      pid: deps.controller.pid,
+      processStart: deps.controller.startTime,
+      bootId: deps.controller.bootId,
+    };
+    // Written through the pool, not the lock transaction (R-OWN-6: it holds no row locks).
+    const written = await deps.db.$executeRaw`
+      UPDATE heartbeat_runs
+      SET runner_profile_json = runner_profile_json || jsonb_build_object(${FINALIZATION_OWNER_KEY}::text, ${JSON.stringify(receipt)}::jsonb),
+          updated_at = now()
+      WHERE id = ${key.runId}::uuid AND company_id = ${key.companyId}::uuid AND native_issue_id = ${key.issueId}::uuid
+        AND runtime_mode = 'native' AND NOT (runner_profile_json ? ${FINALIZATION_OWNER_KEY})`;
+    if (written !== 1) {
+      const run = await deps.db.heartbeatRun.findFirst({
+        where: { id: key.runId, companyId: key.companyId, nativeIssueId: key.issueId, runtimeMode: "native" },
+        select: { id: true },
+      });
+      if (!run) throw new DomainError("not_found", "not_found", "Run was not found.");
+      return { kind: "busy", reason: "owner_receipt_present" };
+    }
+    handedOver = true;
+    return { kind: "owned", ownership: new Ownership(deps.db, connection, key, receipt, await startProbe(connection)) };
+  } finally {
+    if (!handedOver) await closeLockConnection(connection);
+  }
+}
+
+class Ownership implements FinalizationOwnership {
+  #released: Promise<{ receiptCleared: boolean }> | null = null;
+
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly connection: DedicatedConnection,
+    private readonly key: OwnershipKey,
+    readonly receipt: FinalizationOwnerReceipt,
+    private readonly stopProbe: () => Promise<void>,
+  ) {}
+
+  async assertPublishable(tx: TransactionClient): Promise<void> {
+    const lost = () =>
+      new DomainError("conflict", "finalization_ownership_lost", "The copyback no longer owns this run; nothing was published.");
+    if (this.#released) throw lost();
+    try {
+      await this.connection.query("SELECT 1");
+    } catch {
+      throw lost();
+    }
+    const rows = await tx.$queryRaw<{ id: string }[]>(Prisma.sql`
+      SELECT id FROM heartbeat_runs
+      WHERE id = ${this.key.runId}::uuid
+        AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}
+      FOR UPDATE`);
+    if (rows.length !== 1) throw lost();
+  }
+
+  release(): Promise<{ receiptCleared: boolean }> {
+    this.#released ??= this.#release();
+    return this.#released;
+  }
+
+  async #release(): Promise<{ receiptCleared: boolean }> {
+    // R-OWN-9/R-OWN-13: the probe is joined before the token is released.
+    await this.stopProbe();
+    let receiptCleared = false;
+    try {
+      const cleared = await this.db.$executeRaw`
+        UPDATE heartbeat_runs
+        SET runner_profile_json = runner_profile_json - ${FINALIZATION_OWNER_KEY}::text, updated_at = now()
+        WHERE id = ${this.key.runId}::uuid
+          AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}`;
+      receiptCleared = cleared === 1;
+    } catch {
+      // R-OWN-10: the receipt stays; contenders refuse it while this controller lives.
+    } finally {
+      await closeLockConnection(this.connection);
+    }
+    return { receiptCleared };
+  }
+}
+
+async function closeLockConnection(connection: DedicatedConnection): Promise<void> {
+  try {
+    await connection.query("ROLLBACK");
+  } catch {
+    // The connection is gone: the lock went with it.
+  }
+  await connection.end().catch(() => undefined);
+}
+
+/**
+ * R-OWN-13: keeps the lock transaction from being ended by idle_in_transaction_session_timeout
+ * while the copyback does only filesystem work. A disabled timeout means no probe. The probe
+ * never reconnects; a failed probe just stops (publication checks the connection anyway).
+ */
+async function startProbe(connection: DedicatedConnection): Promise<() => Promise<void>> {
+  const setting = await connection.query<{ ms: string }>(
+    "SELECT setting::bigint * CASE unit WHEN 's' THEN 1000 WHEN 'min' THEN 60000 ELSE 1 END AS ms FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'",
+  );
+  const timeoutMs = Number(setting.rows[0]?.ms ?? 0);
+  if (!(timeoutMs > 0)) return async () => undefined;
+  const intervalMs = Math.max(1, Math.min(Math.floor(timeoutMs / 3), MAX_PROBE_INTERVAL_MS));
+  let inFlight: Promise<unknown> = Promise.resolve();
+  let failed = false;
+  const timer = setInterval(() => {
+    if (failed) return;
+    inFlight = inFlight.then(() => connection.query("SELECT 1")).catch(() => {
+      failed = true;
+    });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await inFlight;
+  };
+}

@@ -1,0 +1,136 @@
+// The dispatch claim: queued native runs, oldest first, each taken by exactly one worker
+// (FOR UPDATE SKIP LOCKED: rows another claimer holds are skipped, not waited for). Claiming
+// starts the run, records the controller process (R-OWN-12), creates the coordinator in phase
+// `observed` and hands the task to the run (in_progress, execution and checkout run, a new
+// status_version that the status arbiter later compares against).
+import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { invalid } from "../errors";
+import type { ProcessIdentity } from "../process/process-identity";
+import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
+import { NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
+import { recordRunEvent } from "./run-log";
+
+export interface ClaimedRun {
+  runId: string;
+  companyId: string;
+  issueId: string;
+  agentId: string;
+}
+
+export interface ClaimQueuedRunsInput {
+  /** How many runs this claimer may start now (the worker's free concurrency). */
+  limit: number;
+  /** The process that will drive the claimed runs. */
+  controller: ProcessIdentity;
+}
+
+interface QueuedRow {
+  id: string;
+  company_id: string;
+  agent_id: string;
+  native_issue_id: string;
+}
+
+export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsInput): Promise<ClaimedRun[]> {
+  if (!Number.isInteger(input.limit) || input.limit < 0) {
+    throw invalid("claim_limit_invalid", "The claim limit must be a non-negative integer.");
+  }
+  if (input.limit === 0) return [];
+  return withTransaction(db, async (tx) => {
+    const queued = await selectForUpdateSkipLocked<QueuedRow>(
+      tx,
+      Prisma.sql`SELECT id, company_id, agent_id, native_issue_id FROM heartbeat_runs
+                 WHERE status = 'queued' AND runtime_mode = 'native'
+                 ORDER BY created_at, id LIMIT ${input.limit}`,
+    );
+    const claimed: ClaimedRun[] = [];
+    for (const row of queued) {
+      const run = await startOne(tx, row, input.controller);
+      if (run) claimed.push(run);
+    }
+    return claimed;
+  });
+}
+
+/** Starts one locked queued run, or cancels it when its task or agent went away meanwhile. */
+async function startOne(tx: TransactionClient, row: QueuedRow, controller: ProcessIdentity): Promise<ClaimedRun | null> {
+  // Lock order heartbeat -> issue, as in publication and failRun.
+  await tx.$queryRaw`SELECT id FROM issues WHERE id = ${row.native_issue_id}::uuid FOR UPDATE`;
+  const issue = await tx.issue.findUniqueOrThrow({
+    where: { id: row.native_issue_id },
+    select: { id: true, status: true, statusVersion: true },
+  });
+  const agent = await tx.agent.findUniqueOrThrow({ where: { id: row.agent_id }, select: { archivedAt: true } });
+  const refusal =
+    issue.status === "done" || issue.status === "cancelled"
+      ? { code: "issue_closed", message: `The task was ${issue.status} before the run started.` }
+      : agent.archivedAt
+        ? { code: "agent_archived", message: "The agent was archived before the run started." }
+        : null;
+  const now = new Date();
+  if (refusal) {
+    await tx.heartbeatRun.update({
+      where: { id: row.id },
+      data: { status: "cancelled", errorCode: refusal.code, errorMessage: refusal.message, finishedAt: now },
+    });
+    await recordRunEvent(tx, { companyId: row.company_id, runId: row.id, level: "warn", code: "run.cancelled", message: refusal.message, payload: { errorCode: refusal.code } });
+    return null;
+  }
+
+  const statusVersion = issue.statusVersion + 1;
+  const claim: NativeClaimRecord = { issueId: issue.id, statusVersion, claimedAt: now.toISOString() };
+  await tx.$executeRaw`
+    UPDATE heartbeat_runs
+    SET status = 'running',
+        started_at = ${now},
+        controller_pid = ${controller.pid},
+        controller_process_start = ${controller.startTime},
+        controller_boot_id = ${controller.bootId},
+        controller_host = ${controller.host},
+        native_phase = 'observed',
+        runner_profile_json = (CASE WHEN jsonb_typeof(runner_profile_json) = 'object' THEN runner_profile_json ELSE '{}'::jsonb END)
+                              || jsonb_build_object(${NATIVE_CLAIM_KEY}::text, ${JSON.stringify(claim)}::jsonb),
+        result_json = (CASE WHEN jsonb_typeof(result_json) = 'object' THEN result_json ELSE '{}'::jsonb END)
+                      || jsonb_build_object('finalizationPhase', 'observed'),
+        updated_at = now()
+    WHERE id = ${row.id}::uuid`;
+  await tx.nativeRunFinalization.create({
+    data: { companyId: row.company_id, runId: row.id, issueId: issue.id, phase: "observed" },
+  });
+  await tx.issue.update({
+    where: { id: issue.id },
+    data: {
+      status: "in_progress",
+      statusVersion,
+      executionRunId: row.id,
+      checkoutRunId: row.id,
+      lastActivityAt: now,
+    },
+  });
+  if (issue.status !== "in_progress") {
+    await recordActivity(tx, {
+      companyId: row.company_id,
+      actor: SYSTEM_ACTOR,
+      action: "issue.status_changed",
+      entityType: "issue",
+      entityId: issue.id,
+      details: { from: issue.status, to: "in_progress", runId: row.id },
+    });
+  }
+  await recordActivity(tx, {
+    companyId: row.company_id,
+    actor: SYSTEM_ACTOR,
+    action: "run.started",
+    entityType: "run",
+    entityId: row.id,
+    details: { issueId: issue.id, controllerHost: controller.host, controllerPid: controller.pid },
+  });
+  await recordRunEvent(tx, {
+    companyId: row.company_id,
+    runId: row.id,
+    level: "info",
+    code: "run.started",
+    message: `Run claimed by controller ${controller.host}:${controller.pid}.`,
+  });
+  return { runId: row.id, companyId: row.company_id, issueId: issue.id, agentId: row.agent_id };
+}
