@@ -16,7 +16,13 @@ export interface FinalizeSnapshot {
 }
 
 export type NotFinalizableReason =
-  "no_coordinator" | "no_accepted_result" | "terminal_failure" | "retry_not_due" | "barrier_missing";
+  | "no_coordinator"
+  | "no_accepted_result"
+  | "terminal_failure"
+  | "retry_not_due"
+  | "barrier_missing"
+  /** The coordinator moved between the read and the compare-and-set (another writer). */
+  | "phase_changed";
 
 export type FinalizeStartDecision =
   | { kind: "already_committed" }
@@ -48,6 +54,9 @@ export type CopybackFailureDecision =
   | { kind: "retryable"; code: string; nextAttemptAt: Date }
   | { kind: "terminal"; code: string };
 
+/** Provider refusals that no retry can change: the plugin cannot do it, or it is not the pinned one. */
+const PERMANENT_PROVIDER_CODES = new Set(["provider_capability_missing", "provider_plugin_mismatch", "provider_identity_mismatch"]);
+
 const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 15 * 60_000;
 
@@ -65,6 +74,7 @@ export function nextFinalizationAttemptAt(now: Date, attempt: number): Date {
 export function decideCopybackFailure(error: unknown, ctx: { attempt: number; now: Date }): CopybackFailureDecision {
   if (error instanceof MergeConflictError) return { kind: "conflict", code: MERGE_CONFLICT_CODE, conflicts: error.conflicts };
   const failure = classifyCopybackFailure(error);
+  if (PERMANENT_PROVIDER_CODES.has(errorCodeOf(error, ""))) return { kind: "terminal", code: errorCodeOf(error, "") };
   const code = errorCodeOf(error, `workspace_copyback_${failure.reason}`);
   if (failure.retryable) return { kind: "retryable", code, nextAttemptAt: nextFinalizationAttemptAt(ctx.now, ctx.attempt) };
   return { kind: "terminal", code };

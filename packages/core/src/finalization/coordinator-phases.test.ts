@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { canTransition, FINALIZATION_PHASES, isFinalPhase, type FinalizationPhase } from "./coordinator-phases";
+
+const allowed: Array<[FinalizationPhase, FinalizationPhase]> = [
+  ["observed", "result_accepted"],
+  ["observed", "terminal_failure"],
+  ["result_accepted", "workspace_finalizing"],
+  ["result_accepted", "retryable_failure"],
+  ["result_accepted", "terminal_failure"],
+  ["workspace_finalizing", "workspace_finalizing"],
+  ["workspace_finalizing", "arbitrating"],
+  ["workspace_finalizing", "retryable_failure"],
+  ["workspace_finalizing", "terminal_failure"],
+  ["arbitrating", "committed"],
+  ["arbitrating", "retryable_failure"],
+  ["arbitrating", "terminal_failure"],
+  ["retryable_failure", "workspace_finalizing"],
+  ["retryable_failure", "arbitrating"],
+  ["retryable_failure", "terminal_failure"],
+];
+
+describe("coordinator phase table", () => {
+  it("allows exactly the DESIGN.md transitions", () => {
+    for (const from of FINALIZATION_PHASES) {
+      for (const to of FINALIZATION_PHASES) {
+        const expected = allowed.some(([f, t]) => f === from && t === to);
+        expect(canTransition(from, to), `${from} -> ${to}`).toBe(expected);
+      }
+    }
+  });
+
+  it("R-ATT-5 committed and terminal_failure are final: a committed coordinator is never overwritten", () => {
+    for (const to of FINALIZATION_PHASES) {
+      expect(canTransition("committed", to)).toBe(false);
+      expect(canTransition("terminal_failure", to)).toBe(false);
+    }
+    expect(FINALIZATION_PHASES.filter(isFinalPhase)).toEqual(["committed", "terminal_failure"]);
+  });
+
+  it("never skips the copyback: no path from result_accepted or observed straight to committed", () => {
+    expect(canTransition("observed", "committed")).toBe(false);
+    expect(canTransition("result_accepted", "committed")).toBe(false);
+    expect(canTransition("result_accepted", "arbitrating")).toBe(false);
+    expect(canTransition("workspace_finalizing", "committed")).toBe(false);
+  });
+});
