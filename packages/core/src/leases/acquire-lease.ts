@@ -1,0 +1,236 @@
+// Acquiring an environment lease for a run (issue 5 item 4, DESIGN.md section 4).
+//
+// A new allocation writes the lease row FIRST (status active, provider and plugin id copied from
+// the environment, R-EX-6), then asks the pinned plugin for a sandbox, then records what the
+// provider returned. A crash between the two leaves an active lease without a provider lease id,
+// which the cleanup sweep can find; the reverse order could leak a sandbox nobody knows about.
+import { randomBytes, randomUUID } from "node:crypto";
+import { Prisma, type PrismaClient } from "@copyback/db";
+import { z } from "zod";
+import { conflict, DomainError, invalid, isDomainError, notFound } from "../errors";
+import type { Allocation, LeaseHandle } from "../providers/types";
+import {
+  confirmedStopReceipt,
+  LEASE_METADATA_KEYS,
+  readIdentity,
+  readIsolated,
+  sandboxIdentitySchema,
+  WORKSPACE_SENTINEL_SCHEMA,
+  type WorkspaceSentinel,
+} from "./lease-metadata";
+import {
+  LEASE_POLICIES,
+  type AcquiredLease,
+  type AcquireLeaseInput,
+  type LeasePolicy,
+  type LeaseProviderRegistry,
+  type LeaseRow,
+} from "./lease-types";
+import { failureOf, messageOf } from "./lease-failure";
+import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { patchLease, transitionLease } from "./transition-lease";
+
+const acquireInput = z.object({
+  companyId: z.uuid(),
+  runId: z.uuid(),
+  issueId: z.uuid().nullable(),
+  environmentId: z.uuid(),
+  executionWorkspaceId: z.uuid(),
+  policy: z.enum(LEASE_POLICIES as [LeasePolicy, ...LeasePolicy[]]).optional(),
+});
+
+/** How many released leases of one environment and workspace a reuse looks at before allocating anew. */
+const REUSE_CANDIDATES = 10;
+
+export async function acquireLease(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  rawInput: AcquireLeaseInput,
+): Promise<AcquiredLease> {
+  const parsed = acquireInput.safeParse(rawInput);
+  if (!parsed.success) throw invalid("lease_input_invalid", z.prettifyError(parsed.error));
+  const input = parsed.data;
+
+  const [environment, workspace, run] = await Promise.all([
+    db.environment.findFirst({ where: { id: input.environmentId, companyId: input.companyId } }),
+    db.executionWorkspace.findFirst({ where: { id: input.executionWorkspaceId, companyId: input.companyId }, select: { id: true } }),
+    db.heartbeatRun.findFirst({ where: { id: input.runId, companyId: input.companyId }, select: { id: true } }),
+  ]);
+  if (!environment) throw notFound("Environment");
+  if (!workspace) throw notFound("Execution workspace");
+  if (!run) throw notFound("Run");
+
+  const policy = input.policy ?? environment.defaultLeasePolicy;
+  if (policy === "reuse_by_environment") {
+    const reused = await reuseReleasedLease(db, registry, input);
+    if (reused) return reused;
+  }
+  return allocateNewLease(db, registry, { ...input, policy, environment });
+}
+
+/**
+ * Reuses a released `reuse_by_environment` lease of the same environment and execution workspace
+ * whose stop is proven by a confirmed receipt; never one without (a sandbox that may still be
+ * running, or whose stop went to another plugin, is not a clean starting point). Returns null
+ * when none can be reused.
+ */
+async function reuseReleasedLease(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  input: z.infer<typeof acquireInput>,
+): Promise<AcquiredLease | null> {
+  const candidates = await db.environmentLease.findMany({
+    where: {
+      companyId: input.companyId,
+      environmentId: input.environmentId,
+      executionWorkspaceId: input.executionWorkspaceId,
+      status: "released",
+      leasePolicy: "reuse_by_environment",
+    },
+    orderBy: [{ releasedAt: "desc" }, { id: "asc" }],
+    take: REUSE_CANDIDATES,
+  });
+  for (const candidate of candidates) {
+    const receipt = confirmedStopReceipt(candidate.metadata, candidate);
+    if (receipt.kind !== "confirmed") continue;
+    const identity = readIdentity(candidate.metadata);
+    if (identity.kind !== "present" || identity.value.providerLeaseId !== candidate.providerLeaseId) continue;
+    // R-EX-6: resumed only through the plugin pinned on the lease.
+    const lookup = pluginForLease(registry, candidate);
+    if (lookup.kind !== "found" || !hasCapability(lookup.plugin, "resume")) continue;
+
+    // The stop receipt is consumed by the reuse: once the sandbox runs again it proves nothing
+    // (R-EX-5), so the next stop must bring its own. The compare includes the receipt read above.
+    const won = await transitionLease(db, {
+      leaseId: candidate.id,
+      from: ["released"],
+      to: "active",
+      expectMetadata: { key: LEASE_METADATA_KEYS.stopReceipt, value: receiptJson(candidate) },
+      metadataPatch: { [LEASE_METADATA_KEYS.stopReceipt]: null, [LEASE_METADATA_KEYS.failure]: null },
+      set: { runId: input.runId, issueId: input.issueId },
+    });
+    if (!won) continue;
+
+    const handle: LeaseHandle = { leaseId: candidate.id, pluginId: candidate.pluginId, providerLeaseId: identity.value.providerLeaseId };
+    try {
+      const resumed = await lookup.plugin.resume(handle, identity.value);
+      if (resumed.providerLeaseId !== identity.value.providerLeaseId || resumed.fingerprint !== identity.value.fingerprint) {
+        throw conflict("provider_identity_mismatch", "The resumed sandbox is not the one recorded on the lease.");
+      }
+    } catch (error) {
+      // A sandbox that cannot prove it is the recorded one is not reused; the run gets a new one.
+      await transitionLease(db, { leaseId: candidate.id, from: ["active"], to: "failed", metadataPatch: { failure: failureOf(error, "provider_resume_failed") } });
+      continue;
+    }
+    const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: candidate.id } });
+    return { lease, handle, reused: true, isolated: isolatedOf(lease) };
+  }
+  return null;
+}
+
+function receiptJson(lease: LeaseRow): unknown {
+  return (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopReceipt];
+}
+
+async function allocateNewLease(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  input: z.infer<typeof acquireInput> & {
+    policy: LeasePolicy;
+    environment: { pluginId: string; provider: LeaseRow["provider"]; config: unknown };
+  },
+): Promise<AcquiredLease> {
+  const { environment } = input;
+  const lookup = pluginForLease(registry, environment);
+  if (lookup.kind !== "found") throw new DomainError("unavailable", lookup.code, lookup.message);
+  const plugin = lookup.plugin;
+  if (!hasCapability(plugin, "acquire")) {
+    throw new DomainError("unavailable", "provider_capability_missing", `Plugin ${plugin.pluginId} cannot acquire sandboxes.`);
+  }
+
+  const leaseId = randomUUID();
+  try {
+    await db.environmentLease.create({
+      data: {
+        id: leaseId,
+        companyId: input.companyId,
+        environmentId: input.environmentId,
+        executionWorkspaceId: input.executionWorkspaceId,
+        runId: input.runId,
+        issueId: input.issueId,
+        provider: environment.provider,
+        pluginId: environment.pluginId, // R-EX-6: pinned for every later call
+        leasePolicy: input.policy,
+        status: "active",
+        metadata: {},
+      },
+    });
+  } catch (error) {
+    // environment_leases_one_active_ephemeral: one active ephemeral lease per environment and workspace.
+    if (isUniqueViolation(error)) {
+      throw conflict("lease_busy", "The environment already has an active ephemeral lease for this execution workspace.", {
+        environmentId: input.environmentId,
+        executionWorkspaceId: input.executionWorkspaceId,
+      });
+    }
+    throw error;
+  }
+
+  let allocation: Allocation;
+  try {
+    allocation = await plugin.acquire({
+      companyId: input.companyId,
+      environmentId: input.environmentId,
+      leaseId,
+      runId: input.runId,
+      config: environment.config,
+    });
+    const identity = sandboxIdentitySchema.safeParse(allocation.identity);
+    if (!identity.success) throw invalid("provider_allocation_invalid", `The provider returned no usable identity: ${z.prettifyError(identity.error)}`);
+  } catch (error) {
+    await transitionLease(db, { leaseId, from: ["active"], to: "failed", metadataPatch: { failure: failureOf(error, "provider_acquire_failed") } });
+    throw isDomainError(error) ? error : new DomainError("unavailable", "provider_acquire_failed", messageOf(error));
+  }
+
+  const identity = { providerLeaseId: allocation.identity.providerLeaseId, fingerprint: allocation.identity.fingerprint };
+  const recorded = await patchLease(db, {
+    leaseId,
+    status: "active",
+    set: { providerLeaseId: identity.providerLeaseId },
+    metadataPatch: {
+      identity,
+      isolated: allocation.isolated,
+      // R-DT-2: new ephemeral allocations only; a reused lease never gets one (see reuseReleasedLease).
+      ...(input.policy === "ephemeral" ? { workspaceSentinel: newSentinel(input.runId, leaseId, identity) } : {}),
+    },
+  });
+  if (!recorded) throw conflict("lease_lost", "The lease stopped being active while the sandbox was allocated.", { leaseId });
+  const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
+  return {
+    lease,
+    handle: { leaseId, pluginId: environment.pluginId, providerLeaseId: identity.providerLeaseId },
+    reused: false,
+    isolated: allocation.isolated,
+  };
+}
+
+function newSentinel(runId: string, leaseId: string, identity: { providerLeaseId: string; fingerprint: string }): WorkspaceSentinel {
+  return {
+    schema: WORKSPACE_SENTINEL_SCHEMA,
+    runId,
+    leaseId,
+    providerLeaseId: identity.providerLeaseId,
+    allocationFingerprint: identity.fingerprint,
+    nonce: randomBytes(32).toString("hex"),
+    createdAt: new Date().toISOString(),
+  };
+}
+
+function isolatedOf(lease: LeaseRow): boolean {
+  const read = readIsolated(lease.metadata);
+  return read.kind === "present" && read.value;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}

@@ -1,0 +1,200 @@
+// The documents kept in `environment_leases.metadata`, each under its own key and each with a
+// versioned `schema` tag. The column is JSON that anybody with database access can write, so
+// every read parses the one key it needs here; an unknown version or a malformed document is an
+// `invalid` result, never a pass: it grants nothing (no reuse, no admission, no cleanup claim).
+import { z } from "zod";
+
+export const WORKSPACE_SENTINEL_SCHEMA = "copyback.workspace-sentinel.v1";
+export const STOP_INTENT_SCHEMA_V1 = "copyback.sandbox-stop-and-retain.v1";
+export const STOP_INTENT_SCHEMA = "copyback.sandbox-stop-and-retain.v2";
+export const STOP_RECEIPT_SCHEMA = "copyback.sandbox-stop-and-retain-receipt.v1";
+
+const nonEmpty = z.string().min(1);
+const uuid = z.uuid();
+const timestamp = z.iso.datetime({ offset: true });
+
+/** The provider-side identity of the allocation (types.ts SandboxIdentity). */
+export const sandboxIdentitySchema = z.strictObject({
+  providerLeaseId: nonEmpty,
+  fingerprint: nonEmpty,
+});
+
+/**
+ * R-DT-2: written once, at acquisition, for a NEW ephemeral allocation, binding the lease to the
+ * run that acquired it and to the exact provider allocation. Export-only resume (next issue)
+ * requires it; recovery never creates one.
+ */
+export const workspaceSentinelSchema = z.strictObject({
+  schema: z.literal(WORKSPACE_SENTINEL_SCHEMA),
+  runId: uuid,
+  leaseId: uuid,
+  providerLeaseId: nonEmpty,
+  allocationFingerprint: nonEmpty,
+  /** 32 random bytes, hex: the sentinel cannot be guessed or recreated from the other fields. */
+  nonce: z.string().regex(/^[0-9a-f]{64}$/),
+  createdAt: timestamp,
+});
+
+/** R-SO-1 / R-EX-7: the stop-and-retain intent, v2 with an explicit plugin pin. */
+export const stopIntentSchema = z.strictObject({
+  schema: z.literal(STOP_INTENT_SCHEMA),
+  companyId: uuid,
+  runId: uuid,
+  leaseId: uuid,
+  providerLeaseId: nonEmpty,
+  pluginId: nonEmpty,
+  requestId: uuid,
+  createdAt: timestamp,
+});
+
+/** R-EX-7: a v1 intent has no plugin pin; it is recovered with the lease's recorded plugin. */
+const stopIntentV1Schema = stopIntentSchema.omit({ schema: true, pluginId: true }).extend({
+  schema: z.literal(STOP_INTENT_SCHEMA_V1),
+});
+
+/** R-SO-2 / R-SO-3: proof that the exact allocation was stopped with its files kept. */
+export const stopReceiptSchema = z.strictObject({
+  schema: z.literal(STOP_RECEIPT_SCHEMA),
+  method: z.enum(["environmentStopLease", "builtin.stopLease"]),
+  requestId: uuid,
+  pluginId: nonEmpty,
+  providerLeaseId: nonEmpty,
+  stoppedAt: timestamp,
+});
+
+/** Why the last provider call for this lease failed (diagnostics only; grants nothing). */
+export const leaseFailureSchema = z.strictObject({
+  code: nonEmpty,
+  message: z.string(),
+  at: timestamp,
+});
+
+export type WorkspaceSentinel = z.infer<typeof workspaceSentinelSchema>;
+export type StopIntent = z.infer<typeof stopIntentSchema>;
+export type StopReceiptRecord = z.infer<typeof stopReceiptSchema>;
+export type LeaseFailure = z.infer<typeof leaseFailureSchema>;
+export type SandboxIdentityRecord = z.infer<typeof sandboxIdentitySchema>;
+
+/** The keys this module owns inside `environment_leases.metadata`. */
+export const LEASE_METADATA_KEYS = {
+  identity: "identity",
+  isolated: "isolated",
+  workspaceSentinel: "workspaceSentinel",
+  stopIntent: "sandboxStopAndRetain",
+  stopReceipt: "sandboxStopAndRetainReceipt",
+  failure: "failure",
+} as const;
+export type LeaseMetadataKey = (typeof LEASE_METADATA_KEYS)[keyof typeof LEASE_METADATA_KEYS];
+
+export type MetadataRead<T> =
+  | { kind: "present"; value: T }
+  | { kind: "absent" }
+  | { kind: "invalid"; message: string };
+
+function entry(metadata: unknown, key: LeaseMetadataKey): { found: false } | { found: true; raw: unknown } | { invalid: string } {
+  if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
+    return { invalid: "lease metadata is not a JSON object" };
+  }
+  if (!Object.hasOwn(metadata, key)) return { found: false };
+  const raw = (metadata as Record<string, unknown>)[key];
+  // A key explicitly set to null is a cleared document (transitionLease removes keys, but a
+  // hand-written null must not be mistaken for a malformed one that blocks forever).
+  return raw === null ? { found: false } : { found: true, raw };
+}
+
+function read<T>(metadata: unknown, key: LeaseMetadataKey, schema: z.ZodType<T>): MetadataRead<T> {
+  const found = entry(metadata, key);
+  if ("invalid" in found) return { kind: "invalid", message: found.invalid };
+  if (!found.found) return { kind: "absent" };
+  const parsed = schema.safeParse(found.raw);
+  return parsed.success
+    ? { kind: "present", value: parsed.data }
+    : { kind: "invalid", message: `${key}: ${z.prettifyError(parsed.error)}` };
+}
+
+export const readIdentity = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.identity, sandboxIdentitySchema);
+export const readWorkspaceSentinel = (metadata: unknown) =>
+  read(metadata, LEASE_METADATA_KEYS.workspaceSentinel, workspaceSentinelSchema);
+export const readStopReceipt = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.stopReceipt, stopReceiptSchema);
+export const readLeaseFailure = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.failure, leaseFailureSchema);
+export const readIsolated = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.isolated, z.boolean());
+
+/**
+ * R-EX-7: reads the stop intent of a lease and resolves its plugin pin. A v2 intent must pin the
+ * lease's recorded plugin (an explicit mismatched pin is invalid); a v1 intent, written before
+ * the pin existed, is read with the lease's recorded plugin.
+ */
+export function readStopIntent(metadata: unknown, lease: { pluginId: string }): MetadataRead<StopIntent> {
+  const found = entry(metadata, LEASE_METADATA_KEYS.stopIntent);
+  if ("invalid" in found) return { kind: "invalid", message: found.invalid };
+  if (!found.found) return { kind: "absent" };
+  const v2 = stopIntentSchema.safeParse(found.raw);
+  if (v2.success) {
+    return v2.data.pluginId === lease.pluginId
+      ? { kind: "present", value: v2.data }
+      : {
+          kind: "invalid",
+          message: `${LEASE_METADATA_KEYS.stopIntent}: pinned plugin ${v2.data.pluginId} is not the lease's plugin ${lease.pluginId}`,
+        };
+  }
+  const v1 = stopIntentV1Schema.safeParse(found.raw);
+  if (v1.success) return { kind: "present", value: { ...v1.data, schema: STOP_INTENT_SCHEMA, pluginId: lease.pluginId } };
+  return { kind: "invalid", message: `${LEASE_METADATA_KEYS.stopIntent}: ${z.prettifyError(v2.error)}` };
+}
+
+/** The exact allocation a sentinel or receipt must be bound to. */
+export interface AllocationBinding {
+  leaseId: string;
+  pluginId: string;
+  providerLeaseId: string | null;
+}
+
+export type SentinelVerdict =
+  | { kind: "valid"; sentinel: WorkspaceSentinel }
+  | { kind: "missing" }
+  | { kind: "invalid"; message: string }
+  | { kind: "mismatch"; message: string };
+
+/**
+ * R-DT-2: whether the lease carries the acquisition-time sentinel of this run and allocation. A
+ * missing sentinel (a legacy or reused allocation) is not valid; the caller stays blocked.
+ */
+export function verifyWorkspaceSentinel(
+  metadata: unknown,
+  expected: AllocationBinding & { runId: string; fingerprint: string },
+): SentinelVerdict {
+  const read = readWorkspaceSentinel(metadata);
+  if (read.kind === "absent") return { kind: "missing" };
+  if (read.kind === "invalid") return read;
+  const s = read.value;
+  if (s.leaseId !== expected.leaseId) return { kind: "mismatch", message: "the sentinel belongs to another lease" };
+  if (s.runId !== expected.runId) return { kind: "mismatch", message: "the sentinel belongs to another run" };
+  if (s.providerLeaseId !== expected.providerLeaseId || s.allocationFingerprint !== expected.fingerprint) {
+    return { kind: "mismatch", message: "the sentinel belongs to another allocation" };
+  }
+  return { kind: "valid", sentinel: s };
+}
+
+export type ReceiptVerdict =
+  | { kind: "confirmed"; receipt: StopReceiptRecord }
+  | { kind: "missing" }
+  | { kind: "invalid"; message: string }
+  | { kind: "mismatch"; message: string };
+
+/**
+ * Whether a lease holds a confirmed stop receipt for its own allocation and plugin, and no stop
+ * intent is still pending (a pending intent means the last stop is not proven, R-EX-5). Only a
+ * receipt that passes here lets a released lease be reused.
+ */
+export function confirmedStopReceipt(metadata: unknown, lease: Omit<AllocationBinding, "leaseId">): ReceiptVerdict {
+  const intent = readStopIntent(metadata, lease);
+  if (intent.kind === "present") return { kind: "mismatch", message: "a stop intent is still pending" };
+  if (intent.kind === "invalid") return intent;
+  const read = readStopReceipt(metadata);
+  if (read.kind === "absent") return { kind: "missing" };
+  if (read.kind === "invalid") return read;
+  const r = read.value;
+  if (r.pluginId !== lease.pluginId) return { kind: "mismatch", message: "the receipt names another plugin" };
+  if (r.providerLeaseId !== lease.providerLeaseId) return { kind: "mismatch", message: "the receipt names another allocation" };
+  return { kind: "confirmed", receipt: r };
+}

@@ -1,0 +1,239 @@
+// Releasing a run's lease by its policy when the run ends (issue 5 item 7; release-policy.ts
+// decides destroy or stop-and-retain).
+//
+// Stop-and-retain (R-SO-1): the v2 intent and status `pending_cleanup` are written FIRST, then the
+// pinned plugin is asked to stop (environmentStopLease). Only a confirmed receipt for this
+// request, plugin and allocation releases the lease (R-SO-2). A missing plugin or capability, a
+// failed stop or an unconfirmed receipt leaves it `pending_cleanup` for the restart sweep; release
+// and destroy are never fallbacks (R-EX-6, R-SO-3).
+import { randomUUID } from "node:crypto";
+import type { PrismaClient } from "@copyback/db";
+import { z } from "zod";
+import { conflict, invalid, notFound } from "../errors";
+import type { LeaseHandle, StopReceipt } from "../providers/types";
+import { failureOf } from "./lease-failure";
+import {
+  confirmedStopReceipt,
+  LEASE_METADATA_KEYS,
+  readLeaseFailure,
+  readStopIntent,
+  STOP_INTENT_SCHEMA,
+  STOP_RECEIPT_SCHEMA,
+  stopReceiptSchema,
+  type StopIntent,
+  type StopReceiptRecord,
+} from "./lease-metadata";
+import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode, ReleaseLeaseInput } from "./lease-types";
+import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { decideLeaseRelease } from "./release-policy";
+import { recordCleanupAttempt, transitionLease } from "./transition-lease";
+
+const releaseInput = z.object({
+  leaseId: z.uuid(),
+  runId: z.uuid(),
+  outcome: z.enum(["committed", "failed"]),
+});
+
+export async function releaseLeaseByPolicy(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  rawInput: ReleaseLeaseInput,
+): Promise<LeaseReleaseOutcome> {
+  const parsed = releaseInput.safeParse(rawInput);
+  if (!parsed.success) throw invalid("lease_input_invalid", z.prettifyError(parsed.error));
+  const input = parsed.data;
+
+  const lease = await db.environmentLease.findUnique({ where: { id: input.leaseId } });
+  if (!lease) throw notFound("Lease");
+  if (lease.runId !== input.runId) {
+    throw conflict("lease_run_mismatch", "The lease is bound to another run.", { leaseId: lease.id, runId: lease.runId });
+  }
+  if (lease.status === "active") {
+    return decideLeaseRelease(lease.leasePolicy, input.outcome).kind === "destroy"
+      ? destroyLease(db, registry, lease)
+      : stopAndRetain(db, registry, lease);
+  }
+  // A repeated call (after a crash or a lost reply) continues or reports what already happened.
+  return settledOutcome(db, registry, lease);
+}
+
+async function settledOutcome(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
+  switch (lease.status) {
+    case "pending_cleanup":
+      return stopAndRetain(db, registry, lease);
+    case "destroyed":
+      return { kind: "destroyed", leaseId: lease.id };
+    case "failed": {
+      const failure = readLeaseFailure(lease.metadata);
+      return failure.kind === "present"
+        ? { kind: "failed", leaseId: lease.id, code: failure.value.code, message: failure.value.message }
+        : { kind: "failed", leaseId: lease.id, code: "lease_failed", message: "The lease failed." };
+    }
+    case "released": {
+      const receipt = confirmedStopReceipt(lease.metadata, lease);
+      if (receipt.kind === "confirmed") return { kind: "stopped_and_retained", leaseId: lease.id, receipt: receipt.receipt };
+      throw conflict("lease_not_releasable", "The lease is released without a confirmed stop receipt.", { leaseId: lease.id });
+    }
+    case "active":
+      throw conflict("lease_changed", "The lease changed while it was being released.", { leaseId: lease.id });
+  }
+}
+
+/** Re-reads a lease whose compare-and-set this call lost and reports the winner's result. */
+async function afterLostRace(db: PrismaClient, registry: LeaseProviderRegistry, leaseId: string): Promise<LeaseReleaseOutcome> {
+  const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
+  if (lease.status === "pending_cleanup") {
+    // Another caller owns the stop in flight; report it pending rather than stopping twice.
+    return { kind: "pending_cleanup", leaseId, code: "stop_failed", message: "Another stop of this lease is in progress." };
+  }
+  return settledOutcome(db, registry, lease);
+}
+
+/** Destroy after the commit (ephemeral and retain_on_failure leases of committed runs). */
+async function destroyLease(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
+  const fail = async (code: string, message: string): Promise<LeaseReleaseOutcome> => {
+    const failure = { code, message, at: new Date().toISOString() };
+    if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "failed", metadataPatch: { failure } }))) {
+      return afterLostRace(db, registry, lease.id);
+    }
+    return { kind: "failed", leaseId: lease.id, code, message };
+  };
+  const lookup = pluginForLease(registry, lease);
+  if (lookup.kind !== "found") return fail(lookup.code, lookup.message);
+  const plugin = lookup.plugin;
+  if (!hasCapability(plugin, "destroy")) return fail("provider_capability_missing", `Plugin ${plugin.pluginId} cannot destroy sandboxes.`);
+  if (!lease.providerLeaseId) return fail("lease_not_allocated", "The lease has no provider allocation to destroy.");
+
+  try {
+    await plugin.destroy(handleOf(lease, lease.providerLeaseId));
+  } catch (error) {
+    const failure = failureOf(error, "provider_destroy_failed");
+    return fail(failure.code, failure.message);
+  }
+  if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "destroyed", metadataPatch: { failure: null } }))) {
+    return afterLostRace(db, registry, lease.id);
+  }
+  return { kind: "destroyed", leaseId: lease.id };
+}
+
+async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
+  const pending = (code: PendingCleanupCode, message: string): LeaseReleaseOutcome => ({ kind: "pending_cleanup", leaseId: lease.id, code, message });
+
+  let intent: StopIntent;
+  let intentJson: unknown;
+  if (lease.status === "active") {
+    if (!lease.providerLeaseId) {
+      // An acquisition that never recorded its allocation: there is no exact sandbox to stop.
+      const failure = { code: "lease_not_allocated", message: "The lease has no provider allocation to stop.", at: new Date().toISOString() };
+      if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "pending_cleanup", metadataPatch: { failure } }))) {
+        return afterLostRace(db, registry, lease.id);
+      }
+      return pending("stop_intent_invalid", failure.message);
+    }
+    intent = newStopIntent(lease, lease.providerLeaseId);
+    intentJson = intent;
+    // R-SO-1: the intent is durable before the provider hears of it; a crash from here on
+    // leaves a pending_cleanup lease the restart sweep stops with this exact request.
+    const won = await transitionLease(db, {
+      leaseId: lease.id,
+      from: ["active"],
+      to: "pending_cleanup",
+      metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null },
+    });
+    if (!won) return afterLostRace(db, registry, lease.id);
+  } else {
+    // pending_cleanup: retry the recorded intent (same request id, so a late receipt still matches).
+    const read = readStopIntent(lease.metadata, lease);
+    if (read.kind !== "present") {
+      return pending("stop_intent_invalid", read.kind === "invalid" ? read.message : "The pending lease has no stop intent.");
+    }
+    intent = read.value;
+    intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
+  }
+
+  // R-EX-6: exactly the pinned plugin; unavailable defers without spending a cleanup attempt.
+  const lookup = pluginForLease(registry, lease);
+  if (lookup.kind !== "found") return pending(lookup.code, lookup.message);
+  const plugin = lookup.plugin;
+  if (!hasCapability(plugin, "environmentStopLease")) {
+    // R-EX-6 / R-SO-3: without environmentStopLease the lease gets neither release nor destroy.
+    return pending("provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
+  }
+
+  let receipt: StopReceipt;
+  try {
+    receipt = await plugin.stopLease(handleOf(lease, intent.providerLeaseId), { requestId: intent.requestId });
+  } catch (error) {
+    const failure = failureOf(error, "stop_failed");
+    await recordCleanupAttempt(db, lease.id, { failure });
+    return pending("stop_failed", failure.message);
+  }
+
+  const verdict = judgeStopReceipt(receipt, intent);
+  if (verdict.kind !== "confirmed") {
+    await recordCleanupAttempt(db, lease.id, { failure: { code: verdict.code, message: verdict.message, at: new Date().toISOString() } });
+    return pending(verdict.code, verdict.message);
+  }
+  // R-SO-2: the matching receipt clears the intent and leaves the lease released and resumable.
+  const won = await transitionLease(db, {
+    leaseId: lease.id,
+    from: ["pending_cleanup"],
+    to: "released",
+    expectMetadata: { key: LEASE_METADATA_KEYS.stopIntent, value: intentJson },
+    metadataPatch: {
+      [LEASE_METADATA_KEYS.stopReceipt]: verdict.receipt,
+      [LEASE_METADATA_KEYS.stopIntent]: null,
+      [LEASE_METADATA_KEYS.failure]: null,
+    },
+  });
+  if (!won) return afterLostRace(db, registry, lease.id);
+  return { kind: "stopped_and_retained", leaseId: lease.id, receipt: verdict.receipt };
+}
+
+export type StopReceiptVerdict =
+  | { kind: "confirmed"; receipt: StopReceiptRecord }
+  | { kind: "rejected"; code: "stop_unconfirmed" | "stop_receipt_mismatch"; message: string };
+
+/** Pure: whether a provider's stop receipt proves the stop this intent asked for. */
+export function judgeStopReceipt(receipt: StopReceipt, intent: StopIntent): StopReceiptVerdict {
+  if (receipt.confirmed !== true) {
+    return { kind: "rejected", code: "stop_unconfirmed", message: "The provider could not confirm the stop." };
+  }
+  if (receipt.requestId !== intent.requestId) {
+    return { kind: "rejected", code: "stop_receipt_mismatch", message: "The receipt answers another stop request." };
+  }
+  if (receipt.pluginId !== intent.pluginId || receipt.providerLeaseId !== intent.providerLeaseId) {
+    return { kind: "rejected", code: "stop_receipt_mismatch", message: "The receipt names another plugin or allocation." };
+  }
+  const record = stopReceiptSchema.safeParse({
+    schema: STOP_RECEIPT_SCHEMA,
+    method: receipt.method,
+    requestId: receipt.requestId,
+    pluginId: receipt.pluginId,
+    providerLeaseId: receipt.providerLeaseId,
+    stoppedAt: receipt.stoppedAt,
+  });
+  if (!record.success) {
+    return { kind: "rejected", code: "stop_receipt_mismatch", message: `The receipt is malformed: ${z.prettifyError(record.error)}` };
+  }
+  return { kind: "confirmed", receipt: record.data };
+}
+
+function newStopIntent(lease: LeaseRow, providerLeaseId: string): StopIntent {
+  return {
+    schema: STOP_INTENT_SCHEMA,
+    companyId: lease.companyId,
+    runId: lease.runId ?? "",
+    leaseId: lease.id,
+    providerLeaseId,
+    pluginId: lease.pluginId, // R-EX-7: explicit plugin pin
+    requestId: randomUUID(),
+    createdAt: new Date().toISOString(),
+  };
+}
+
+function handleOf(lease: LeaseRow, providerLeaseId: string): LeaseHandle {
+  return { leaseId: lease.id, pluginId: lease.pluginId, providerLeaseId };
+}
+
+

@@ -1,0 +1,115 @@
+// Compare-and-set writes of environment_leases. A transition is one UPDATE ... WHERE id = $1 AND
+// status IN (from): it wins only if the lease is still in one of the expected statuses, so
+// concurrent writers (two runs reusing one released lease, a release racing a cleanup sweep)
+// never both succeed. The metadata patch is merged in the same statement.
+import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db";
+import { invalid } from "../errors";
+import { forbiddenTransitions, type LeaseStatus } from "./lease-status";
+import type { LeaseMetadataKey } from "./lease-metadata";
+
+export type LeaseDb = PrismaClient | TransactionClient;
+
+/** Keys to set (a JSON value) or remove (null) in environment_leases.metadata. */
+export type LeaseMetadataPatch = Partial<Record<LeaseMetadataKey, unknown>>;
+
+export interface TransitionLeaseInput {
+  leaseId: string;
+  from: readonly LeaseStatus[];
+  to: LeaseStatus;
+  metadataPatch?: LeaseMetadataPatch;
+  /** Columns rebound with the transition (a reused lease moves to the new run). */
+  set?: LeaseColumnPatch;
+  /**
+   * An extra compare: the metadata document under `key` must still equal `value` (as jsonb), so
+   * a decision taken on a read snapshot (this receipt is confirmed) still holds when it is applied.
+   */
+  expectMetadata?: { key: LeaseMetadataKey; value: unknown };
+}
+
+export interface LeaseColumnPatch {
+  runId?: string;
+  issueId?: string | null;
+  providerLeaseId?: string;
+}
+
+/**
+ * Moves a lease from one of `from` to `to` if it is still in one of `from`; returns whether this
+ * call won. A transition the status machine does not allow is a caller bug: it throws
+ * DomainError invalid `lease_transition_not_allowed` and writes nothing.
+ */
+export async function transitionLease(db: LeaseDb, input: TransitionLeaseInput): Promise<boolean> {
+  const forbidden = forbiddenTransitions(input.from, input.to);
+  if (input.from.length === 0 || forbidden.length > 0) {
+    throw invalid(
+      "lease_transition_not_allowed",
+      `A lease cannot move from ${forbidden.join(", ") || "no status"} to ${input.to}.`,
+      { from: [...input.from], to: input.to },
+    );
+  }
+  const assignments = [Prisma.sql`status = ${input.to}::lease_status`];
+  if (input.to === "released" || input.to === "destroyed") assignments.push(Prisma.sql`released_at = now()`);
+  if (input.to === "active") assignments.push(Prisma.sql`released_at = NULL`);
+  return casUpdate(db, { ...input, assignments });
+}
+
+/**
+ * Writes metadata and columns of a lease that is still in `status`, without changing it (the
+ * allocation recorded on a fresh active lease). Returns whether the lease was still there.
+ */
+export function patchLease(
+  db: LeaseDb,
+  input: { leaseId: string; status: LeaseStatus; metadataPatch?: LeaseMetadataPatch; set?: LeaseColumnPatch },
+): Promise<boolean> {
+  return casUpdate(db, { ...input, from: [input.status], assignments: [] });
+}
+
+async function casUpdate(
+  db: LeaseDb,
+  input: Omit<TransitionLeaseInput, "to"> & { assignments: Prisma.Sql[] },
+): Promise<boolean> {
+  const assignments = [...input.assignments, Prisma.sql`updated_at = now()`, metadataAssignment(input.metadataPatch ?? {})];
+  if (input.set?.runId !== undefined) assignments.push(Prisma.sql`run_id = ${input.set.runId}::uuid`);
+  if (input.set?.issueId !== undefined) assignments.push(Prisma.sql`issue_id = ${input.set.issueId}::uuid`);
+  if (input.set?.providerLeaseId !== undefined) assignments.push(Prisma.sql`provider_lease_id = ${input.set.providerLeaseId}`);
+
+  const conditions = [
+    Prisma.sql`id = ${input.leaseId}::uuid`,
+    Prisma.sql`status IN (${Prisma.join(input.from.map((status) => Prisma.sql`${status}::lease_status`))})`,
+  ];
+  if (input.expectMetadata) {
+    conditions.push(
+      Prisma.sql`metadata -> ${input.expectMetadata.key} = ${JSON.stringify(input.expectMetadata.value)}::jsonb`,
+    );
+  }
+  const changed = await db.$executeRaw(Prisma.sql`
+    UPDATE environment_leases SET ${Prisma.join(assignments, ", ")} WHERE ${Prisma.join(conditions, " AND ")}`);
+  return changed === 1;
+}
+
+/**
+ * Records a failed cleanup attempt on a lease that is still `pending_cleanup` (the restart sweep
+ * reads cleanup_attempts). An unavailable plugin does not call this: it defers without spending
+ * an attempt (R-EX-6).
+ */
+export async function recordCleanupAttempt(db: LeaseDb, leaseId: string, metadataPatch: LeaseMetadataPatch): Promise<boolean> {
+  const changed = await db.$executeRaw(Prisma.sql`
+    UPDATE environment_leases
+       SET cleanup_attempts = cleanup_attempts + 1, updated_at = now(), ${metadataAssignment(metadataPatch)}
+     WHERE id = ${leaseId}::uuid AND status = 'pending_cleanup'::lease_status`);
+  return changed === 1;
+}
+
+function metadataAssignment(patch: LeaseMetadataPatch): Prisma.Sql {
+  const set: Record<string, unknown> = {};
+  const remove: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) remove.push(key);
+    else set[key] = value;
+  }
+  // A metadata value that is not an object (written by hand) is kept under `malformed` as
+  // evidence rather than concatenated into an array; it grants nothing either way.
+  return Prisma.sql`metadata = (CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata
+                                     ELSE jsonb_build_object('malformed', metadata) END
+                                || ${JSON.stringify(set)}::jsonb) - ${remove}::text[]`;
+}
