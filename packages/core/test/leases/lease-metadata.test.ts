@@ -1,0 +1,127 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import {
+  confirmedStopReceipt,
+  judgeStopReceipt,
+  readStopIntent,
+  readStopReceipt,
+  readWorkspaceSentinel,
+  STOP_INTENT_SCHEMA,
+  STOP_INTENT_SCHEMA_V1,
+  STOP_RECEIPT_SCHEMA,
+  verifyWorkspaceSentinel,
+  WORKSPACE_SENTINEL_SCHEMA,
+  type StopIntent,
+} from "../../src/leases/index";
+import type { StopReceipt } from "../../src/providers/types";
+
+const leaseId = randomUUID();
+const runId = randomUUID();
+const lease = { leaseId, pluginId: "builtin.fake", providerLeaseId: "fake-1" };
+
+const sentinel = () => ({
+  schema: WORKSPACE_SENTINEL_SCHEMA,
+  runId,
+  leaseId,
+  providerLeaseId: "fake-1",
+  allocationFingerprint: "fp-1",
+  nonce: randomBytes(32).toString("hex"),
+  createdAt: new Date().toISOString(),
+});
+
+const intent = (): StopIntent => ({
+  schema: STOP_INTENT_SCHEMA,
+  companyId: randomUUID(),
+  runId,
+  leaseId,
+  providerLeaseId: "fake-1",
+  pluginId: "builtin.fake",
+  requestId: randomUUID(),
+  createdAt: new Date().toISOString(),
+});
+
+const receiptRecord = (requestId = randomUUID()) => ({
+  schema: STOP_RECEIPT_SCHEMA,
+  method: "builtin.stopLease",
+  requestId,
+  pluginId: "builtin.fake",
+  providerLeaseId: "fake-1",
+  stoppedAt: new Date().toISOString(),
+});
+
+describe("lease metadata", () => {
+  it("R-DT-2 accepts the sentinel of this run and allocation only", () => {
+    const metadata = { workspaceSentinel: sentinel() };
+    const expected = { ...lease, runId, fingerprint: "fp-1" };
+    expect(verifyWorkspaceSentinel(metadata, expected).kind).toBe("valid");
+    expect(verifyWorkspaceSentinel(metadata, { ...expected, runId: randomUUID() }).kind).toBe("mismatch");
+    expect(verifyWorkspaceSentinel(metadata, { ...expected, fingerprint: "fp-2" }).kind).toBe("mismatch");
+    expect(verifyWorkspaceSentinel(metadata, { ...expected, providerLeaseId: "fake-2" }).kind).toBe("mismatch");
+    expect(verifyWorkspaceSentinel({}, expected).kind).toBe("missing");
+  });
+
+  it("malformed metadata grants nothing: unknown versions, extra fields, wrong types and non-objects are invalid", () => {
+    const expected = { ...lease, runId, fingerprint: "fp-1" };
+    const bad: unknown[] = [
+      { workspaceSentinel: { ...sentinel(), schema: "copyback.workspace-sentinel.v2" } },
+      { workspaceSentinel: { ...sentinel(), extra: 1 } },
+      { workspaceSentinel: { ...sentinel(), nonce: "short" } },
+      { workspaceSentinel: "yes" },
+      [],
+      "metadata",
+      null,
+    ];
+    for (const metadata of bad) {
+      expect(readWorkspaceSentinel(metadata).kind, JSON.stringify(metadata)).toBe("invalid");
+      expect(verifyWorkspaceSentinel(metadata, expected).kind).toBe("invalid");
+    }
+    expect(readStopReceipt({ sandboxStopAndRetainReceipt: { ...receiptRecord(), method: "destroy" } }).kind).toBe("invalid");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: { ...receiptRecord(), stoppedAt: "yesterday" } }, lease).kind).toBe("invalid");
+  });
+
+  it("a confirmed receipt counts only for the lease's own plugin and allocation, and not while an intent is pending", () => {
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: receiptRecord() }, lease).kind).toBe("confirmed");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: receiptRecord() }, { ...lease, pluginId: "other.fake" }).kind).toBe("mismatch");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: receiptRecord() }, { ...lease, providerLeaseId: "fake-2" }).kind).toBe("mismatch");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: receiptRecord(), sandboxStopAndRetain: intent() }, lease).kind).toBe("mismatch");
+    expect(confirmedStopReceipt({}, lease).kind).toBe("missing");
+  });
+
+  it("R-EX-7 reads a v1 intent with the lease's plugin and rejects a v2 intent pinned to another plugin", () => {
+    const { pluginId: _pin, ...v1 } = { ...intent(), schema: STOP_INTENT_SCHEMA_V1 };
+    const read = readStopIntent({ sandboxStopAndRetain: v1 }, lease);
+    expect(read).toMatchObject({ kind: "present", value: { pluginId: "builtin.fake", schema: STOP_INTENT_SCHEMA } });
+    expect(readStopIntent({ sandboxStopAndRetain: { ...intent(), pluginId: "other.fake" } }, lease).kind).toBe("invalid");
+    expect(readStopIntent({ sandboxStopAndRetain: intent() }, lease).kind).toBe("present");
+  });
+});
+
+describe("judgeStopReceipt", () => {
+  const receiptFor = (i: StopIntent, patch: Partial<StopReceipt> = {}): StopReceipt => ({
+    method: "builtin.stopLease",
+    requestId: i.requestId,
+    pluginId: i.pluginId,
+    providerLeaseId: i.providerLeaseId,
+    confirmed: true,
+    stoppedAt: new Date().toISOString(),
+    ...patch,
+  });
+
+  it("R-SO-2 accepts a confirmed receipt of the same request, plugin and allocation", () => {
+    const i = intent();
+    const verdict = judgeStopReceipt(receiptFor(i), i);
+    expect(verdict).toMatchObject({ kind: "confirmed", receipt: { schema: STOP_RECEIPT_SCHEMA, requestId: i.requestId, method: "builtin.stopLease" } });
+  });
+
+  it("R-SO-3 an unconfirmed receipt stays pending", () => {
+    const i = intent();
+    expect(judgeStopReceipt(receiptFor(i, { confirmed: false }), i)).toMatchObject({ kind: "rejected", code: "stop_unconfirmed" });
+  });
+
+  it("a receipt for another request, plugin or allocation, or with a bad timestamp, is a mismatch", () => {
+    const i = intent();
+    for (const patch of [{ requestId: randomUUID() }, { pluginId: "other.fake" }, { providerLeaseId: "fake-9" }, { stoppedAt: "soon" }]) {
+      expect(judgeStopReceipt(receiptFor(i, patch), i)).toMatchObject({ kind: "rejected", code: "stop_receipt_mismatch" });
+    }
+  });
+});
