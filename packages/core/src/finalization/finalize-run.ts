@@ -1,0 +1,389 @@
+// finalizeRun: the happy-path finalization of a native run whose result was accepted (issue 5,
+// DESIGN.md section 3). In order:
+//   1. ownership (finalization-owner.ts): the advisory lock on a dedicated connection and the
+//      owner receipt; busy -> { kind: "busy" }, nothing written (R-OWN-1, R-OWN-2);
+//   2. under ownership, the coordinator and the barrier are read again (R-OWN-3, R-OWN-4):
+//      committed -> nothing to do; barrier present -> straight to arbitration;
+//   3. copyback: coordinator -> workspace_finalizing, a `workspace_finalize` operation, export
+//      through the lease's pinned plugin (R-EX-6), validate / salvage / omit (R-UA-2..4), extract
+//      into a private staging directory, mergeSnapshot under the directory-merge lock (R-LK-6),
+//      retried before host writes up to three attempts (R-RR-1);
+//   4. the succeeded operation IS the barrier; coordinator -> arbitrating; then ONE transaction:
+//      ownership re-checked (R-OWN-9), status arbiter, coordinator -> committed, run succeeded.
+// Lease release by policy is the caller's (releaseLeaseByPolicy after this returns).
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
+import type { MergeConflict } from "../copyback/merge/errors";
+import { mergeSnapshot } from "../copyback/merge/merge-snapshot";
+import { runWithCopybackRetries, type CopybackRetryOptions } from "../copyback/merge/retries";
+import type { MergeLockProvider, MergeOutcome } from "../copyback/merge/types";
+import { DomainError, isDomainError, notFound } from "../errors";
+import type { ProcessIdentity } from "../process/process-identity";
+import { readProcessIdentity } from "../process/read-process-identity";
+import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
+import { completeRun } from "../runs/settle-run";
+import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
+import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
+import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
+import { advanceFinalization } from "./coordinator";
+import type { FinalizationPhase } from "./coordinator-phases";
+import { copybackProven } from "./copyback-proven";
+import { EXPORT_OMITTED_MESSAGE } from "./export-policy";
+import { exportSnapshot } from "./export-snapshot";
+import { takeFinalizationOwnership, type FinalizationOwnership, type OwnershipKey } from "./finalization-owner";
+import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
+import { createStagingDir, removeStagingDir } from "./staging";
+import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
+import { loadPreparedWorkspace } from "./workspace-descriptor";
+
+/** What finalizeRun needs from the provider registry (ProviderRegistry fits as is). */
+export interface ProviderLookup {
+  forLease(lease: { pluginId: string; provider: string }): EnvironmentProvider;
+}
+
+export interface FinalizeRunDeps {
+  db: PrismaClient;
+  registry: ProviderLookup;
+  instanceRoot: string;
+  /** Directory-merge locks of this instance (copyback/locks DirectoryMergeLocks). */
+  locks: MergeLockProvider;
+  /** The application database, for the dedicated ownership connection (R-OWN-6). */
+  databaseUrl: string;
+  /** This controller process (R-OWN-7); read from /proc when omitted. */
+  controller?: ProcessIdentity;
+  now?: () => Date;
+  /** Backoff of the in-process retries (tests pass a zero backoff). */
+  retry?: Pick<CopybackRetryOptions, "backoffMs" | "sleep">;
+}
+
+export interface MergeCounts {
+  written: number;
+  deleted: number;
+  unchanged: boolean;
+}
+
+export type FinalizeOutcome =
+  | { kind: "committed"; barrier: "written" | "reused"; operationId: string; counts: MergeCounts | null; arbiter: ArbiterOutcome }
+  /** R-UA-3: the export stayed unsafe after salvage; it was omitted and the accepted result committed. */
+  | { kind: "omitted_export_committed"; operationId: string; arbiter: ArbiterOutcome }
+  | { kind: "already_committed" }
+  | { kind: "conflict"; operationId: string; conflicts: MergeConflict[] }
+  | { kind: "retryable_failure"; operationId: string | null; code: string; nextAttemptAt: Date }
+  | { kind: "terminal_failure"; operationId: string | null; code: string }
+  /** R-OWN-2: another owner holds the run (or an earlier owner's receipt is still present); nothing was written. */
+  | { kind: "busy"; reason: "lock_held" | "owner_receipt_present" }
+  | { kind: "not_finalizable"; reason: NotFinalizableReason };
+
+/** At most this many conflicts are stored on the operation and the coordinator (the count is kept). */
+const MAX_STORED_CONFLICTS = 200;
+
+export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string }): Promise<FinalizeOutcome> {
+  const run = await deps.db.heartbeatRun.findUnique({
+    where: { id: input.runId },
+    select: { id: true, companyId: true, nativeIssueId: true, runtimeMode: true },
+  });
+  if (!run) throw notFound("Run");
+  if (run.runtimeMode !== "native") {
+    throw new DomainError("invalid", "run_not_native", "Only native runs finalize through the copyback coordinator.");
+  }
+  const key: OwnershipKey = { companyId: run.companyId, runId: run.id, issueId: run.nativeIssueId };
+  const controller = deps.controller ?? (await readProcessIdentity(process.pid));
+  if (!controller) {
+    throw new DomainError("unavailable", "controller_identity_unknown", "This process's identity could not be read from /proc.");
+  }
+  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller }, key);
+  if (taken.kind === "busy") return { kind: "busy", reason: taken.reason };
+  try {
+    return await new Finalization(deps, key, taken.ownership).run();
+  } finally {
+    // R-OWN-9: everything above (the copyback included) has been awaited before the token goes.
+    await taken.ownership.release();
+  }
+}
+
+class Finalization {
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly deps: FinalizeRunDeps,
+    private readonly key: OwnershipKey,
+    private readonly ownership: FinalizationOwnership,
+  ) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async run(): Promise<FinalizeOutcome> {
+    const { db } = this.deps;
+    // R-OWN-3, R-OWN-4: read again under ownership, never from an earlier snapshot.
+    const coordinator = await db.nativeRunFinalization.findUnique({ where: { runId: this.key.runId } });
+    const barrier = await copybackProven(db, this.key);
+    const decision = decideFinalizeStart({
+      phase: coordinator?.phase ?? null,
+      resultId: coordinator?.resultId ?? null,
+      nextAttemptAt: coordinator?.nextAttemptAt ?? null,
+      barrier,
+      now: this.now(),
+    });
+    switch (decision.kind) {
+      case "already_committed":
+        return { kind: "already_committed" };
+      case "not_finalizable":
+        return decision;
+      case "arbitrate": {
+        const barrierOperation = await db.workspaceOperation.findFirstOrThrow({
+          where: { ...this.key, phase: "workspace_finalize", status: "succeeded" },
+          orderBy: { finishedAt: "desc" },
+          select: { id: true },
+        });
+        return this.commit(decision.from, coordinator?.resultId as string, barrierOperation.id, { barrier: "reused", counts: null });
+      }
+      case "copyback":
+        return this.copyback(decision.from, coordinator?.resultId as string);
+    }
+  }
+
+  private async copyback(from: FinalizationPhase, resultId: string): Promise<FinalizeOutcome> {
+    const { db } = this.deps;
+    const moved = await withTransaction(db, (tx) =>
+      advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } }),
+    );
+    if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
+    const { attempt } = await db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
+
+    const operationId = await startWorkspaceOperation(db, { ...this.key, phase: "workspace_finalize", metadata: { attempt } });
+    let result: CopybackResult;
+    try {
+      result = await this.exportAndMerge(operationId, attempt);
+    } catch (error) {
+      return this.fail(operationId, attempt, error);
+    }
+
+    const metadata: Prisma.InputJsonObject =
+      result.kind === "omitted"
+        ? { attempt, written: 0, deleted: 0, unchanged: true, omitted: true }
+        : { attempt, ...result.counts, stage: result.stage };
+    // The succeeded operation IS the barrier; recorded with the phase move and its run event.
+    await withTransaction(db, async (tx) => {
+      await finishWorkspaceOperation(tx, operationId, { status: "succeeded", metadata });
+      await advanceFinalization(tx, { runId: this.key.runId, from: ["workspace_finalizing"], to: "arbitrating" });
+      if (result.kind === "omitted") {
+        // R-UA-3: info level, no warning; R-UA-4: no host path or link target in it.
+        await recordRunEvent(tx, this.event("info", "workspace_export_omitted", EXPORT_OMITTED_MESSAGE, {
+          operationId,
+          salvageTried: result.salvageTried,
+          violationCodes: result.violationCodes,
+        }));
+      } else {
+        const { written, deleted, unchanged } = result.counts;
+        await recordRunEvent(tx, this.event("info", "workspace.merged", unchanged
+          ? "The sandbox returned no changes; the host workspace was left as it is."
+          : `Merged into the host workspace: ${written} written, ${deleted} deleted.`, { operationId, written, deleted, unchanged }));
+      }
+    });
+    return this.commit("arbitrating", resultId, operationId, result.kind === "omitted" ? { omitted: true } : { barrier: "written", counts: result.counts });
+  }
+
+  private async exportAndMerge(operationId: string, attempt: number): Promise<CopybackResult> {
+    const { db } = this.deps;
+    const descriptor = await loadPreparedWorkspace(db, this.key);
+    const { plugin, lease } = await this.pinnedPlugin(descriptor);
+    // Checked before the retry loop: a missing capability is permanent, not a provider hiccup.
+    if (!plugin.capabilities.has("exportWorkspace") || !plugin.exportWorkspace) {
+      throw new DomainError("unavailable", "provider_capability_missing", "The provider plugin cannot export a workspace.", {
+        capability: "exportWorkspace",
+      });
+    }
+    await recordRunEvent(db, this.event("info", "workspace.export_started", "Exporting the sandbox workspace.", {
+      operationId,
+      attempt,
+      leaseId: lease.leaseId,
+    }));
+    const staging = await createStagingDir(this.deps.instanceRoot, `${this.key.runId}-${attempt}`);
+    try {
+      return await runWithCopybackRetries(
+        async (tryNumber) => {
+          const workDir = join(staging, `try-${tryNumber}`);
+          await mkdir(workDir, { mode: 0o700 });
+          try {
+            return await this.exportAndMergeOnce(plugin, lease, descriptor, workDir);
+          } finally {
+            await removeStagingDir(workDir);
+          }
+        },
+        {
+          ...this.deps.retry,
+          // R-RR-1: failures before host writes, logged and retried with a short backoff.
+          onRetry: ({ attempt: failed, delayMs, error, failure }) => {
+            void recordRunEvent(db, this.event("warn", "workspace.copyback_retry", `Copyback attempt ${failed} failed before any host write (${failure.reason}); retrying.`, {
+              operationId,
+              try: failed,
+              delayMs,
+              reason: failure.reason,
+              errorCode: errorCodeOf(error, "unclassified"),
+            })).catch(() => undefined);
+          },
+        },
+      );
+    } finally {
+      await removeStagingDir(staging);
+    }
+  }
+
+  private async exportAndMergeOnce(
+    plugin: EnvironmentProvider,
+    lease: LeaseHandle,
+    descriptor: PreparedWorkspaceDescriptor,
+    workDir: string,
+  ): Promise<CopybackResult> {
+    const exported = await exportSnapshot({
+      plugin,
+      lease,
+      workDir,
+      info: (code, message) => recordRunEvent(this.deps.db, this.event("info", code, message, {})),
+    });
+    if (exported.kind === "omitted") return exported;
+    const outcome = await mergeSnapshot({
+      target: descriptor.hostPath,
+      baseline: descriptor.baseline,
+      snapshotDir: exported.snapshotDir,
+      locks: this.deps.locks,
+      exclude: descriptor.excludedPaths,
+      consumeSnapshot: true,
+    });
+    return { kind: "merged", stage: exported.stage, counts: countsOf(outcome) };
+  }
+
+  /** R-EX-6: the exact plugin pinned on the prepared lease. */
+  private async pinnedPlugin(descriptor: PreparedWorkspaceDescriptor): Promise<{ plugin: EnvironmentProvider; lease: LeaseHandle }> {
+    const row = await this.deps.db.environmentLease.findUnique({
+      where: { id: descriptor.leaseId },
+      select: { id: true, companyId: true, pluginId: true, provider: true, providerLeaseId: true },
+    });
+    if (!row || row.companyId !== this.key.companyId || !row.providerLeaseId) {
+      throw new DomainError("conflict", "finalization_lease_missing", "The run's sandbox lease is missing or has no allocation.");
+    }
+    const plugin = this.deps.registry.forLease({ pluginId: row.pluginId, provider: row.provider });
+    return { plugin, lease: { leaseId: row.id, pluginId: row.pluginId, providerLeaseId: row.providerLeaseId } };
+  }
+
+  private async fail(operationId: string, attempt: number, error: unknown): Promise<FinalizeOutcome> {
+    const decision = decideCopybackFailure(error, { attempt, now: this.now() });
+    const { db } = this.deps;
+    return withTransaction(db, async (tx): Promise<FinalizeOutcome> => {
+      if (decision.kind === "conflict") {
+        const conflicts = decision.conflicts.slice(0, MAX_STORED_CONFLICTS);
+        const detail = { conflicts: conflicts.map((c) => ({ ...c })), conflictCount: decision.conflicts.length };
+        await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.code, metadata: { attempt, ...detail } });
+        await advanceFinalization(tx, {
+          runId: this.key.runId,
+          from: ["workspace_finalizing"],
+          to: "terminal_failure",
+          patch: { failureCode: decision.code, failureDetail: detail },
+        });
+        await recordRunEvent(tx, this.event("warn", "workspace.merge_conflict", `The sandbox's changes conflict with host changes (${decision.conflicts.length}); nothing was written.`, {
+          operationId,
+          conflictCount: decision.conflicts.length,
+        }));
+        return { kind: "conflict", operationId, conflicts: decision.conflicts };
+      }
+      await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.code, metadata: { attempt } });
+      if (decision.kind === "retryable") {
+        await advanceFinalization(tx, {
+          runId: this.key.runId,
+          from: ["workspace_finalizing"],
+          to: "retryable_failure",
+          patch: { failureCode: decision.code, failureDetail: { attempt }, nextAttemptAt: decision.nextAttemptAt },
+        });
+        await recordRunEvent(tx, this.event("warn", "workspace.copyback_failed", `The copyback failed before any host write (${decision.code}); it will be retried.`, {
+          operationId,
+          errorCode: decision.code,
+          nextAttemptAt: decision.nextAttemptAt.toISOString(),
+        }));
+        return { kind: "retryable_failure", operationId, code: decision.code, nextAttemptAt: decision.nextAttemptAt };
+      }
+      await advanceFinalization(tx, {
+        runId: this.key.runId,
+        from: ["workspace_finalizing"],
+        to: "terminal_failure",
+        patch: { failureCode: decision.code, failureDetail: { attempt } },
+      });
+      await recordRunEvent(tx, this.event("error", "workspace.copyback_failed", `The copyback failed (${decision.code}).`, {
+        operationId,
+        errorCode: decision.code,
+      }));
+      return { kind: "terminal_failure", operationId, code: decision.code };
+    });
+  }
+
+  /** Barrier present: arbitration, coordinator committed and the run succeeded, in one transaction. */
+  private async commit(
+    from: FinalizationPhase,
+    resultId: string,
+    operationId: string,
+    how: { barrier: "written" | "reused"; counts: MergeCounts | null } | { omitted: true },
+  ): Promise<FinalizeOutcome> {
+    const { db } = this.deps;
+    // A coordinator that still says result_accepted with a barrier present takes the legal path.
+    const path: FinalizationPhase[] = from === "result_accepted" ? ["workspace_finalizing", "arbitrating"] : from === "arbitrating" ? [] : ["arbitrating"];
+    let phase = from;
+    for (const to of path) {
+      const moved = await withTransaction(db, (tx) => advanceFinalization(tx, { runId: this.key.runId, from: [phase], to }));
+      if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
+      phase = to;
+    }
+    try {
+      const arbiter = await withTransaction(db, async (tx) => {
+        // R-OWN-9: publication checks the lock connection and the durable token.
+        await this.ownership.assertPublishable(tx);
+        const verdict = await arbitrateRunResult(tx, { runId: this.key.runId, resultId });
+        if (!(await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "committed" }))) {
+          throw new DomainError("conflict", "finalization_phase_changed", "The coordinator left arbitrating during the commit.");
+        }
+        await completeRun(tx, { runId: this.key.runId });
+        await recordRunEvent(tx, this.event("info", "run.committed", "Finalization committed: the files are on the host and the result is applied.", {
+          operationId,
+          omitted: "omitted" in how,
+        }));
+        return verdict;
+      });
+      return "omitted" in how
+        ? { kind: "omitted_export_committed", operationId, arbiter }
+        : { kind: "committed", barrier: how.barrier, operationId, counts: how.counts, arbiter };
+    } catch (error) {
+      if (isDomainError(error) && (error.code === "finalization_ownership_lost" || error.code === "finalization_phase_changed")) throw error;
+      return this.failArbitration(error);
+    }
+  }
+
+  /** The barrier stands; only the commit failed. A domain refusal is final, anything else is retried later. */
+  private async failArbitration(error: unknown): Promise<FinalizeOutcome> {
+    const code = errorCodeOf(error, "finalization_commit_failed");
+    const { attempt } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
+    return withTransaction(this.deps.db, async (tx): Promise<FinalizeOutcome> => {
+      if (isDomainError(error)) {
+        await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "terminal_failure", patch: { failureCode: code } });
+        await recordRunEvent(tx, this.event("error", "finalization.commit_failed", `Applying the result failed (${code}).`, { errorCode: code }));
+        return { kind: "terminal_failure", operationId: null, code };
+      }
+      const nextAttemptAt = nextFinalizationAttemptAt(this.now(), attempt);
+      await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "retryable_failure", patch: { failureCode: code, nextAttemptAt } });
+      await recordRunEvent(tx, this.event("warn", "finalization.commit_failed", `Applying the result failed (${code}); it will be retried.`, { errorCode: code }));
+      return { kind: "retryable_failure", operationId: null, code, nextAttemptAt };
+    });
+  }
+
+  private event(level: RunEventEntry["level"], code: string, message: string, payload: Prisma.InputJsonObject): RunEventEntry {
+    return { companyId: this.key.companyId, runId: this.key.runId, level, code, message, payload };
+  }
+}
+
+type CopybackResult =
+  | { kind: "merged"; stage: "primary" | "salvage"; counts: MergeCounts }
+  | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
+
+function countsOf(outcome: MergeOutcome): MergeCounts {
+  return outcome.kind === "unchanged"
+    ? { written: 0, deleted: 0, unchanged: true }
+    : { written: outcome.written.length, deleted: outcome.deleted.length, unchanged: false };
+}

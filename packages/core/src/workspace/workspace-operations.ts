@@ -1,0 +1,55 @@
+// `workspace_operations` rows: one per prepare/restore/finalize step of a run. A row is opened
+// `running` before the physical work and closed `succeeded` or `failed` after it, so a crash in
+// between leaves a visible `running` row for the reconciler (never a silent gap).
+import type { Prisma, WorkspaceOperationPhase } from "@copyback/db/client";
+import type { DbOrTx } from "../runs/run-log";
+
+export interface StartWorkspaceOperation {
+  companyId: string;
+  runId: string;
+  issueId: string;
+  phase: WorkspaceOperationPhase;
+  metadata?: Prisma.InputJsonObject;
+}
+
+export async function startWorkspaceOperation(db: DbOrTx, input: StartWorkspaceOperation): Promise<string> {
+  const row = await db.workspaceOperation.create({
+    data: {
+      companyId: input.companyId,
+      runId: input.runId,
+      issueId: input.issueId,
+      phase: input.phase,
+      status: "running",
+      metadata: input.metadata ?? {},
+    },
+    select: { id: true },
+  });
+  return row.id;
+}
+
+export type FinishWorkspaceOperation =
+  | { status: "succeeded"; metadata: Prisma.InputJsonObject }
+  | { status: "failed"; errorCode: string; metadata?: Prisma.InputJsonObject };
+
+/** Closes a running operation; a row that is no longer running is left alone (returns false). */
+export async function finishWorkspaceOperation(db: DbOrTx, operationId: string, finish: FinishWorkspaceOperation): Promise<boolean> {
+  const updated = await db.workspaceOperation.updateMany({
+    where: { id: operationId, status: "running" },
+    data: {
+      status: finish.status,
+      errorCode: finish.status === "failed" ? finish.errorCode : null,
+      ...(finish.metadata !== undefined ? { metadata: finish.metadata } : {}),
+      finishedAt: new Date(),
+    },
+  });
+  return updated.count === 1;
+}
+
+/**
+ * A stable, path-free code for an error (R-UA-4: host paths never reach stored rows). Domain and
+ * engine errors carry a string `code`; anything else gets the caller's fallback.
+ */
+export function errorCodeOf(error: unknown, fallback: string): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[A-Za-z0-9_.-]{1,80}$/.test(code) ? code : fallback;
+}
