@@ -1,0 +1,25 @@
+// agents.adapter_config, parsed at the boundary (zod for every JSON read from the database).
+// Unknown keys are kept (later adapters add settings) but never interpreted here.
+import { z } from "zod";
+
+/** Variables the executor sets itself; an agent's configuration cannot override them. */
+export const RESERVED_AGENT_ENV = ["COPYBACK_RUN_ID", "COPYBACK_ISSUE_ID", "COPYBACK_API_URL", "COPYBACK_RESULT_FILE"] as const;
+
+export const DEFAULT_AGENT_TIMEOUT_SECONDS = 600;
+
+export const agentAdapterConfig = z.looseObject({
+  timeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .default(DEFAULT_AGENT_TIMEOUT_SECONDS),
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(32 * 1024))
+    .refine((env) => !RESERVED_AGENT_ENV.some((name) => name in env), {
+      message: `may not set ${RESERVED_AGENT_ENV.join(", ")}`,
+    })
+    .default({}),
+});
+
+export type AgentAdapterConfig = z.infer<typeof agentAdapterConfig>;

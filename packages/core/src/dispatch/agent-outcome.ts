@@ -1,0 +1,40 @@
+// What happens after the agent's process has exited (pure). An accepted result is the truth
+// whatever the exit status: an agent that called finish and then hung until its timeout still
+// finished its turn. Without one, the exit explains the failure with a stable code.
+export interface AgentExit {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+export interface AfterAgentSnapshot {
+  /** heartbeat_runs.status, re-read after the exit and the result-file publication. */
+  runStatus: string;
+  acceptedResultId: string | null;
+  exit: AgentExit;
+  /** Why a result file did not produce an accepted result, for the failure message. */
+  resultFileNote: string | null;
+}
+
+export type AfterAgentDecision =
+  | { kind: "finalize"; resultId: string }
+  | { kind: "fail"; code: AgentFailureCode; message: string }
+  /** Someone else settled the run meanwhile (cancelled, failed): only the lease is left to release. */
+  | { kind: "not_running"; status: string };
+
+export type AgentFailureCode = "agent_cancelled" | "agent_timed_out" | "agent_exit_nonzero" | "agent_exited_without_result";
+
+export function decideAfterAgent(snapshot: AfterAgentSnapshot): AfterAgentDecision {
+  if (snapshot.runStatus !== "running") return { kind: "not_running", status: snapshot.runStatus };
+  if (snapshot.acceptedResultId) return { kind: "finalize", resultId: snapshot.acceptedResultId };
+  const { exit } = snapshot;
+  const note = snapshot.resultFileNote ? ` ${snapshot.resultFileNote}` : "";
+  if (exit.cancelled) return { kind: "fail", code: "agent_cancelled", message: `The agent was stopped before it submitted a result.${note}` };
+  if (exit.timedOut) return { kind: "fail", code: "agent_timed_out", message: `The agent ran past its time limit without submitting a result.${note}` };
+  if (exit.exitCode !== 0) {
+    const how = exit.exitCode === null ? `was killed by ${exit.signal ?? "a signal"}` : `exited with code ${exit.exitCode}`;
+    return { kind: "fail", code: "agent_exit_nonzero", message: `The agent ${how} without submitting a result.${note}` };
+  }
+  return { kind: "fail", code: "agent_exited_without_result", message: `The agent exited without submitting a result.${note}` };
+}

@@ -1,0 +1,368 @@
+// One claimed run, from its lease to a settled state (DESIGN.md section 3, "Dispatch" and
+// "Finalization"): load the run's agent, environment and workspace; acquire the environment lease
+// (a busy lease puts the run back in the queue); prepare the sandbox workspace; run the agent's
+// command there with its output in the run log; publish the process adapter's result file; then
+// finalize an accepted result through the copyback engine, or fail the run with the reason the
+// agent gave none; release the lease by its policy. Every step writes a run event.
+//
+// executeRun never throws: the dispatcher runs it in the background, so every failure is settled
+// here (failRun with a stable code, the lease released by policy) or, when even that fails, logged
+// and left to the reconciler (the run keeps this controller's identity, recorded at claim time).
+import type { Prisma, PrismaClient } from "@copyback/db";
+import type { DirectoryMergeLocks } from "../copyback/locks/index";
+import { isDomainError } from "../errors";
+import { finalizeRun } from "../finalization/finalize-run";
+import { acquireLease } from "../leases/acquire-lease";
+import { releaseLeaseByPolicy } from "../leases/release-lease";
+import type { ProcessIdentity } from "../process/process-identity";
+import type { ProviderRegistry } from "../providers/registry";
+import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
+import { publishRunResult } from "../runs/publish-result";
+import { recordRunEvent } from "../runs/run-log";
+import { failRun } from "../runs/settle-run";
+import { prepareRunWorkspace } from "../workspace/prepare-run-workspace";
+import { AgentOutputRecorder, DEFAULT_OUTPUT_LIMITS, type OutputLimits } from "./agent-output";
+import { decideAfterAgent, type AgentExit } from "./agent-outcome";
+import { recordAgentProcess } from "./agent-process";
+import type { ClaimedRunRef } from "./claimed-run";
+import { silentDispatchLog, type DispatchLog } from "./dispatch-log";
+import { waitForLease } from "./lease-wait";
+import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-context";
+import { requeueRun } from "./requeue-run";
+
+export interface ExecuteRunDeps {
+  db: PrismaClient;
+  registry: ProviderRegistry;
+  instanceRoot: string;
+  locks: DirectoryMergeLocks;
+  /** The application database URL: finalization takes its advisory lock on a dedicated connection (R-OWN-6). */
+  databaseUrl: string;
+  /** This worker process, as recorded on the runs it claims (R-OWN-12). */
+  controller: ProcessIdentity;
+  /** The console's base URL, given to the agent as COPYBACK_API_URL (the finish API lives there). */
+  apiUrl?: string;
+  log?: DispatchLog;
+  outputLimits?: OutputLimits;
+  /** How long a busy lease is retried in process before the run goes back to the queue. */
+  leaseWaitMs?: number;
+}
+
+type Level = "debug" | "info" | "warn" | "error";
+
+interface Lease {
+  leaseId: string;
+  handle: LeaseHandle;
+  plugin: EnvironmentProvider;
+}
+
+export async function executeRun(deps: ExecuteRunDeps, claimed: ClaimedRunRef, signal: AbortSignal): Promise<void> {
+  const log = deps.log ?? silentDispatchLog;
+  const run = new RunSteps(deps, claimed, log);
+  try {
+    await run.execute(signal);
+  } catch (error) {
+    // Last line of defence: a step threw past its own handling (a database outage, a bug).
+    log.error({ runId: claimed.runId, err: error }, "run execution failed unexpectedly");
+    await run.settleFailure("dispatch_internal_error", `The worker could not complete the run: ${messageOf(error)}`);
+  }
+}
+
+class RunSteps {
+  readonly #deps: ExecuteRunDeps;
+  readonly #claimed: ClaimedRunRef;
+  readonly #log: DispatchLog;
+  #lease: Lease | null = null;
+  #leaseReleased = false;
+
+  constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
+    this.#deps = deps;
+    this.#claimed = claimed;
+    this.#log = log;
+  }
+
+  async execute(signal: AbortSignal): Promise<void> {
+    const { db } = this.#deps;
+    const started = Date.now();
+    const decision = decideRunContext(await loadRunContext(db, this.#claimed.runId));
+    if (decision.kind === "not_running") {
+      this.#log.info({ runId: this.#claimed.runId, status: decision.status }, "claimed run is no longer running; nothing to do");
+      return;
+    }
+    if (decision.kind === "reject") {
+      await this.#event("error", "run.rejected", decision.message, { code: decision.code });
+      await this.settleFailure(decision.code, decision.message);
+      return;
+    }
+    const context = decision.context;
+    await this.#event("info", "run.dispatched", "The worker loaded the run's agent, environment and workspace.", {
+      controller: { ...this.#deps.controller },
+      environmentId: context.environmentId,
+      executionWorkspaceId: context.executionWorkspaceId,
+    });
+
+    // 1. The environment lease. A busy lease is waited for briefly, then the run is requeued.
+    const acquired = await waitForLease(
+      () =>
+        acquireLease(db, this.#deps.registry, {
+          companyId: context.companyId,
+          runId: context.runId,
+          issueId: context.issueId,
+          environmentId: context.environmentId,
+          executionWorkspaceId: context.executionWorkspaceId,
+        }),
+      { maxWaitMs: this.#deps.leaseWaitMs ?? 15_000, signal, onBusy: () => this.#event("info", "lease.busy", "Another run holds this environment's lease for the workspace; waiting.") },
+    ).catch((error: unknown) => ({ kind: "error" as const, error }));
+    if (acquired.kind === "busy") {
+      const requeued = await requeueRun(db, {
+        runId: context.runId,
+        companyId: context.companyId,
+        controller: this.#deps.controller,
+        code: "lease_busy",
+        message: "The environment's lease for this workspace is held by another run; the run went back to the queue.",
+      });
+      this.#log.info({ runId: context.runId, requeued }, "lease busy; run requeued");
+      return;
+    }
+    if (acquired.kind === "error") {
+      await this.#providerFailure("provider_acquire_failed", "The environment could not be acquired", acquired.error);
+      return;
+    }
+    const { lease, handle, reused, isolated } = acquired.value;
+    await this.#event("info", "lease.acquired", isolated ? "Sandbox acquired (isolated)." : "Sandbox acquired (NOT isolated: the agent runs as a plain process group).", {
+      leaseId: lease.id,
+      pluginId: handle.pluginId,
+      providerLeaseId: handle.providerLeaseId,
+      policy: lease.leasePolicy,
+      reused,
+      isolated,
+    });
+    let plugin: EnvironmentProvider;
+    try {
+      plugin = this.#deps.registry.forLease({ pluginId: lease.pluginId, provider: lease.provider }); // R-EX-6
+    } catch (error) {
+      await this.#providerFailure("provider_plugin_unavailable", "The lease's provider plugin is unavailable", error);
+      return;
+    }
+    this.#lease = { leaseId: lease.id, handle, plugin };
+
+    // 2. The sandbox workspace: baseline manifest and seed from one locked view of the host.
+    try {
+      await prepareRunWorkspace(this.#deps, { runId: context.runId, lease: handle, plugin });
+    } catch (error) {
+      await this.#providerFailure("workspace_prepare_failed", "The sandbox workspace could not be prepared", error);
+      return;
+    }
+
+    // 3. The agent's turn.
+    let exec: ExecResult;
+    try {
+      exec = await this.#runAgent(context, handle, plugin, signal);
+    } catch (error) {
+      await this.#providerFailure("provider_exec_failed", "The agent could not be run", error);
+      return;
+    }
+
+    // 4. The process adapter's result file (the finish API may have published one already).
+    const resultFileNote = exec.resultFile === null ? null : await this.#publishResultFile(context, exec.resultFile);
+
+    // 5. Finalize an accepted result, or fail the run.
+    const after = decideAfterAgent({
+      ...(await this.#readRunState(context.runId)),
+      exit: exitOf(exec),
+      resultFileNote,
+    });
+    if (after.kind === "not_running") {
+      await this.#event("info", "run.settled_elsewhere", `The run was ${after.status} while the agent ran; nothing to finalize.`, { status: after.status });
+      await this.#release("failed");
+      return;
+    }
+    if (after.kind === "fail") {
+      await this.settleFailure(after.code, after.message);
+      return;
+    }
+    await this.#finalize(context, started);
+  }
+
+  async #runAgent(context: ReadyRunContext, handle: LeaseHandle, plugin: EnvironmentProvider, signal: AbortSignal): Promise<ExecResult> {
+    const { db } = this.#deps;
+    if (!plugin.exec) throw new ProviderCapabilityError(plugin.pluginId, "exec");
+    const output = new AgentOutputRecorder(db, { companyId: context.companyId, runId: context.runId }, this.#log, this.#deps.outputLimits ?? DEFAULT_OUTPUT_LIMITS);
+    const env: Record<string, string> = {
+      ...context.adapter.env,
+      COPYBACK_RUN_ID: context.runId,
+      COPYBACK_ISSUE_ID: context.issueId,
+      ...(this.#deps.apiUrl ? { COPYBACK_API_URL: this.#deps.apiUrl } : {}),
+    };
+    const started = Date.now();
+    let exec: ExecResult;
+    try {
+      exec = await plugin.exec(handle, {
+        argv: context.argv,
+        env,
+        timeoutMs: context.adapter.timeoutSeconds * 1000,
+        signal,
+        onStart: async (process) => {
+          // R-OWN-12: the agent's process identity, recorded before it can do anything lasting.
+          if (process) await recordAgentProcess(db, context.runId, process).catch((error: unknown) => this.#log.warn({ runId: context.runId, err: error }, "could not record the agent process"));
+          await this.#event("info", "agent.started", `The agent started${process ? ` (pid ${process.pid})` : ""}.`, {
+            argv: context.argv,
+            process: process ? { ...process } : null,
+            timeoutSeconds: context.adapter.timeoutSeconds,
+          });
+        },
+        onOutput: (stream, chunk) => output.write(stream, chunk),
+      });
+    } finally {
+      const summary = await output.close();
+      if (summary.truncated) this.#log.warn({ runId: context.runId, ...summary }, "agent output truncated");
+    }
+    await this.#event(exec.exitCode === 0 ? "info" : "warn", "agent.exited", describeExit(exec), {
+      exitCode: exec.exitCode,
+      signal: exec.signal,
+      timedOut: exec.timedOut,
+      cancelled: exec.cancelled,
+      durationMs: Date.now() - started,
+      resultFile: exec.resultFile !== null,
+    });
+    return exec;
+  }
+
+  /** Publishes the result file; returns a note for the failure message when it was not accepted. */
+  async #publishResultFile(context: ReadyRunContext, text: string): Promise<string | null> {
+    let document: unknown = text;
+    try {
+      document = JSON.parse(text);
+    } catch {
+      // Not JSON: published as is, so it is stored as a rejected result with its code.
+    }
+    try {
+      const outcome = await publishRunResult(this.#deps.db, {
+        runId: context.runId,
+        agentId: context.agentId,
+        dedupeKey: "result-file",
+        document,
+        source: "result_file",
+      });
+      if (outcome.kind === "accepted") return null;
+      return `Its result file was rejected (${outcome.code}: ${outcome.message}).`;
+    } catch (error) {
+      if (isDomainError(error) && error.code === "result_already_accepted") {
+        await this.#event("info", "result.file_ignored", "The result file was ignored: the run already has an accepted result (finish API).");
+        return null;
+      }
+      await this.#event("warn", "result.file_unpublished", `The result file could not be published: ${messageOf(error)}`, { code: codeOf(error, "result_publish_failed") });
+      return `Its result file could not be published (${codeOf(error, "result_publish_failed")}).`;
+    }
+  }
+
+  async #readRunState(runId: string): Promise<{ runStatus: string; acceptedResultId: string | null }> {
+    const run = await this.#deps.db.heartbeatRun.findUnique({ where: { id: runId }, select: { status: true } });
+    const accepted = await this.#deps.db.nativeRunResult.findFirst({
+      where: { runId, schemaStatus: "accepted" },
+      select: { id: true },
+      orderBy: { createdAt: "asc" },
+    });
+    return { runStatus: run?.status ?? "missing", acceptedResultId: accepted?.id ?? null };
+  }
+
+  async #finalize(context: ReadyRunContext, started: number): Promise<void> {
+    let outcome: Awaited<ReturnType<typeof finalizeRun>>;
+    try {
+      outcome = await finalizeRun(this.#deps, { runId: context.runId });
+    } catch (error) {
+      this.#log.error({ runId: context.runId, err: error }, "finalization threw");
+      await this.settleFailure(codeOf(error, "finalization_failed"), `Finalization failed: ${messageOf(error)}`);
+      return;
+    }
+    this.#log.info({ runId: context.runId, outcome: outcome.kind, ms: Date.now() - started }, "run finalized");
+    switch (outcome.kind) {
+      case "committed":
+      case "omitted_export_committed":
+      case "already_committed":
+        await this.#release("committed");
+        return;
+      case "not_finalizable":
+        await this.#event("warn", "finalization.not_finalizable", `The run could not be finalized (${outcome.reason}).`, { reason: outcome.reason });
+        await this.#release("failed");
+        return;
+      case "busy":
+        // Another controller holds this run's finalization lock: it is exporting from this lease
+        // now, so the lease is left to it (releasing would stop the sandbox under its copyback).
+        await this.#event("info", "finalization.busy", "Another process is finalizing this run; the lease is left to it.");
+        return;
+      default:
+        // conflict, retryable or terminal failure: the coordinator records which; the lease is
+        // stopped and retained by policy so the files survive for the retry or the recovery.
+        await this.#release("failed");
+        return;
+    }
+  }
+
+  /** Fails the run (if it is still running) and releases any lease by policy. Never throws. */
+  async settleFailure(code: string, message: string): Promise<void> {
+    try {
+      await failRun(this.#deps.db, { runId: this.#claimed.runId, code, message });
+    } catch (error) {
+      this.#log.error({ runId: this.#claimed.runId, code, err: error }, "could not mark the run failed");
+    }
+    await this.#release("failed");
+  }
+
+  async #providerFailure(fallbackCode: string, what: string, error: unknown): Promise<void> {
+    const code = codeOf(error, fallbackCode);
+    this.#log.warn({ runId: this.#claimed.runId, code, err: error }, what);
+    await this.settleFailure(code, `${what}: ${messageOf(error)}`);
+  }
+
+  async #release(outcome: "committed" | "failed"): Promise<void> {
+    const lease = this.#lease;
+    if (!lease || this.#leaseReleased) return;
+    this.#leaseReleased = true;
+    try {
+      const released = await releaseLeaseByPolicy(this.#deps.db, this.#deps.registry, { leaseId: lease.leaseId, runId: this.#claimed.runId, outcome });
+      await this.#event("info", "lease.released", `Lease released by policy after a ${outcome} run.`, { leaseId: lease.leaseId, outcome, result: released.kind });
+    } catch (error) {
+      this.#log.error({ runId: this.#claimed.runId, leaseId: lease.leaseId, err: error }, "lease release failed");
+      await this.#event("warn", "lease.release_failed", `The lease could not be released by policy: ${messageOf(error)}`, {
+        leaseId: lease.leaseId,
+        code: codeOf(error, "lease_release_failed"),
+      });
+    }
+  }
+
+  async #event(level: Level, code: string, message: string, payload?: Prisma.InputJsonObject): Promise<void> {
+    try {
+      await recordRunEvent(this.#deps.db, { companyId: this.#claimed.companyId, runId: this.#claimed.runId, level, code, message, payload });
+    } catch (error) {
+      this.#log.warn({ runId: this.#claimed.runId, code, err: error }, "could not record a run event");
+    }
+  }
+}
+
+class ProviderCapabilityError extends Error {
+  readonly code = "provider_capability_missing";
+  constructor(pluginId: string, capability: string) {
+    super(`The provider plugin ${pluginId} cannot ${capability}.`);
+  }
+}
+
+function exitOf(exec: ExecResult): AgentExit {
+  return { exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled };
+}
+
+function describeExit(exec: ExecResult): string {
+  if (exec.cancelled) return "The agent was cancelled.";
+  if (exec.timedOut) return "The agent ran past its time limit and was killed.";
+  if (exec.exitCode === null) return `The agent was killed by ${exec.signal ?? "a signal"}.`;
+  return `The agent exited with code ${exec.exitCode}.`;
+}
+
+function codeOf(error: unknown, fallback: string): string {
+  if (isDomainError(error)) return error.code;
+  if (error instanceof ProviderCapabilityError) return error.code;
+  return fallback;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
