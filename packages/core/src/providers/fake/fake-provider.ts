@@ -1,0 +1,237 @@
+// The built-in `fake` provider (R-SO-3): sandboxes in memory, no real process or filesystem.
+// Its stop is an explicit `stopLease` operation whose receipt says `builtin.stopLease`; the
+// receipt models the lifecycle, there is nothing physical to stop. Tests script what a run does
+// (exit code, output, result file, workspace changes) and inject faults per operation.
+import { randomUUID } from "node:crypto";
+import type { Readable } from "node:stream";
+import { SALVAGE_INFO_MESSAGE } from "../../copyback/archive/salvage";
+import { DomainError } from "../../errors";
+import {
+  PROVIDER_CAPABILITIES,
+  type AcquireRequest,
+  type Allocation,
+  type EnvironmentProvider,
+  type ExecRequest,
+  type ExecResult,
+  type Inspection,
+  type LeaseHandle,
+  type ProviderCapability,
+  type SandboxIdentity,
+  type StopReceipt,
+  type StopRequest,
+} from "../types";
+import { FakeFaults, type FakeOperation } from "./faults";
+import {
+  applyChanges,
+  readWorkspaceTar,
+  workspaceTarStream,
+  type FakeFileChange,
+  type FakeWorkspace,
+} from "./virtual-workspace";
+
+export interface FakeSandbox {
+  leaseId: string;
+  identity: SandboxIdentity;
+  state: "running" | "stopped";
+  workspace: FakeWorkspace;
+  lastStop: StopReceipt | null;
+}
+
+/** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
+export type FakeSandboxStore = Map<string, FakeSandbox>;
+
+export interface FakeExecOutcome {
+  exitCode?: number | null;
+  signal?: string | null;
+  stdout?: string;
+  stderr?: string;
+  /** What the agent wrote to its result file (null: nothing). */
+  resultFile?: string | null;
+  /** Workspace changes: path -> text, bytes, { symlink }, { directory: true } or null (delete). */
+  files?: Readonly<Record<string, FakeFileChange>>;
+}
+
+export interface FakeExecContext {
+  lease: LeaseHandle;
+  request: ExecRequest;
+  /** The sandbox's workspace; a script may also change it directly. */
+  workspace: FakeWorkspace;
+  signal: AbortSignal;
+}
+
+export type FakeExecScript = (context: FakeExecContext) => FakeExecOutcome | Promise<FakeExecOutcome>;
+
+export interface FakeProviderOptions {
+  pluginId?: string;
+  faults?: FakeFaults;
+  /** What exec does; by default it exits 0 without output or changes. */
+  script?: FakeExecScript;
+  /** Capabilities to advertise (default: all). Leave out environmentStopLease to model an older plugin. */
+  capabilities?: readonly ProviderCapability[];
+  store?: FakeSandboxStore;
+}
+
+export interface FakeCall {
+  op: FakeOperation;
+  leaseId: string | null;
+}
+
+export interface FakeProvider extends EnvironmentProvider {
+  readonly faults: FakeFaults;
+  readonly store: FakeSandboxStore;
+  /** Every call that reached the provider, in order (faulted ones included). */
+  readonly calls: FakeCall[];
+}
+
+const providerLeaseIdOf = (leaseId: string) => `fake-${leaseId}`;
+
+export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvider {
+  const pluginId = options.pluginId ?? "builtin.fake";
+  const faults = options.faults ?? new FakeFaults();
+  const store: FakeSandboxStore = options.store ?? new Map();
+  const script: FakeExecScript = options.script ?? (() => ({ exitCode: 0 }));
+  const calls: FakeCall[] = [];
+  const capabilities = new Set<ProviderCapability>(options.capabilities ?? PROVIDER_CAPABILITIES);
+
+  function sandboxOf(lease: LeaseHandle): FakeSandbox {
+    if (lease.pluginId !== pluginId) {
+      throw new DomainError("conflict", "provider_plugin_mismatch", `Lease ${lease.leaseId} belongs to plugin ${lease.pluginId}, not ${pluginId}.`);
+    }
+    const sandbox = store.get(lease.providerLeaseId);
+    if (!sandbox || sandbox.leaseId !== lease.leaseId) {
+      throw new DomainError("not_found", "provider_sandbox_missing", `The sandbox of lease ${lease.leaseId} does not exist.`);
+    }
+    return sandbox;
+  }
+
+  function call<T>(op: FakeOperation, leaseId: string | null, effect: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    calls.push({ op, leaseId });
+    return faults.run(op, effect, signal);
+  }
+
+  const provider: FakeProvider = {
+    pluginId,
+    provider: "fake",
+    capabilities,
+    faults,
+    store,
+    calls,
+
+    acquire(request: AcquireRequest): Promise<Allocation> {
+      return call("acquire", request.leaseId, async () => {
+        const providerLeaseId = providerLeaseIdOf(request.leaseId);
+        // Acquiring the same lease again (after a lost reply) returns the same sandbox.
+        const existing = store.get(providerLeaseId);
+        if (existing) return { identity: existing.identity, isolated: false };
+        const identity = { providerLeaseId, fingerprint: `fake:${randomUUID()}` };
+        store.set(providerLeaseId, { leaseId: request.leaseId, identity, state: "running", workspace: new Map(), lastStop: null });
+        return { identity, isolated: false };
+      });
+    },
+
+    exec(lease: LeaseHandle, request: ExecRequest): Promise<ExecResult> {
+      return call("exec", lease.leaseId, () => runScript(sandboxOf(lease), lease, request), request.signal);
+    },
+
+    exportWorkspace(lease: LeaseHandle, opts?: { signal?: AbortSignal }): Promise<Readable> {
+      return call("exportWorkspace", lease.leaseId, async () => workspaceTarStream(sandboxOf(lease).workspace), opts?.signal);
+    },
+
+    salvageExport(lease: LeaseHandle, opts?: { signal?: AbortSignal }): Promise<{ archive: Readable; message: string }> {
+      // The fake's salvage leaves out every link: what it exports can never be unsafe.
+      return call(
+        "salvageExport",
+        lease.leaseId,
+        async () => ({ archive: workspaceTarStream(sandboxOf(lease).workspace, (e) => e.kind !== "symlink"), message: SALVAGE_INFO_MESSAGE }),
+        opts?.signal,
+      );
+    },
+
+    seedWorkspace(lease: LeaseHandle, archive: Readable): Promise<void> {
+      return call("seedWorkspace", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        if (sandbox.workspace.size > 0) {
+          throw new DomainError("conflict", "provider_workspace_not_empty", `The workspace of lease ${lease.leaseId} is not empty.`);
+        }
+        const seeded = await readWorkspaceTar(archive);
+        for (const [path, entry] of seeded) sandbox.workspace.set(path, entry);
+      });
+    },
+
+    stopLease(lease: LeaseHandle, request: StopRequest): Promise<StopReceipt> {
+      return call("stopLease", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        const confirmed = !faults.takeUnconfirmedStop();
+        if (confirmed) sandbox.state = "stopped";
+        // R-SO-3: the built-in provider's own stop operation, pinned to this plugin.
+        const receipt: StopReceipt = {
+          method: "builtin.stopLease",
+          requestId: request.requestId,
+          pluginId,
+          providerLeaseId: lease.providerLeaseId,
+          confirmed,
+          stoppedAt: new Date().toISOString(),
+        };
+        if (confirmed) sandbox.lastStop = receipt;
+        return receipt;
+      });
+    },
+
+    resume(lease: LeaseHandle, expected: SandboxIdentity): Promise<SandboxIdentity> {
+      return call("resume", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        if (sandbox.identity.providerLeaseId !== expected.providerLeaseId || sandbox.identity.fingerprint !== expected.fingerprint) {
+          throw new DomainError("conflict", "provider_identity_mismatch", `The sandbox of lease ${lease.leaseId} is not the expected one.`);
+        }
+        sandbox.state = "running";
+        sandbox.lastStop = null;
+        return sandbox.identity;
+      });
+    },
+
+    destroy(lease: LeaseHandle): Promise<void> {
+      return call("destroy", lease.leaseId, async () => {
+        const sandbox = store.get(lease.providerLeaseId);
+        if (sandbox && sandbox.leaseId === lease.leaseId) store.delete(lease.providerLeaseId);
+      });
+    },
+
+    inspect(lease: LeaseHandle): Promise<Inspection> {
+      return call("inspect", lease.leaseId, async () => {
+        const sandbox = store.get(lease.providerLeaseId);
+        if (!sandbox || sandbox.leaseId !== lease.leaseId) return { state: "missing", identity: null, processes: [] };
+        return { state: sandbox.state, identity: sandbox.identity, processes: [] };
+      });
+    },
+  };
+
+  async function runScript(sandbox: FakeSandbox, lease: LeaseHandle, request: ExecRequest): Promise<ExecResult> {
+    if (sandbox.state === "stopped") {
+      throw new DomainError("conflict", "provider_sandbox_stopped", `The sandbox of lease ${lease.leaseId} is stopped.`);
+    }
+    const base: ExecResult = { exitCode: null, signal: null, timedOut: false, cancelled: false, process: null, resultFile: null };
+    if (request.signal?.aborted) return { ...base, cancelled: true };
+    // No real process: onStart learns that there is none to record.
+    await request.onStart?.(null);
+    const controller = new AbortController();
+    const stopped = new Promise<"timeout" | "cancelled">((resolve) => {
+      const timer = setTimeout(() => resolve("timeout"), request.timeoutMs);
+      controller.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+      if (request.signal?.aborted) resolve("cancelled");
+      else request.signal?.addEventListener("abort", () => resolve("cancelled"), { once: true });
+    });
+    try {
+      const outcome = await Promise.race([script({ lease, request, workspace: sandbox.workspace, signal: controller.signal }), stopped]);
+      if (outcome === "timeout") return { ...base, signal: "SIGKILL", timedOut: true };
+      if (outcome === "cancelled") return { ...base, signal: "SIGKILL", cancelled: true };
+      if (outcome.files) applyChanges(sandbox.workspace, outcome.files);
+      if (outcome.stdout) request.onOutput?.("stdout", outcome.stdout);
+      if (outcome.stderr) request.onOutput?.("stderr", outcome.stderr);
+      return { ...base, exitCode: outcome.exitCode === undefined ? 0 : outcome.exitCode, signal: outcome.signal ?? null, resultFile: outcome.resultFile ?? null };
+    } finally {
+      controller.abort();
+    }
+  }
+
+  return provider;
+}

@@ -1,0 +1,76 @@
+// The registry of provider plugins by plugin id. A lease records the plugin id it was acquired
+// with, and every later call for that lease goes to exactly that plugin (R-EX-6): a plugin with
+// the same provider name never takes over, and a missing plugin is "unavailable" (callers defer
+// without spending an attempt), never replaced.
+import { DomainError } from "../errors";
+import type { EnvironmentProvider, ProviderCapability } from "./types";
+
+/** Which operation serves each capability; a plugin must both advertise it and implement it. */
+const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
+  acquire: "acquire",
+  exec: "exec",
+  exportWorkspace: "exportWorkspace",
+  salvageExport: "salvageExport",
+  seedWorkspace: "seedWorkspace",
+  environmentStopLease: "stopLease",
+  resume: "resume",
+  destroy: "destroy",
+  inspect: "inspect",
+};
+
+/** R-EX-6: refuses a capability the plugin does not advertise (or advertises without the operation). */
+export function requireCapability(plugin: EnvironmentProvider, capability: ProviderCapability): void {
+  if (plugin.capabilities.has(capability) && typeof plugin[OPERATION_OF[capability]] === "function") return;
+  throw new DomainError(
+    "conflict",
+    "provider_capability_missing",
+    `The provider plugin ${plugin.pluginId} does not support ${capability}.`,
+    { pluginId: plugin.pluginId, capability },
+  );
+}
+
+export class ProviderRegistry {
+  private readonly plugins = new Map<string, EnvironmentProvider>();
+
+  register(plugin: EnvironmentProvider): void {
+    if (this.plugins.has(plugin.pluginId)) {
+      throw new DomainError("invalid", "provider_plugin_duplicate", `A provider plugin ${plugin.pluginId} is already registered.`, {
+        pluginId: plugin.pluginId,
+      });
+    }
+    this.plugins.set(plugin.pluginId, plugin);
+  }
+
+  get(pluginId: string): EnvironmentProvider | undefined {
+    return this.plugins.get(pluginId);
+  }
+
+  /** The plugins registered, in registration order. */
+  list(): EnvironmentProvider[] {
+    return [...this.plugins.values()];
+  }
+
+  /** R-EX-6: exactly the plugin pinned on the lease, or a typed refusal. */
+  forLease(lease: { pluginId: string; provider: string }): EnvironmentProvider {
+    const plugin = this.plugins.get(lease.pluginId);
+    if (!plugin) {
+      throw new DomainError("unavailable", "provider_plugin_unavailable", `The provider plugin ${lease.pluginId} is not available.`, {
+        pluginId: lease.pluginId,
+        provider: lease.provider,
+      });
+    }
+    if (plugin.provider !== lease.provider) {
+      throw new DomainError(
+        "conflict",
+        "provider_plugin_mismatch",
+        `The provider plugin ${lease.pluginId} serves ${plugin.provider}, not ${lease.provider}.`,
+        { pluginId: lease.pluginId, provider: lease.provider, pluginProvider: plugin.provider },
+      );
+    }
+    return plugin;
+  }
+
+  requireCapability(plugin: EnvironmentProvider, capability: ProviderCapability): void {
+    requireCapability(plugin, capability);
+  }
+}
