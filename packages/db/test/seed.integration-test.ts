@@ -1,4 +1,5 @@
 // The demo seed: complete, idempotent, and backed by a real workspace directory.
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../src/testing/index";
 import { seedDemo, DEMO_COMPANY_ID, DEMO_SECOND_COMPANY_ID } from "../src/seed/seed-demo";
 import { DEMO_WORKSPACE_FILES } from "../src/seed/demo-workspace";
+import { BUILDER_COMMAND, PREVIOUS_BUILDER_COMMANDS } from "../src/seed/demo-agent";
 
 describe("seedDemo", () => {
   const db = useTestDatabase();
@@ -92,8 +94,35 @@ describe("seedDemo", () => {
       where: { companyId: DEMO_COMPANY_ID, name: "Builder" },
       include: { environment: true },
     });
-    expect(agent.command.length).toBeGreaterThan(0);
+    expect(agent.command).toEqual(BUILDER_COMMAND);
     expect(agent.environment?.provider).toBe("local");
+  });
+
+  it("the demo agent writes notes/builder.log and a valid result file", async () => {
+    const sandbox = await mkdtemp(path.join(os.tmpdir(), "copyback-builder-"));
+    const resultFile = `${sandbox}.result.json`;
+    try {
+      const [file, ...args] = BUILDER_COMMAND;
+      execFileSync(file as string, args, { cwd: sandbox, env: { PATH: "/usr/bin:/bin", COPYBACK_RESULT_FILE: resultFile } });
+      expect(await readFile(path.join(sandbox, "notes", "builder.log"), "utf8")).toMatch(/^Built by Builder at \d{4}-\d\d-\d\dT/);
+      expect(JSON.parse(await readFile(resultFile, "utf8"))).toMatchObject({ schema: "copyback.run-result.v1", outcome: "in_review" });
+    } finally {
+      await rm(sandbox, { recursive: true, force: true });
+      await rm(resultFile, { force: true });
+    }
+  });
+
+  it("upgrades a previous seed's Builder command, never an edited one", async () => {
+    const prisma = db.prisma();
+    const where = { companyId_name: { companyId: DEMO_COMPANY_ID, name: "Builder" } };
+    await prisma.agent.update({ where, data: { command: [...(PREVIOUS_BUILDER_COMMANDS[0] ?? [])] } });
+    await seedDemo(prisma, { instanceRoot });
+    expect((await prisma.agent.findUniqueOrThrow({ where })).command).toEqual(BUILDER_COMMAND);
+
+    await prisma.agent.update({ where, data: { command: ["/bin/echo", "mine"] } });
+    await seedDemo(prisma, { instanceRoot });
+    expect((await prisma.agent.findUniqueOrThrow({ where })).command).toEqual(["/bin/echo", "mine"]);
+    await prisma.agent.update({ where, data: { command: [...BUILDER_COMMAND] } });
   });
 
   it("creates the workspace directory with real files at the recorded canonical path", async () => {

@@ -12,6 +12,7 @@ import type {
 import { withTransaction, type TransactionClient } from "../client/transactions";
 import { ensureDemoWorkspace } from "./demo-workspace";
 import { createDemoRun } from "./demo-run";
+import { BUILDER_COMMAND, upgradeDemoAgentCommand } from "./demo-agent";
 
 /** Fixed ids, so "is the demo there?" never depends on a name a user may have reused. */
 export const DEMO_COMPANY_ID = "0a0e0000-0000-4000-8000-00000000ac01";
@@ -176,19 +177,13 @@ const GLOBEX_ISSUES: readonly DemoIssue[] = [
   },
 ];
 
-// The demo agent's adapter: a command run in the sandbox (no shell features beyond sh -c).
-const BUILDER_COMMAND = [
-  "/bin/sh",
-  "-c",
-  'mkdir -p notes && printf "Built by Builder at %s\\n" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> notes/builder.log',
-];
-
 export async function seedDemo(
   prisma: PrismaClient,
   options: SeedDemoOptions,
 ): Promise<{ companyId: string; created: boolean }> {
   const hostPath = await ensureDemoWorkspace(options.instanceRoot, "acme-main");
   if (await prisma.company.findUnique({ where: { id: DEMO_COMPANY_ID }, select: { id: true } })) {
+    await upgradeDemoAgentCommand(prisma, DEMO_COMPANY_ID);
     return { companyId: DEMO_COMPANY_ID, created: false };
   }
   try {
@@ -286,7 +281,7 @@ async function insertDemo(tx: TransactionClient, hostPath: string): Promise<void
     data: {
       companyId: acme.id,
       name: "Builder",
-      command: BUILDER_COMMAND,
+      command: [...BUILDER_COMMAND],
       adapterConfig: { timeoutSeconds: 600 },
       environmentId: environment.id,
     },
