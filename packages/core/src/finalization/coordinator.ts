@@ -4,6 +4,7 @@
 // `result_json.finalizationPhase` in the same statement batch (R-ATT-5 reads them there).
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
+import { mergedJsonObject } from "../runs/run-json";
 import { canTransition, type FinalizationPhase } from "./coordinator-phases";
 
 export interface FinalizationPatch {
@@ -67,8 +68,7 @@ async function mirrorPhaseOnHeartbeat(tx: TransactionClient, runId: string, phas
   await tx.$executeRaw`
     UPDATE heartbeat_runs
     SET native_phase = ${phase},
-        result_json = (CASE WHEN jsonb_typeof(result_json) = 'object' THEN result_json ELSE '{}'::jsonb END)
-                      || jsonb_build_object('finalizationPhase', ${phase}::text),
+        result_json = ${mergedJsonObject("result_json", Prisma.sql`jsonb_build_object('finalizationPhase', ${phase}::text)`)},
         updated_at = now()
     WHERE id = ${runId}::uuid`;
 }

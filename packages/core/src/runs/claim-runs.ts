@@ -7,7 +7,7 @@ import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, 
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
 import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
-import { NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
+import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
 import { recordRunEvent } from "./run-log";
 
 export interface ClaimedRun {
@@ -88,10 +88,8 @@ async function startOne(tx: TransactionClient, row: QueuedRow, controller: Proce
         controller_boot_id = ${controller.bootId},
         controller_host = ${controller.host},
         native_phase = 'observed',
-        runner_profile_json = (CASE WHEN jsonb_typeof(runner_profile_json) = 'object' THEN runner_profile_json ELSE '{}'::jsonb END)
-                              || jsonb_build_object(${NATIVE_CLAIM_KEY}::text, ${JSON.stringify(claim)}::jsonb),
-        result_json = (CASE WHEN jsonb_typeof(result_json) = 'object' THEN result_json ELSE '{}'::jsonb END)
-                      || jsonb_build_object('finalizationPhase', 'observed'),
+        runner_profile_json = ${mergedJsonObject("runner_profile_json", Prisma.sql`jsonb_build_object(${NATIVE_CLAIM_KEY}::text, ${JSON.stringify(claim)}::jsonb)`)},
+        result_json = ${mergedJsonObject("result_json", Prisma.sql`jsonb_build_object('finalizationPhase', 'observed')`)},
         updated_at = now()
     WHERE id = ${row.id}::uuid`;
   await tx.nativeRunFinalization.create({

@@ -6,6 +6,7 @@ import { Prisma, withTransaction, type PrismaClient, type TransactionClient } fr
 import { conflict, DomainError, invalid, notFound } from "../errors";
 import { advanceFinalization } from "../finalization/coordinator";
 import { canonicalJson, validateRunResult, type ResultValidation } from "./result-document";
+import { mergedJsonObject } from "./run-json";
 import { recordRunEvent } from "./run-log";
 
 export type ResultSource = "finish_api" | "result_file";
@@ -174,8 +175,7 @@ async function acceptOnHeartbeat(tx: TransactionClient, runId: string, resultId:
   }
   await tx.$executeRaw`
     UPDATE heartbeat_runs
-    SET result_json = (CASE WHEN jsonb_typeof(result_json) = 'object' THEN result_json ELSE '{}'::jsonb END)
-                      || jsonb_build_object('resultId', ${resultId}::text, 'outcome', ${outcome}::text),
+    SET result_json = ${mergedJsonObject("result_json", Prisma.sql`jsonb_build_object('resultId', ${resultId}::text, 'outcome', ${outcome}::text)`)},
         updated_at = now()
     WHERE id = ${runId}::uuid`;
 }
