@@ -1,0 +1,257 @@
+// acquireLease against a real PostgreSQL with the built-in fake provider: the row is written
+// before the provider is asked, R-DT-2 sentinels, one active ephemeral lease per environment
+// and workspace (the partial unique index), reuse only with a confirmed stop receipt through
+// the pinned plugin (R-EX-6), and bad input or malformed metadata that grants nothing.
+import { describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { DomainError } from "../../src/errors";
+import { acquireLease, readWorkspaceSentinel, releaseLeaseByPolicy, verifyWorkspaceSentinel } from "../../src/leases/index";
+import { createFakeProvider } from "../../src/providers/fake/index";
+import { buildLeaseWorld, registryOf } from "./lease-fixture";
+
+const db = useTestDatabase({ poolSize: 8 });
+type World = Awaited<ReturnType<typeof buildLeaseWorld>>;
+
+const rejection = async (promise: Promise<unknown>): Promise<DomainError> => {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
+};
+
+/** A released reuse_by_environment lease with a confirmed stop receipt, made through the real paths. */
+async function releasedReusableLease(w: World, plugin = createFakeProvider(), workspaceId?: string) {
+  const registry = registryOf(plugin);
+  const runId = await w.newRun();
+  const acquired = await acquireLease(db.prisma(), registry, w.acquireInput(runId, { policy: "reuse_by_environment", ...(workspaceId ? { executionWorkspaceId: workspaceId } : {}) }));
+  const released = await releaseLeaseByPolicy(db.prisma(), registry, { leaseId: acquired.lease.id, runId, outcome: "committed" });
+  expect(released.kind).toBe("stopped_and_retained");
+  return { acquired, runId, plugin, registry };
+}
+
+describe("acquireLease: new allocations", () => {
+  it("R-EX-6 writes the lease row (active, provider and plugin from the environment) before the provider allocates", async () => {
+    const prisma = db.prisma();
+    const seen: unknown[] = [];
+    const plugin = createFakeProvider();
+    const acquire = plugin.acquire!.bind(plugin);
+    plugin.acquire = async (request) => {
+      seen.push(await prisma.environmentLease.findUnique({ where: { id: request.leaseId }, select: { status: true, pluginId: true, provider: true, providerLeaseId: true } }));
+      expect(request.config).toEqual({ note: "fixture" });
+      return acquire(request);
+    };
+    const w = await buildLeaseWorld(prisma);
+    const runId = await w.newRun();
+    const result = await acquireLease(prisma, registryOf(plugin), w.acquireInput(runId));
+
+    expect(seen).toEqual([{ status: "active", pluginId: "builtin.fake", provider: "fake", providerLeaseId: null }]);
+    expect(result.reused).toBe(false);
+    expect(result.isolated).toBe(false);
+    expect(result.lease).toMatchObject({ status: "active", leasePolicy: "ephemeral", runId, issueId: w.issue.id, pluginId: "builtin.fake" });
+    expect(result.lease.providerLeaseId).toBe(`fake-${result.lease.id}`);
+    expect(result.handle).toEqual({ leaseId: result.lease.id, pluginId: "builtin.fake", providerLeaseId: `fake-${result.lease.id}` });
+  });
+
+  it("R-DT-2 writes an acquisition-time sentinel for a new ephemeral allocation, bound to the run and allocation", async () => {
+    const plugin = createFakeProvider();
+    const w = await buildLeaseWorld(db.prisma());
+    const runId = await w.newRun();
+    const { lease } = await acquireLease(db.prisma(), registryOf(plugin), w.acquireInput(runId));
+    const fingerprint = plugin.store.get(lease.providerLeaseId!)!.identity.fingerprint;
+
+    const verdict = verifyWorkspaceSentinel(lease.metadata, { leaseId: lease.id, pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId, runId, fingerprint });
+    expect(verdict.kind).toBe("valid");
+    // Bound: another run or another allocation does not match it.
+    expect(verifyWorkspaceSentinel(lease.metadata, { leaseId: lease.id, pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId, runId: await w.newRun(), fingerprint }).kind).toBe("mismatch");
+    expect(verifyWorkspaceSentinel(lease.metadata, { leaseId: lease.id, pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId, runId, fingerprint: "fake:other" }).kind).toBe("mismatch");
+    expect(lease.metadata).toMatchObject({ identity: { providerLeaseId: lease.providerLeaseId, fingerprint }, isolated: false });
+  });
+
+  it("R-DT-2 gives no sentinel to allocations of the other policies, nor to a reused lease", async () => {
+    const w = await buildLeaseWorld(db.prisma());
+    const plugin = createFakeProvider();
+    const retained = await acquireLease(db.prisma(), registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "retain_on_failure" }));
+    expect(readWorkspaceSentinel(retained.lease.metadata).kind).toBe("absent");
+
+    const { acquired } = await releasedReusableLease(w, plugin);
+    expect(readWorkspaceSentinel(acquired.lease.metadata).kind).toBe("absent");
+    const reused = await acquireLease(db.prisma(), registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    expect(reused.reused).toBe(true);
+    expect(readWorkspaceSentinel(reused.lease.metadata).kind).toBe("absent");
+  });
+
+  it("uses the environment's default lease policy when none is given", async () => {
+    const w = await buildLeaseWorld(db.prisma(), { defaultLeasePolicy: "retain_on_failure" });
+    const { lease } = await acquireLease(db.prisma(), registryOf(createFakeProvider()), w.acquireInput(await w.newRun()));
+    expect(lease.leasePolicy).toBe("retain_on_failure");
+  });
+
+  it("one active ephemeral lease per environment and execution workspace: a second acquisition is lease_busy and allocates nothing", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    const registry = registryOf(plugin);
+    const first = await acquireLease(prisma, registry, w.acquireInput(await w.newRun()));
+
+    const error = await rejection(acquireLease(prisma, registry, w.acquireInput(await w.newRun())));
+    expect(error).toMatchObject({ kind: "conflict", code: "lease_busy" });
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(1);
+    expect(await prisma.environmentLease.count({ where: { environmentId: w.environment.id } })).toBe(1);
+
+    // Another workspace of the same environment, and other policies, are not blocked.
+    const other = await w.anotherWorkspace("second");
+    await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { executionWorkspaceId: other.id }));
+    await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { policy: "retain_on_failure" }));
+
+    // Once the first is destroyed, the pair is free again.
+    await releaseLeaseByPolicy(prisma, registry, { leaseId: first.lease.id, runId: first.lease.runId!, outcome: "committed" });
+    const again = await acquireLease(prisma, registry, w.acquireInput(await w.newRun()));
+    expect(again.lease.status).toBe("active");
+  });
+
+  it("one active ephemeral lease per environment and execution workspace under concurrent acquisitions", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    const runs = await Promise.all(Array.from({ length: 6 }, () => w.newRun()));
+    const results = await Promise.allSettled(runs.map((runId) => acquireLease(prisma, registryOf(plugin), w.acquireInput(runId))));
+    const won = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(won).toHaveLength(1);
+    expect(lost.map((r) => (r.reason as DomainError).code)).toEqual(Array(5).fill("lease_busy"));
+    expect(await prisma.environmentLease.count({ where: { environmentId: w.environment.id, status: "active" } })).toBe(1);
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(1);
+  });
+
+  it("a provider failure marks the lease failed with the error code and rethrows", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    plugin.faults.failTimes("acquire", 1);
+    const error = await rejection(acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun())));
+    expect(error.code).toBe("provider_fault_injected");
+    const [lease] = await prisma.environmentLease.findMany({ where: { environmentId: w.environment.id } });
+    expect(lease).toMatchObject({ status: "failed", providerLeaseId: null, metadata: { failure: { code: "provider_fault_injected" } } });
+    // A failed lease does not block the next ephemeral acquisition.
+    await expect(acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun()))).resolves.toMatchObject({ reused: false });
+  });
+
+  it("R-EX-6 refuses when the environment's plugin is not registered, without writing a lease (another plugin of the same provider is not used)", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma, { pluginId: "vendor.fake-a" });
+    const other = createFakeProvider({ pluginId: "vendor.fake-b" });
+    const error = await rejection(acquireLease(prisma, registryOf(other), w.acquireInput(await w.newRun())));
+    expect(error).toMatchObject({ kind: "unavailable", code: "provider_plugin_unavailable" });
+    expect(other.calls).toEqual([]);
+    expect(await prisma.environmentLease.count({ where: { environmentId: w.environment.id } })).toBe(0);
+  });
+
+  it("refuses bad input with a clear error and writes nothing", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    const runId = await w.newRun();
+    await expect(acquireLease(prisma, registryOf(plugin), { ...w.acquireInput(runId), environmentId: "nope" })).rejects.toMatchObject({ code: "lease_input_invalid" });
+    await expect(acquireLease(prisma, registryOf(plugin), { ...w.acquireInput(runId), policy: "forever" as never })).rejects.toMatchObject({ code: "lease_input_invalid" });
+    // Rows of another company are not found.
+    const stranger = await buildLeaseWorld(prisma);
+    await expect(acquireLease(prisma, registryOf(plugin), { ...w.acquireInput(runId), environmentId: stranger.environment.id })).rejects.toMatchObject({ kind: "not_found" });
+    await expect(acquireLease(prisma, registryOf(plugin), { ...w.acquireInput(runId), runId: await stranger.newRun() })).rejects.toMatchObject({ kind: "not_found" });
+    expect(await prisma.environmentLease.count({ where: { companyId: w.company.id } })).toBe(0);
+    expect(plugin.calls).toEqual([]);
+  });
+});
+
+describe("acquireLease: reuse_by_environment", () => {
+  it("reuses a released lease with a confirmed receipt: CAS to active, rebinds run and issue, resumes with the recorded identity", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const { acquired, plugin, registry } = await releasedReusableLease(w);
+    const identity = plugin.store.get(acquired.lease.providerLeaseId!)!.identity;
+    expect(plugin.store.get(acquired.lease.providerLeaseId!)!.state).toBe("stopped");
+
+    const nextRun = await w.newRun();
+    const reused = await acquireLease(prisma, registry, w.acquireInput(nextRun, { policy: "reuse_by_environment" }));
+    expect(reused.reused).toBe(true);
+    expect(reused.lease).toMatchObject({ id: acquired.lease.id, status: "active", runId: nextRun, releasedAt: null });
+    expect(reused.handle).toEqual(acquired.handle);
+    expect(plugin.store.get(acquired.lease.providerLeaseId!)!.state).toBe("running");
+    expect(plugin.store.get(acquired.lease.providerLeaseId!)!.identity).toEqual(identity);
+    // The receipt is consumed: once running again it proves nothing (R-EX-5).
+    expect(reused.lease.metadata).not.toHaveProperty("sandboxStopAndRetainReceipt");
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(1);
+  });
+
+  it("never reuses a released lease without a confirmed receipt (unconfirmed stop, receipt removed, malformed receipt)", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    const registry = registryOf(plugin);
+    // (1) A stop that stayed unconfirmed: the lease stays pending_cleanup, not a candidate.
+    plugin.faults.unconfirmedStop(1);
+    const runA = await w.newRun();
+    const a = await acquireLease(prisma, registry, w.acquireInput(runA, { policy: "reuse_by_environment" }));
+    expect((await releaseLeaseByPolicy(prisma, registry, { leaseId: a.lease.id, runId: runA, outcome: "committed" })).kind).toBe("pending_cleanup");
+    // (2) and (3): released leases whose receipt is missing or malformed (written by hand).
+    const b = await releasedReusableLease(w, plugin);
+    await prisma.$executeRaw`UPDATE environment_leases SET metadata = metadata - 'sandboxStopAndRetainReceipt' WHERE id = ${b.acquired.lease.id}::uuid`;
+    const c = await releasedReusableLease(w, plugin);
+    await prisma.$executeRaw`UPDATE environment_leases SET metadata = jsonb_set(metadata, '{sandboxStopAndRetainReceipt,schema}', '"copyback.sandbox-stop-and-retain-receipt.v9"') WHERE id = ${c.acquired.lease.id}::uuid`;
+
+    const fresh = await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    expect(fresh.reused).toBe(false);
+    expect([a.lease.id, b.acquired.lease.id, c.acquired.lease.id]).not.toContain(fresh.lease.id);
+    expect(plugin.calls.filter((call) => call.op === "resume")).toEqual([]);
+    const statuses = await prisma.environmentLease.findMany({ where: { id: { in: [a.lease.id, b.acquired.lease.id, c.acquired.lease.id] } }, select: { status: true } });
+    expect(statuses.map((s) => s.status).sort()).toEqual(["pending_cleanup", "released", "released"]);
+  });
+
+  it("R-EX-6 a lease pinned to plugin A is never resumed by plugin B with the same provider name", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma, { pluginId: "vendor.fake-a" });
+    const pluginA = createFakeProvider({ pluginId: "vendor.fake-a" });
+    const { acquired } = await releasedReusableLease(w, pluginA);
+
+    // The environment now names plugin B; A is gone from the registry.
+    await prisma.environment.update({ where: { id: w.environment.id }, data: { pluginId: "vendor.fake-b" } });
+    const pluginB = createFakeProvider({ pluginId: "vendor.fake-b" });
+    const next = await acquireLease(prisma, registryOf(pluginB), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    expect(next.reused).toBe(false);
+    expect(next.lease.pluginId).toBe("vendor.fake-b");
+    expect(pluginB.calls.map((c) => [c.op, c.leaseId])).toEqual([["acquire", next.lease.id]]);
+    expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } })).toMatchObject({ status: "released", pluginId: "vendor.fake-a" });
+  });
+
+  it("a resume whose identity does not match marks the old lease failed and allocates a new one", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const { acquired, plugin, registry } = await releasedReusableLease(w);
+    // The sandbox was replaced behind our back: same provider lease id, another fingerprint.
+    plugin.store.get(acquired.lease.providerLeaseId!)!.identity = { providerLeaseId: acquired.lease.providerLeaseId!, fingerprint: "fake:replaced" };
+
+    const next = await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    expect(next.reused).toBe(false);
+    expect(next.lease.id).not.toBe(acquired.lease.id);
+    expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } })).toMatchObject({
+      status: "failed",
+      metadata: { failure: { code: "provider_identity_mismatch" } },
+    });
+  });
+
+  it("concurrent acquisitions reuse one released lease at most once (compare-and-set)", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const { acquired, plugin, registry } = await releasedReusableLease(w);
+    const runs = await Promise.all(Array.from({ length: 5 }, () => w.newRun()));
+    const results = await Promise.all(runs.map((runId) => acquireLease(prisma, registry, w.acquireInput(runId, { policy: "reuse_by_environment" }))));
+    const reused = results.filter((r) => r.reused);
+    expect(reused).toHaveLength(1);
+    expect(reused[0]!.lease.id).toBe(acquired.lease.id);
+    expect(new Set(results.map((r) => r.lease.id)).size).toBe(5);
+    expect(plugin.calls.filter((c) => c.op === "resume")).toHaveLength(1);
+    const row = await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } });
+    expect(row.runId).toBe(reused[0]!.lease.runId);
+  });
+});

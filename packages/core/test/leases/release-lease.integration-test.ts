@@ -1,0 +1,177 @@
+// releaseLeaseByPolicy against a real PostgreSQL with the built-in fake provider: destroy after a
+// commit, stop-and-retain with the v2 intent written first (R-SO-1), a confirmed `builtin.stopLease`
+// receipt releases (R-SO-2, R-SO-3), and every way a stop cannot be proven stays pending_cleanup
+// without release or destroy (R-EX-6).
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { acquireLease, releaseLeaseByPolicy, STOP_INTENT_SCHEMA, type LeasePolicy } from "../../src/leases/index";
+import { createFakeProvider, type FakeProvider } from "../../src/providers/fake/index";
+import { PROVIDER_CAPABILITIES } from "../../src/providers/types";
+import { buildLeaseWorld, registryOf } from "./lease-fixture";
+
+const db = useTestDatabase();
+let world: Awaited<ReturnType<typeof buildLeaseWorld>>;
+
+beforeAll(async () => {
+  world = await buildLeaseWorld(db.prisma());
+});
+
+/** An active lease of `policy` on its own workspace (so ephemeral leases do not collide). */
+async function activeLease(policy: LeasePolicy, plugin: FakeProvider = createFakeProvider()) {
+  const workspace = await world.anotherWorkspace(`ws${Math.random().toString(36).slice(2, 8)}`);
+  const runId = await world.newRun();
+  const acquired = await acquireLease(db.prisma(), registryOf(plugin), world.acquireInput(runId, { policy, executionWorkspaceId: workspace.id }));
+  plugin.calls.length = 0;
+  return { lease: acquired.lease, runId, plugin };
+}
+
+const row = (id: string) => db.prisma().environmentLease.findUniqueOrThrow({ where: { id } });
+const ops = (plugin: FakeProvider) => plugin.calls.map((c) => c.op);
+
+describe("releaseLeaseByPolicy", () => {
+  it("ephemeral + committed: destroyed through the pinned plugin", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(plugin)).toEqual(["destroy"]);
+    expect(plugin.store.has(lease.providerLeaseId!)).toBe(false);
+    const after = await row(lease.id);
+    expect(after.status).toBe("destroyed");
+    expect(after.releasedAt).not.toBeNull();
+    // Repeating the call reports the same outcome and calls nothing.
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(plugin)).toEqual(["destroy"]);
+  });
+
+  it("retain_on_failure + committed: destroyed", async () => {
+    const { lease, runId, plugin } = await activeLease("retain_on_failure");
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "destroyed" });
+    expect(ops(plugin)).toEqual(["destroy"]);
+  });
+
+  it.each(["ephemeral", "retain_on_failure", "reuse_by_environment"] as const)(
+    "R-SO-3 %s + failed: stop-and-retain through builtin.stopLease; the receipt is stored and the intent cleared",
+    async (policy) => {
+      const { lease, runId, plugin } = await activeLease(policy);
+      const requests: string[] = [];
+      const stop = plugin.stopLease!.bind(plugin);
+      plugin.stopLease = async (handle, request) => {
+        // R-SO-1: the v2 intent with this request id is durable before the provider hears of it.
+        const current = await row(handle.leaseId);
+        expect(current.status).toBe("pending_cleanup");
+        expect(current.metadata).toMatchObject({
+          sandboxStopAndRetain: { schema: STOP_INTENT_SCHEMA, requestId: request.requestId, pluginId: "builtin.fake", runId, leaseId: lease.id, companyId: world.company.id, providerLeaseId: lease.providerLeaseId },
+        });
+        requests.push(request.requestId);
+        return stop(handle, request);
+      };
+      const outcome = await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "failed" });
+      expect(outcome).toMatchObject({ kind: "stopped_and_retained", receipt: { method: "builtin.stopLease", requestId: requests[0], pluginId: "builtin.fake" } });
+      expect(ops(plugin)).toEqual(["stopLease"]);
+      expect(plugin.store.get(lease.providerLeaseId!)?.state).toBe("stopped");
+      const after = await row(lease.id);
+      expect(after.status).toBe("released");
+      expect(after.metadata).not.toHaveProperty("sandboxStopAndRetain");
+      expect(after.metadata).toMatchObject({
+        sandboxStopAndRetainReceipt: { schema: "copyback.sandbox-stop-and-retain-receipt.v1", method: "builtin.stopLease", requestId: requests[0], providerLeaseId: lease.providerLeaseId },
+      });
+    },
+  );
+
+  it("R-SO-2 reuse_by_environment + committed: stopped and retained, released and resumable", async () => {
+    const { lease, runId, plugin } = await activeLease("reuse_by_environment");
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "stopped_and_retained" });
+    expect(ops(plugin)).toEqual(["stopLease"]);
+    expect((await row(lease.id)).status).toBe("released");
+  });
+
+  it("R-SO-3 an unconfirmed receipt stays pending_cleanup (no release, no destroy); the retry reuses the intent's request id", async () => {
+    const { lease, runId, plugin } = await activeLease("reuse_by_environment");
+    plugin.faults.unconfirmedStop(1);
+    const first = await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" });
+    expect(first).toMatchObject({ kind: "pending_cleanup", code: "stop_unconfirmed" });
+    const pending = await row(lease.id);
+    expect(pending).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 1 });
+    expect(pending.metadata).not.toHaveProperty("sandboxStopAndRetainReceipt");
+    const requestId = (pending.metadata as { sandboxStopAndRetain: { requestId: string } }).sandboxStopAndRetain.requestId;
+
+    // Through a "restart": a new provider instance over the same sandboxes.
+    const restarted = createFakeProvider({ store: plugin.store });
+    const second = await releaseLeaseByPolicy(db.prisma(), registryOf(restarted), { leaseId: lease.id, runId, outcome: "committed" });
+    expect(second).toMatchObject({ kind: "stopped_and_retained", receipt: { requestId } });
+    expect([...ops(plugin), ...ops(restarted)]).toEqual(["stopLease", "stopLease"]);
+    expect((await row(lease.id)).status).toBe("released");
+  });
+
+  it("a failed stop stays pending_cleanup and counts a cleanup attempt", async () => {
+    const { lease, runId, plugin } = await activeLease("retain_on_failure");
+    plugin.faults.failTimes("stopLease", 1);
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "failed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "stop_failed" });
+    expect(await row(lease.id)).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 1, metadata: { failure: { code: "provider_fault_injected" } } });
+    expect(ops(plugin)).toEqual(["stopLease"]);
+  });
+
+  it("R-EX-6 without environmentStopLease: pending_cleanup, neither destroy nor release called", async () => {
+    const plugin = createFakeProvider({ capabilities: PROVIDER_CAPABILITIES.filter((c) => c !== "environmentStopLease") });
+    for (const [policy, outcome] of [["reuse_by_environment", "committed"], ["ephemeral", "failed"], ["retain_on_failure", "failed"]] as const) {
+      const { lease, runId } = await activeLease(policy, plugin);
+      const result = await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome });
+      expect(result).toMatchObject({ kind: "pending_cleanup", code: "provider_capability_missing" });
+      expect(ops(plugin)).toEqual([]);
+      expect(plugin.store.get(lease.providerLeaseId!)?.state).toBe("running");
+      const after = await row(lease.id);
+      expect(after).toMatchObject({ status: "pending_cleanup", releasedAt: null, metadata: { sandboxStopAndRetain: { pluginId: "builtin.fake" } } });
+    }
+  });
+
+  it("R-EX-6 a lease pinned to plugin A is never stopped by plugin B with the same provider name; it defers without spending an attempt", async () => {
+    const pluginA = createFakeProvider({ pluginId: "vendor.fake-a" });
+    const w = await buildLeaseWorld(db.prisma(), { pluginId: "vendor.fake-a" });
+    const runId = await w.newRun();
+    const { lease } = await acquireLease(db.prisma(), registryOf(pluginA), w.acquireInput(runId, { policy: "reuse_by_environment" }));
+    pluginA.calls.length = 0;
+
+    const pluginB = createFakeProvider({ pluginId: "vendor.fake-b", store: pluginA.store });
+    const deferred = await releaseLeaseByPolicy(db.prisma(), registryOf(pluginB), { leaseId: lease.id, runId, outcome: "committed" });
+    expect(deferred).toMatchObject({ kind: "pending_cleanup", code: "provider_plugin_unavailable" });
+    expect(pluginB.calls).toEqual([]);
+    expect(await row(lease.id)).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 0 });
+
+    // A registry whose "vendor.fake-a" serves another provider is a mismatch, not a takeover.
+    const impostor = { ...createFakeProvider({ pluginId: "vendor.fake-a" }), provider: "local" as const };
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(impostor), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "provider_plugin_mismatch" });
+
+    // With A back, the same intent completes.
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(pluginA), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "stopped_and_retained", receipt: { pluginId: "vendor.fake-a" } });
+    expect(ops(pluginA)).toEqual(["stopLease"]);
+  });
+
+  it("a destroy that fails marks the lease failed with the code (the run's files are already committed)", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    plugin.faults.failTimes("destroy", 1);
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "failed", code: "provider_fault_injected" });
+    expect((await row(lease.id)).status).toBe("failed");
+  });
+
+  it("malformed metadata grants nothing: a pending lease whose intent is malformed is not stopped", async () => {
+    const { lease, runId, plugin } = await activeLease("reuse_by_environment");
+    plugin.faults.unconfirmedStop(1);
+    await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" });
+    plugin.calls.length = 0;
+    await db.prisma().$executeRaw`UPDATE environment_leases SET metadata = jsonb_set(metadata, '{sandboxStopAndRetain,pluginId}', '"other.plugin"') WHERE id = ${lease.id}::uuid`;
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "stop_intent_invalid" });
+    expect(plugin.calls).toEqual([]);
+    expect((await row(lease.id)).status).toBe("pending_cleanup");
+  });
+
+  it("refuses another run's lease and bad input, changing nothing", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    const otherRun = await world.newRun();
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId: otherRun, outcome: "committed" })).rejects.toMatchObject({ kind: "conflict", code: "lease_run_mismatch" });
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "maybe" as never })).rejects.toMatchObject({ code: "lease_input_invalid" });
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: "not-a-uuid", runId, outcome: "committed" })).rejects.toMatchObject({ code: "lease_input_invalid" });
+    expect(plugin.calls).toEqual([]);
+    const after = await row(lease.id);
+    expect(after.status).toBe("active");
+    expect(after.updatedAt).toEqual(lease.updatedAt);
+  });
+});
