@@ -353,10 +353,11 @@ describe("POST /api/runs/:id/finish: the run's own agent only", () => {
   const finish = (headers: Record<string, string>, runId = world.a.run.id) =>
     call(finishRun, { id: runId }, { path: `/api/runs/${runId}/finish`, body: { dedupeKey: "d-1", result: { summary: "done" } }, headers });
 
-  it("admits the run's own agent", async () => {
+  it("admits the run's own agent past authorization (this failed run then accepts no result: 409)", async () => {
     const key = await insertAgentKey(testDb.prisma(), world.companyA.id, world.a.agent.id);
     const response = await finish(bearer(key.secret));
-    expect(response.status).toBe(501);
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "run_not_accepting_results" });
   });
 
   it("refuses another agent of the same company (not_run_agent) and reads another company's agent as not found", async () => {

@@ -56,12 +56,18 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "issues.messages": perm("issues:read"),
   "issues.addMessage": perm("issues:write"),
   "issues.updateStatus": perm("issues:write"),
+  // "assign and wake agents" is part of issues:write.
+  "issues.assignAgent": perm("issues:write"),
+  "issues.wake": perm("issues:write"),
   "me.get": PUBLIC,
   "members.list": perm("company:read"),
   "members.updateRole": perm("members:manage"),
   "members.setStatus": perm("members:manage"),
   "runs.get": perm("runs:read"),
   "runs.listForIssue": perm("runs:read"),
+  "runs.latestForIssue": perm("runs:read"),
+  // The plain file view (R-UI-2 keeps only diagnostics with operators).
+  "runs.workspace": perm("runs:read"),
   // R-UI-2: finalization details are operator diagnostics.
   "runs.finalization": perm("runtime:manage"),
 };

@@ -155,6 +155,32 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       };
     },
   },
+  "issues.assignAgent": {
+    prepare: async ({ world }) => {
+      const issue = await world.fresh.issue();
+      const agentId = world.auth.a.agent.id;
+      return {
+        input: { companyId: world.companyId, issueId: issue.id, agentId },
+        tookEffect: async () =>
+          (await world.prisma.issue.findUniqueOrThrow({ where: { id: issue.id } }))
+            .assigneeAgentId === agentId,
+        checkResult: (data) => expect(data).toMatchObject({ assignee: { id: agentId } }),
+      };
+    },
+  },
+  "issues.wake": {
+    prepare: async ({ world }) => {
+      const issue = await world.fresh.wakeableIssue();
+      return {
+        input: { companyId: world.companyId, issueId: issue.id },
+        tookEffect: async () =>
+          (await world.prisma.heartbeatRun.count({
+            where: { nativeIssueId: issue.id, status: "queued" },
+          })) === 1,
+        checkResult: (data) => expect(data).toMatchObject({ created: true }),
+      };
+    },
+  },
   "me.get": {
     prepare: ({ principal }) => ({
       input: undefined,
@@ -200,6 +226,19 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
       checkResult: (data) =>
         expect(ids((data as { runs: unknown }).runs)).toContain(world.auth.a.run.id),
+    }),
+  },
+  "runs.latestForIssue": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
+      checkResult: (data) =>
+        expect(data).toMatchObject({ run: { id: world.auth.a.run.id }, result: null }),
+    }),
+  },
+  "runs.workspace": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, runId: world.auth.a.run.id },
+      checkResult: (data) => expect(data).toMatchObject({ workspace: null, changes: null }),
     }),
   },
   "runs.finalization": {

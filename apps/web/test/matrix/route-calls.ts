@@ -1,6 +1,7 @@
 // A valid request to every route.ts handler for company A's issue, run and lease, and what an
 // authorized request answers: 200, or 501 `not_implemented` for the documented recovery endpoints
-// that are stubs until the recovery issues (authorization passed; nothing changed).
+// that are stubs until the recovery issues (authorization passed; nothing changed). The finish
+// route gets a fresh running run per cell.
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";
@@ -170,16 +171,25 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       expect(await json(response)).toMatchObject({ run: { id: world.auth.a.run.id } }),
   },
   "POST /api/runs/:id/finish": {
-    allowedStatus: 501,
-    prepare: ({ world, tag }) => ({
-      params: { id: world.auth.a.run.id },
-      request: {
-        method: "POST",
-        path: `/api/runs/${world.auth.a.run.id}/finish`,
-        body: { dedupeKey: `matrix ${tag}`, result: { summary: "done" } },
-      },
-    }),
-    checkAllowed: notImplemented,
+    allowedStatus: 200,
+    // A fresh running run of the agent key's own agent per cell: an allowed finish publishes its
+    // result; a refused one must leave it without any.
+    prepare: async ({ world, tag }) => {
+      const run = await world.fresh.runningRun();
+      return {
+        params: { id: run.id },
+        request: {
+          method: "POST",
+          path: `/api/runs/${run.id}/finish`,
+          body: {
+            dedupeKey: `matrix ${tag}`,
+            result: { schema: "copyback.run-result.v1", outcome: "in_review", summary: "done" },
+          },
+        },
+      };
+    },
+    checkAllowed: async (response) =>
+      expect(await json(response)).toMatchObject({ status: "accepted", duplicate: false }),
   },
 };
 

@@ -47,6 +47,10 @@ export interface FreshTargets {
   agentKey(): Promise<{ id: string }>;
   /** A user with a password, signing in for the first time (the sign-in endpoint's cells). */
   signInUser(): Promise<{ email: string }>;
+  /** A `todo` task of company A that can be woken: assigned to an agent with an environment, with an execution workspace. */
+  wakeableIssue(): Promise<{ id: string }>;
+  /** A running native run of company A's agent (the agent key's own), waiting for its result. */
+  runningRun(): Promise<{ id: string }>;
 }
 
 let sequence = 0;
@@ -113,20 +117,39 @@ export async function buildMatrixWorld(
   };
 
   let issueNumber = 1000;
+  const newIssue = (extra: { assigneeAgentId?: string; executionWorkspaceId?: string } = {}) => {
+    const number = ++issueNumber;
+    return prisma.issue.create({
+      data: {
+        companyId,
+        number,
+        identifier: `ACME-${number}`,
+        title: `Matrix target ${number}`,
+        status: "todo",
+        statusVersion: 0,
+        ...extra,
+      },
+      select: { id: true },
+    });
+  };
+  // What a wake needs besides the task: an agent with an environment and an execution workspace.
+  const waker = await prisma.agent.create({
+    data: { companyId, name: `Waker ${stamp}`, command: ["/bin/true"], environmentId: auth.a.environment.id },
+  });
+  const workspace = await prisma.executionWorkspace.create({
+    data: { companyId, name: `matrix-${stamp}`, hostPath: `/nonexistent/copyback-matrix-${stamp}` },
+  });
   const fresh: FreshTargets = {
-    issue: async () => {
-      const number = ++issueNumber;
-      return prisma.issue.create({
-        data: {
-          companyId,
-          number,
-          identifier: `ACME-${number}`,
-          title: `Matrix target ${number}`,
-          status: "todo",
-          statusVersion: 0,
-        },
+    issue: () => newIssue(),
+    wakeableIssue: () => newIssue({ assigneeAgentId: waker.id, executionWorkspaceId: workspace.id }),
+    runningRun: async () => {
+      const issue = await newIssue();
+      const run = await prisma.heartbeatRun.create({
+        data: { companyId, agentId: auth.a.agent.id, nativeIssueId: issue.id, status: "running", runtimeMode: "native", startedAt: new Date() },
         select: { id: true },
       });
+      await prisma.nativeRunFinalization.create({ data: { companyId, runId: run.id, issueId: issue.id, phase: "observed" } });
+      return run;
     },
     membership: async () => {
       const n = ++sequence;

@@ -1,6 +1,7 @@
 import { Timestamp } from "~/components/format/timestamp";
 import type { RouterOutputs } from "~/components/trpc-types";
 import { EmptyState } from "~/components/ui/empty-state";
+import { IsolationNote } from "./isolation-note";
 
 type Finalization = RouterOutputs["runs"]["finalization"];
 
@@ -20,9 +21,23 @@ const OPERATION_LABEL: Record<Finalization["workspaceOperations"][number]["phase
   workspace_finalize: "Finalize (copyback)",
 };
 
+const POLICY_LABEL: Record<Finalization["leases"][number]["policy"], string> = {
+  ephemeral: "Ephemeral",
+  reuse_by_environment: "Reuse by environment",
+  retain_on_failure: "Retain on failure",
+};
+
+const LEASE_STATUS_LABEL: Record<Finalization["leases"][number]["status"], string> = {
+  active: "Active",
+  released: "Released",
+  pending_cleanup: "Pending cleanup",
+  destroyed: "Destroyed",
+  failed: "Failed",
+};
+
 /** Operator diagnostics of a run's native finalization (rendered only for runtime:manage). */
 export function FinalizationDetails({ data }: { data: Finalization }) {
-  const { coordinator, workspaceOperations } = data;
+  const { coordinator, workspaceOperations, leases } = data;
   return (
     <div className="space-y-5">
       {coordinator ? (
@@ -68,7 +83,7 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
             No workspace operations recorded for this run.
           </p>
         ) : (
-          <table className="mt-2 w-full text-left text-sm">
+          <table className="mt-2 w-full text-left text-sm" data-testid="workspace-operations">
             <thead className="text-xs text-slate-500">
               <tr>
                 <th scope="col" className="py-1.5 pr-4 font-medium">
@@ -79,6 +94,9 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
                 </th>
                 <th scope="col" className="py-1.5 pr-4 font-medium">
                   Error code
+                </th>
+                <th scope="col" className="py-1.5 pr-4 font-medium">
+                  Changes
                 </th>
                 <th scope="col" className="py-1.5 pr-4 font-medium">
                   Started
@@ -100,6 +118,9 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
                       "—"
                     )}
                   </td>
+                  <td className="py-2 pr-4 text-slate-600" data-testid="operation-changes">
+                    {operation.changes ? describeChanges(operation.changes) : "—"}
+                  </td>
                   <td className="py-2 pr-4 text-slate-600">
                     <Timestamp date={operation.startedAt} />
                   </td>
@@ -110,6 +131,35 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
               ))}
             </tbody>
           </table>
+        )}
+      </div>
+
+      <div data-testid="run-leases">
+        <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">Environment lease</h3>
+        {leases.length === 0 ? (
+          <p className="mt-2 text-sm text-slate-500">No environment lease for this run.</p>
+        ) : (
+          <ul className="mt-2 space-y-3">
+            {leases.map((lease) => (
+              <li key={lease.id} className="space-y-2" data-testid="run-lease">
+                <dl className="grid gap-x-6 gap-y-3 text-sm sm:grid-cols-3">
+                  <Field label="Provider">
+                    <span className="capitalize">{lease.provider}</span>
+                  </Field>
+                  <Field label="Plugin">
+                    <code className="font-mono text-xs">{lease.pluginId}</code>
+                  </Field>
+                  <Field label="Policy">{POLICY_LABEL[lease.policy]}</Field>
+                  <Field label="Status">{LEASE_STATUS_LABEL[lease.status]}</Field>
+                  <Field label="Acquired">
+                    <Timestamp date={lease.acquiredAt} />
+                  </Field>
+                  <Field label="Released">{lease.releasedAt ? <Timestamp date={lease.releasedAt} /> : "—"}</Field>
+                </dl>
+                <IsolationNote isolated={lease.isolated} />
+              </li>
+            ))}
+          </ul>
         )}
       </div>
     </div>
@@ -123,4 +173,10 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
       <dd className="mt-0.5 text-slate-800">{children}</dd>
     </div>
   );
+}
+
+function describeChanges(changes: NonNullable<Finalization["workspaceOperations"][number]["changes"]>): string {
+  if (changes.omitted) return "Export omitted";
+  if (changes.unchanged) return "No changes";
+  return `${changes.written} written, ${changes.deleted} deleted`;
 }

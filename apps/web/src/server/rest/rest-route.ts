@@ -7,7 +7,8 @@
 //   4. authorize(principal, permission, company) - the same decision tRPC procedures make
 //      (no standing in the company: 404, as if missing; lacking the permission: 403)
 //   5. route-specific resource checks (e.g. an agent finishing only its own run: 403)
-//   6. the JSON body against the route's zod schema (422 invalid_request with issues)
+//   6. the JSON body against the route's zod schema (422 invalid_request with issues; 400 where
+//      the route's 422 means something else)
 //   7. the handler; DomainErrors it throws map through HTTP_STATUS (401/403/404/409/422/503)
 import "server-only";
 import type { z } from "zod";
@@ -46,6 +47,11 @@ export interface RestRouteSpec<R extends LoadedResource, S extends z.ZodType | u
   resource: ResourceLoader<R>;
   /** Schema of the JSON body; routes without one ignore the body. */
   input?: S;
+  /**
+   * Status of a body that is not valid JSON or fails `input` (default 422). A route whose 422
+   * already means something else (finish: a stored, rejected result) answers 400 instead.
+   */
+  invalidBodyStatus?: 400 | 422;
   /** A further check on the loaded resource after `authorize` allowed the permission. */
   authorizeResource?: (principal: Principal, resource: R) => DomainError | null;
   handler: (args: RestHandlerArgs<R, S extends z.ZodType ? z.output<S> : undefined>) => Promise<unknown>;
@@ -81,9 +87,10 @@ export function restRoute<R extends LoadedResource, S extends z.ZodType | undefi
       let input: unknown = undefined;
       if (spec.input) {
         const body = await readJson(req);
-        if (!body.ok) return jsonError(422, { code: "invalid_request", message: "The request body is not valid JSON.", issues: [{ message: body.message }] });
+        const invalidStatus = spec.invalidBodyStatus ?? 422;
+        if (!body.ok) return jsonError(invalidStatus, { code: "invalid_request", message: "The request body is not valid JSON.", issues: [{ message: body.message }] });
         const parsed = spec.input.safeParse(body.value);
-        if (!parsed.success) return jsonError(422, { code: "invalid_request", message: "The request body is invalid.", issues: parsed.error.issues });
+        if (!parsed.success) return jsonError(invalidStatus, { code: "invalid_request", message: "The request body is invalid.", issues: parsed.error.issues });
         input = parsed.data;
       }
 

@@ -37,5 +37,5 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(resolveRecoveryActionRoute, "issue", false),
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
-  entry(finishRunRoute, "run", false),
+  entry(finishRunRoute, "run", true),
 ];

@@ -103,6 +103,10 @@ describe("listWorkspaceFiles", () => {
     expect(listing).toMatchObject({ kind: "listed", more: 7, moreIsLowerBound: true });
   });
 
+  it("refuses to list with an exclusion it cannot apply", async () => {
+    expect(await listWorkspaceFiles(root, { excludedPaths: ["../up"] })).toEqual({ kind: "unavailable", reason: "invalid_exclusions" });
+  });
+
   it("reports a missing workspace or a file in its place as unavailable", async () => {
     expect(await listWorkspaceFiles(path.join(dir, "nope"))).toEqual({ kind: "unavailable", reason: "missing" });
     await writeFile(path.join(dir, "file"), "");

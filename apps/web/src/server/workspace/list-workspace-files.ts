@@ -27,7 +27,7 @@ export type WorkspaceListing =
       /** True when the scan stopped at its bound: there may be more than `more`. */
       moreIsLowerBound: boolean;
     }
-  | { kind: "unavailable"; reason: "missing" | "not_a_directory" | "unreadable" };
+  | { kind: "unavailable"; reason: "missing" | "not_a_directory" | "unreadable" | "invalid_exclusions" };
 
 export interface ListOptions {
   excludedPaths?: readonly string[];
@@ -44,7 +44,14 @@ const DEFAULT_SCAN_LIMIT = 20_000;
 export async function listWorkspaceFiles(root: string, options: ListOptions = {}): Promise<WorkspaceListing> {
   const limit = options.limit ?? DEFAULT_LISTING_LIMIT;
   const scanLimit = Math.max(options.scanLimit ?? DEFAULT_SCAN_LIMIT, limit);
-  const excluded = compileExclude(options.excludedPaths ?? []);
+  let excluded: ExcludeMatcher;
+  try {
+    excluded = compileExclude(options.excludedPaths ?? []);
+  } catch {
+    // A workspace configured with an unusable exclusion: listing it anyway could show (and
+    // walk) the trees it meant to hide.
+    return { kind: "unavailable", reason: "invalid_exclusions" };
+  }
 
   const rootStat = await lstat(root).catch((error: NodeJS.ErrnoException) => error);
   if (rootStat instanceof Error) return { kind: "unavailable", reason: rootStat.code === "ENOENT" ? "missing" : "unreadable" };

@@ -1,8 +1,10 @@
 import { addIssueMessage } from "./add-message";
+import { assignIssueAgent } from "./assign-agent";
 import { getIssue } from "./get";
 import { listIssues } from "./list";
 import { listIssueMessages } from "./messages";
 import { updateIssueStatus } from "./update-status";
+import { wakeIssueAgent } from "./wake";
 
 export const issuesRouter = {
   list: listIssues,
@@ -10,4 +12,6 @@ export const issuesRouter = {
   messages: listIssueMessages,
   addMessage: addIssueMessage,
   updateStatus: updateIssueStatus,
+  assignAgent: assignIssueAgent,
+  wake: wakeIssueAgent,
 };

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
+import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
+import { finalizeChangesOf } from "./finalize-changes";
 
 export const runFinalizationInput = z.object({ runId: z.uuid() });
 
@@ -32,12 +34,31 @@ export const runFinalizationOutput = z.object({
       errorCode: z.string().nullable(),
       startedAt: z.date(),
       finishedAt: z.date().nullable(),
+      /** Changed-file counts of a finalize operation's metadata; null for other operations. */
+      changes: z
+        .object({ written: z.number().int(), deleted: z.number().int(), unchanged: z.boolean(), omitted: z.boolean() })
+        .nullable(),
+    }),
+  ),
+  /** The run's environment leases, newest first (a reused lease shows on its latest run). */
+  leases: z.array(
+    z.object({
+      id: z.uuid(),
+      provider: z.enum(["local", "fake", "daytona", "railway"]),
+      pluginId: z.string(),
+      policy: z.enum(["ephemeral", "reuse_by_environment", "retain_on_failure"]),
+      status: z.enum(["active", "released", "pending_cleanup", "destroyed", "failed"]),
+      /** From the lease metadata; null when it does not say (or says it in a shape we cannot read). */
+      isolated: z.boolean().nullable(),
+      acquiredAt: z.date(),
+      releasedAt: z.date().nullable(),
     }),
   ),
 });
 
 /**
- * "Finalization details" of the run inspection page: operator diagnostics, so only principals
+ * "Finalization details" of the run inspection page (coordinator, workspace operations, leases):
+ * operator diagnostics, so only principals
  * with runtime:manage may read them (R-UI-2: diagnostics and operator guidance stay with operators).
  */
 export const getRunFinalization = companyProcedure("runtime:manage")
@@ -68,10 +89,41 @@ export const getRunFinalization = companyProcedure("runtime:manage")
             errorCode: true,
             startedAt: true,
             finishedAt: true,
+            metadata: true,
+          },
+        },
+        leases: {
+          where: { companyId: ctx.companyId },
+          orderBy: [{ acquiredAt: "desc" }, { id: "desc" }],
+          take: 20,
+          select: {
+            id: true,
+            provider: true,
+            pluginId: true,
+            leasePolicy: true,
+            status: true,
+            metadata: true,
+            acquiredAt: true,
+            releasedAt: true,
           },
         },
       },
     });
     if (!run) throw notFound("The run");
-    return { coordinator: run.finalization, workspaceOperations: run.workspaceOperations };
+    return {
+      coordinator: run.finalization,
+      workspaceOperations: run.workspaceOperations.map(({ metadata, ...operation }) => {
+        const changes = operation.phase === "workspace_finalize" ? finalizeChangesOf(metadata) : null;
+        return {
+          ...operation,
+          changes: changes
+            ? { written: changes.written.length, deleted: changes.deleted.length, unchanged: changes.unchanged, omitted: changes.omitted }
+            : null,
+        };
+      }),
+      leases: run.leases.map(({ leasePolicy, metadata, ...lease }) => {
+        const isolated = readIsolated(metadata);
+        return { ...lease, policy: leasePolicy, isolated: isolated.kind === "present" ? isolated.value : null };
+      }),
+    };
   });

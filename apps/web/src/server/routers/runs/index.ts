@@ -1,9 +1,13 @@
 import { getRunFinalization } from "./finalization";
 import { getRun } from "./get";
+import { getLatestRunForIssue } from "./latest-for-issue";
 import { listRunsForIssue } from "./list-for-issue";
+import { getRunWorkspace } from "./workspace";
 
 export const runsRouter = {
   get: getRun,
   listForIssue: listRunsForIssue,
+  latestForIssue: getLatestRunForIssue,
   finalization: getRunFinalization,
+  workspace: getRunWorkspace,
 };

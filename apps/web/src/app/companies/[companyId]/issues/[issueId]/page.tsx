@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { cache } from "react";
+import { AgentPanel } from "~/components/agent/agent-panel";
 import { Conversation } from "~/components/issues/conversation";
 import { IssueNotices } from "~/components/issues/issue-notices";
 import { IssueRuns } from "~/components/issues/issue-runs";
@@ -27,15 +28,17 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
   return { title: issue ? `${issue.identifier} ${issue.title}` : "Issue" };
 }
 
-/** The task view: header, notices, description, conversation, runs, and (for writers) controls. */
+/** The task view: header, notices, description, conversation, its agent and runs, and (for writers) controls. */
 export default async function IssuePage({ params }: { params: Params }) {
   const { companyId, issueId } = await params;
   const caller = await serverCaller();
   const input = { companyId, issueId };
-  const [issue, messages, runs, can] = await Promise.all([
+  const [issue, messages, runs, latestRun, agents, can] = await Promise.all([
     pageCall(() => loadIssue(companyId, issueId)),
     pageCall(() => caller.issues.messages(input)),
     pageCall(() => caller.runs.listForIssue(input)),
+    pageCall(() => caller.runs.latestForIssue(input)),
+    pageCall(() => caller.agents.list({ companyId })),
     companyPermissions(companyId),
   ]);
   if (!issue.ok) return <AccessDenied title="Issue" message={issue.message} />;
@@ -147,6 +150,18 @@ export default async function IssuePage({ params }: { params: Params }) {
               </div>
             </dl>
           </section>
+
+          {latestRun.ok ? (
+            <AgentPanel
+              companyId={companyId}
+              issueId={issueId}
+              issueStatus={issue.data.status}
+              assignee={issue.data.assignee}
+              agents={agents.ok ? agents.data.filter((agent) => !agent.archived) : []}
+              canWrite={canWrite}
+              initial={latestRun.data}
+            />
+          ) : null}
 
           {runs.ok ? (
             <section aria-labelledby="runs-title" className="card p-5">

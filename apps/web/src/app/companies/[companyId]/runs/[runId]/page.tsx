@@ -1,6 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { FinalizationDetails } from "~/components/runs/finalization-details";
+import { IsolationNote } from "~/components/runs/isolation-note";
+import { RunTimelineView } from "~/components/runs/run-timeline-view";
+import { WorkspaceFiles } from "~/components/runs/workspace-files";
 import { Timestamp } from "~/components/format/timestamp";
 import { formatDuration, formatExact } from "~/components/format/time";
 import { issuePath, issuesPath, runPath } from "~/components/nav/paths";
@@ -19,7 +22,12 @@ const LEVEL_TONE = {
   error: "text-red-700",
 } as const;
 
-/** Run inspection ("Inspect run" links land here). Finalization details only for runtime:manage. */
+/**
+ * Run inspection ("Inspect run" links land here): summary, phases, the workspace's files and what
+ * this run changed, and the run's own log, all live through <LiveUpdates> (heartbeat_runs and
+ * run_events changes refresh this server-rendered page). Finalization details (coordinator,
+ * operations, lease) are operator diagnostics: runtime:manage only (R-UI-2).
+ */
 export default async function RunPage({
   params,
 }: {
@@ -29,8 +37,9 @@ export default async function RunPage({
   const caller = await serverCaller();
   const can = await companyPermissions(companyId);
   const operator = can.has("runtime:manage");
-  const [run, finalization] = await Promise.all([
+  const [run, workspace, finalization] = await Promise.all([
     pageCall(() => caller.runs.get({ companyId, runId })),
+    pageCall(() => caller.runs.workspace({ companyId, runId })),
     operator
       ? pageCall(() => caller.runs.finalization({ companyId, runId }))
       : Promise.resolve(null),
@@ -129,6 +138,31 @@ export default async function RunPage({
         </dl>
       </section>
 
+      <div className="grid gap-6 lg:grid-cols-[16rem_minmax(0,1fr)]">
+        <section aria-labelledby="run-phases-title" className="card p-5">
+          <h2 id="run-phases-title" className="text-sm font-semibold text-slate-900">
+            Phases
+          </h2>
+          <div className="mt-3">
+            <RunTimelineView run={r} />
+          </div>
+        </section>
+
+        <section aria-labelledby="run-workspace-title" className="card space-y-3 p-5" data-testid="run-workspace">
+          <h2 id="run-workspace-title" className="text-sm font-semibold text-slate-900">
+            Workspace
+          </h2>
+          {workspace.ok ? (
+            <>
+              <IsolationNote isolated={workspace.data.isolated} />
+              <WorkspaceFiles data={workspace.data} />
+            </>
+          ) : (
+            <p className="text-sm text-slate-500">{workspace.message}</p>
+          )}
+        </section>
+      </div>
+
       <section aria-labelledby="run-log-title" className="card p-5">
         <h2 id="run-log-title" className="text-sm font-semibold text-slate-900">
           Run log
@@ -144,7 +178,7 @@ export default async function RunPage({
             ) : null}
             <ol className="mt-3 space-y-1.5 font-mono text-xs" data-testid="run-events">
               {r.events.map((event) => (
-                <li key={event.id} className="flex gap-3">
+                <li key={event.id} className="flex gap-3" data-testid="run-event">
                   <time
                     dateTime={event.createdAt.toISOString()}
                     className="shrink-0 text-slate-400"
