@@ -200,6 +200,8 @@ class Finalization {
       leaseId: lease.leaseId,
     }));
     const staging = await createStagingDir(this.deps.instanceRoot, `${this.key.runId}-${attempt}`);
+    // Retry events are written while the backoff runs and awaited before this attempt settles.
+    const retryEvents: Promise<void>[] = [];
     try {
       return await runWithCopybackRetries(
         async (tryNumber) => {
@@ -215,17 +217,20 @@ class Finalization {
           ...this.deps.retry,
           // R-RR-1: failures before host writes, logged and retried with a short backoff.
           onRetry: ({ attempt: failed, delayMs, error, failure }) => {
-            void recordRunEvent(db, this.event("warn", "workspace.copyback_retry", `Copyback attempt ${failed} failed before any host write (${failure.reason}); retrying.`, {
-              operationId,
-              try: failed,
-              delayMs,
-              reason: failure.reason,
-              errorCode: errorCodeOf(error, "unclassified"),
-            })).catch(() => undefined);
+            retryEvents.push(
+              recordRunEvent(db, this.event("warn", "workspace.copyback_retry", `Copyback attempt ${failed} failed before any host write (${failure.reason}); retrying.`, {
+                operationId,
+                try: failed,
+                delayMs,
+                reason: failure.reason,
+                errorCode: errorCodeOf(error, "unclassified"),
+              })),
+            );
           },
         },
       );
     } finally {
+      await Promise.allSettled(retryEvents);
       await removeStagingDir(staging);
     }
   }

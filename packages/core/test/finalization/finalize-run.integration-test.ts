@@ -289,6 +289,46 @@ describe("finalizeRun", () => {
     expect(finalizeOps(s)).toHaveLength(1);
   });
 
+  it("R-OWN-9 a lost lock connection stops publication: the barrier stands, nothing is committed, and the next owner commits from the barrier", async () => {
+    const run = await preparedRun(world, "done");
+    await writeTree(run.sandbox, { "before-loss.txt": "copied" });
+    world.provider.faults.onExport = async () => {
+      await db.prisma().$queryRaw`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'copyback-finalization-owner' AND datname = current_database()`;
+    };
+    try {
+      await expect(finalizeRun(world.deps(), { runId: run.runId })).rejects.toMatchObject({ code: "finalization_ownership_lost" });
+    } finally {
+      world.provider.faults.onExport = undefined;
+    }
+    let s = await state(run.runId);
+    expect(s.coordinator.phase).toBe("arbitrating");
+    expect(s.run.status).toBe("running");
+    expect(s.issue.status).toBe("in_progress");
+    expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(true);
+    // The copyback was joined before the token went: the receipt is cleared, the next owner may proceed.
+    expect(readFinalizationOwner(s.run.runnerProfileJson)).toEqual({ kind: "none" });
+
+    const exportsBefore = world.provider.exports;
+    expect(await finalizeRun(world.deps(), { runId: run.runId })).toMatchObject({ kind: "committed", barrier: "reused" });
+    expect(world.provider.exports).toBe(exportsBefore);
+    s = await state(run.runId);
+    expect(s.coordinator.phase).toBe("committed");
+    expect(s.issue.status).toBe("done");
+  });
+
+  it("R-OWN-13 with idle_in_transaction_session_timeout set, the owner probes its lock transaction and keeps it through a slow export", async () => {
+    const run = await preparedRun(world);
+    const database = db.name();
+    await db.prisma().$executeRawUnsafe(`ALTER DATABASE "${database}" SET idle_in_transaction_session_timeout = '600ms'`);
+    world.provider.faults.onExport = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+    try {
+      expect((await finalizeRun(world.deps(), { runId: run.runId })).kind).toBe("committed");
+    } finally {
+      world.provider.faults.onExport = undefined;
+      await db.prisma().$executeRawUnsafe(`ALTER DATABASE "${database}" RESET idle_in_transaction_session_timeout`);
+    }
+  });
+
   it("a run without an accepted result is not finalizable and nothing is written; an unknown run is not found", async () => {
     const { claimedRun } = await import("./finalization-fixture");
     const run = await claimedRun(world);
