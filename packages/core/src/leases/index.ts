@@ -1,10 +1,10 @@
 // Environment leases (issue 5 item 4): acquisition by policy, release by policy, the status
 // machine with compare-and-set transitions and the versioned metadata documents.
 export { acquireLease } from "./acquire-lease";
-export { releaseLeaseByPolicy, judgeStopReceipt, type StopReceiptVerdict } from "./release-lease";
+export { releaseLeaseByPolicy, judgeStopReceipt, CLEANUP_CLAIM_MS, type StopReceiptVerdict } from "./release-lease";
 export { decideLeaseRelease, type ReleaseDecision } from "./release-policy";
 export { canTransition, forbiddenTransitions, isTerminal } from "./lease-status";
-export { transitionLease, patchLease, recordCleanupAttempt, type LeaseDb, type LeaseMetadataPatch, type TransitionLeaseInput } from "./transition-lease";
+export { transitionLease, patchLease, claimPendingCleanup, recordCleanupAttempt, type LeaseDb, type LeaseMetadataPatch, type TransitionLeaseInput } from "./transition-lease";
 export { pluginForLease, hasCapability, type PluginLookup } from "./plugin-for-lease";
 export * from "./lease-metadata";
 export * from "./lease-types";

@@ -1,7 +1,8 @@
 // Shared value types of the lease module. The enums are the generated client's
 // (packages/db/prisma/schema.prisma: lease_status, lease_policy).
 import { LeasePolicy as LeasePolicyEnum, LeaseStatus as LeaseStatusEnum, type EnvironmentLease } from "@copyback/db";
-import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
+import type { ProviderRegistry } from "../providers/registry";
+import type { LeaseHandle } from "../providers/types";
 import type { StopReceiptRecord } from "./lease-metadata";
 
 export type LeaseStatus = LeaseStatusEnum;
@@ -13,13 +14,11 @@ export const LEASE_POLICIES = Object.values(LeasePolicyEnum) as readonly LeasePo
 export type LeaseRow = EnvironmentLease;
 
 /**
- * What the lease module needs from the provider registry (providers/registry.ts): the plugin
- * pinned on a lease, by exact plugin id (R-EX-6). `forLease` throws DomainError
- * `provider_plugin_unavailable` or `provider_plugin_mismatch`; it never substitutes another plugin.
+ * What the lease module needs from the provider registry: the plugin pinned on a lease, by exact
+ * plugin id (R-EX-6). `forLease` throws DomainError `provider_plugin_unavailable` or
+ * `provider_plugin_mismatch`; it never substitutes another plugin.
  */
-export interface LeaseProviderRegistry {
-  forLease(lease: { pluginId: string; provider: string }): EnvironmentProvider;
-}
+export type LeaseProviderRegistry = Pick<ProviderRegistry, "forLease">;
 
 export interface AcquireLeaseInput {
   companyId: string;
@@ -53,7 +52,9 @@ export type PendingCleanupCode =
   | "stop_failed"
   | "stop_unconfirmed"
   | "stop_receipt_mismatch"
-  | "stop_intent_invalid";
+  | "stop_intent_invalid"
+  /** Another caller holds the lease's cleanup claim (R-EX-5): its stop is in flight. */
+  | "cleanup_claimed";
 
 export type LeaseReleaseOutcome =
   | { kind: "destroyed"; leaseId: string }

@@ -2,6 +2,7 @@
 // release and reuse paths must turn "no such plugin" or "no such capability" into a pending or
 // skipped lease, never into a fallback call (R-EX-6).
 import { isDomainError } from "../errors";
+import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, ProviderCapability } from "../providers/types";
 import type { LeaseProviderRegistry } from "./lease-types";
 
@@ -31,24 +32,19 @@ export function pluginForLease(registry: LeaseProviderRegistry, lease: { pluginI
   return { kind: "found", plugin };
 }
 
-/** Whether the plugin advertises `capability` and implements its method. */
+/** The provider operation of a capability (every one is named after its capability but the stop). */
+type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease" ? "stopLease" : C & keyof EnvironmentProvider;
+
+/** Whether the plugin advertises `capability` and implements its operation (the registry's rule, as a type guard). */
 export function hasCapability<C extends ProviderCapability>(
   plugin: EnvironmentProvider,
   capability: C,
-): plugin is EnvironmentProvider & Required<Pick<EnvironmentProvider, MethodOf<C>>> {
-  return plugin.capabilities.has(capability) && typeof plugin[METHOD[capability]] === "function";
+): plugin is EnvironmentProvider & Required<Pick<EnvironmentProvider, OperationOf<C>>> {
+  try {
+    requireCapability(plugin, capability);
+    return true;
+  } catch (error) {
+    if (isDomainError(error) && error.code === "provider_capability_missing") return false;
+    throw error;
+  }
 }
-
-type MethodOf<C extends ProviderCapability> = (typeof METHOD)[C];
-
-const METHOD = {
-  acquire: "acquire",
-  exec: "exec",
-  exportWorkspace: "exportWorkspace",
-  salvageExport: "salvageExport",
-  seedWorkspace: "seedWorkspace",
-  environmentStopLease: "stopLease",
-  resume: "resume",
-  destroy: "destroy",
-  inspect: "inspect",
-} as const satisfies Record<ProviderCapability, keyof EnvironmentProvider>;

@@ -26,7 +26,7 @@ import {
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode, ReleaseLeaseInput } from "./lease-types";
 import { hasCapability, pluginForLease } from "./plugin-for-lease";
 import { decideLeaseRelease } from "./release-policy";
-import { recordCleanupAttempt, transitionLease } from "./transition-lease";
+import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
 
 const releaseInput = z.object({
   leaseId: z.uuid(),
@@ -84,7 +84,7 @@ async function afterLostRace(db: PrismaClient, registry: LeaseProviderRegistry, 
   const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
   if (lease.status === "pending_cleanup") {
     // Another caller owns the stop in flight; report it pending rather than stopping twice.
-    return { kind: "pending_cleanup", leaseId, code: "stop_failed", message: "Another stop of this lease is in progress." };
+    return pendingOutcome(leaseId, "cleanup_claimed", "Another stop of this lease is in progress.");
   }
   return settledOutcome(db, registry, lease);
 }
@@ -116,48 +116,78 @@ async function destroyLease(db: PrismaClient, registry: LeaseProviderRegistry, l
   return { kind: "destroyed", leaseId: lease.id };
 }
 
-async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
-  const pending = (code: PendingCleanupCode, message: string): LeaseReleaseOutcome => ({ kind: "pending_cleanup", leaseId: lease.id, code, message });
+/** R-EX-5: an in-flight stop request holds the lease's cleanup claim this long (a crash delays the sweep until it expires). */
+export const CLEANUP_CLAIM_MS = 15 * 60_000;
 
-  let intent: StopIntent;
-  let intentJson: unknown;
+async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
+  const secured = await secureStopIntent(db, registry, lease);
+  if (secured.kind === "outcome") return secured.outcome;
+  const outcome = await requestStop(db, registry, lease, secured.intent, secured.intentJson);
+  if (outcome.kind === "pending_cleanup") {
+    // Give the claim back so the restart sweep may retry at once (a counted attempt already did).
+    await patchLease(db, { leaseId: lease.id, status: "pending_cleanup", set: { cleanupClaim: null } });
+  }
+  return outcome;
+}
+
+/**
+ * R-SO-1: makes the stop intent durable (status pending_cleanup) and takes the cleanup claim
+ * before the provider hears of the stop. An active lease gets a new v2 intent; a pending one is
+ * retried with its recorded intent (same request id, so a late receipt still matches).
+ */
+async function secureStopIntent(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  lease: LeaseRow,
+): Promise<{ kind: "secured"; intent: StopIntent; intentJson: unknown } | { kind: "outcome"; outcome: LeaseReleaseOutcome }> {
+  const pending = (code: PendingCleanupCode, message: string) => ({ kind: "outcome" as const, outcome: pendingOutcome(lease.id, code, message) });
+  const claim = { by: `release:${lease.runId ?? "none"}`, forMs: CLEANUP_CLAIM_MS };
   if (lease.status === "active") {
     if (!lease.providerLeaseId) {
       // An acquisition that never recorded its allocation: there is no exact sandbox to stop.
       const failure = { code: "lease_not_allocated", message: "The lease has no provider allocation to stop.", at: new Date().toISOString() };
       if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "pending_cleanup", metadataPatch: { failure } }))) {
-        return afterLostRace(db, registry, lease.id);
+        return { kind: "outcome", outcome: await afterLostRace(db, registry, lease.id) };
       }
       return pending("stop_intent_invalid", failure.message);
     }
-    intent = newStopIntent(lease, lease.providerLeaseId);
-    intentJson = intent;
-    // R-SO-1: the intent is durable before the provider hears of it; a crash from here on
-    // leaves a pending_cleanup lease the restart sweep stops with this exact request.
+    const intent = newStopIntent(lease, lease.providerLeaseId);
     const won = await transitionLease(db, {
       leaseId: lease.id,
       from: ["active"],
       to: "pending_cleanup",
       metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null },
+      set: { cleanupClaim: claim },
     });
-    if (!won) return afterLostRace(db, registry, lease.id);
-  } else {
-    // pending_cleanup: retry the recorded intent (same request id, so a late receipt still matches).
-    const read = readStopIntent(lease.metadata, lease);
-    if (read.kind !== "present") {
-      return pending("stop_intent_invalid", read.kind === "invalid" ? read.message : "The pending lease has no stop intent.");
-    }
-    intent = read.value;
-    intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
+    if (!won) return { kind: "outcome", outcome: await afterLostRace(db, registry, lease.id) };
+    return { kind: "secured", intent, intentJson: intent };
   }
+  const read = readStopIntent(lease.metadata, lease);
+  if (read.kind !== "present") {
+    return pending("stop_intent_invalid", read.kind === "invalid" ? read.message : "The pending lease has no stop intent.");
+  }
+  const intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
+  if (!(await claimPendingCleanup(db, { leaseId: lease.id, ...claim, intentJson }))) {
+    return pending("cleanup_claimed", "Another stop of this lease is in progress.");
+  }
+  return { kind: "secured", intent: read.value, intentJson };
+}
 
+/** Asks the pinned plugin to stop and applies the receipt; anything short of a matching confirmed receipt stays pending. */
+async function requestStop(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  lease: LeaseRow,
+  intent: StopIntent,
+  intentJson: unknown,
+): Promise<LeaseReleaseOutcome> {
   // R-EX-6: exactly the pinned plugin; unavailable defers without spending a cleanup attempt.
   const lookup = pluginForLease(registry, lease);
-  if (lookup.kind !== "found") return pending(lookup.code, lookup.message);
+  if (lookup.kind !== "found") return pendingOutcome(lease.id, lookup.code, lookup.message);
   const plugin = lookup.plugin;
   if (!hasCapability(plugin, "environmentStopLease")) {
     // R-EX-6 / R-SO-3: without environmentStopLease the lease gets neither release nor destroy.
-    return pending("provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
+    return pendingOutcome(lease.id, "provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
   }
 
   let receipt: StopReceipt;
@@ -166,13 +196,13 @@ async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, 
   } catch (error) {
     const failure = failureOf(error, "stop_failed");
     await recordCleanupAttempt(db, lease.id, { failure });
-    return pending("stop_failed", failure.message);
+    return pendingOutcome(lease.id, "stop_failed", failure.message);
   }
 
   const verdict = judgeStopReceipt(receipt, intent);
   if (verdict.kind !== "confirmed") {
     await recordCleanupAttempt(db, lease.id, { failure: { code: verdict.code, message: verdict.message, at: new Date().toISOString() } });
-    return pending(verdict.code, verdict.message);
+    return pendingOutcome(lease.id, verdict.code, verdict.message);
   }
   // R-SO-2: the matching receipt clears the intent and leaves the lease released and resumable.
   const won = await transitionLease(db, {
@@ -185,9 +215,14 @@ async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, 
       [LEASE_METADATA_KEYS.stopIntent]: null,
       [LEASE_METADATA_KEYS.failure]: null,
     },
+    set: { cleanupClaim: null },
   });
   if (!won) return afterLostRace(db, registry, lease.id);
   return { kind: "stopped_and_retained", leaseId: lease.id, receipt: verdict.receipt };
+}
+
+function pendingOutcome(leaseId: string, code: PendingCleanupCode, message: string): LeaseReleaseOutcome {
+  return { kind: "pending_cleanup", leaseId, code, message };
 }
 
 export type StopReceiptVerdict =

@@ -30,6 +30,8 @@ export interface LeaseColumnPatch {
   runId?: string;
   issueId?: string | null;
   providerLeaseId?: string;
+  /** R-EX-5: who holds the cleanup claim and for how long (null releases it). */
+  cleanupClaim?: { by: string; forMs: number } | null;
 }
 
 /**
@@ -63,19 +65,44 @@ export function patchLease(
   return casUpdate(db, { ...input, from: [input.status], assignments: [] });
 }
 
+/**
+ * R-EX-5: takes the cleanup claim of a pending_cleanup lease if nobody holds it (or the holder's
+ * claim expired) and its stop intent is still `intentJson`; returns whether this caller holds it.
+ */
+export function claimPendingCleanup(
+  db: LeaseDb,
+  input: { leaseId: string; by: string; forMs: number; intentJson: unknown },
+): Promise<boolean> {
+  return casUpdate(db, {
+    leaseId: input.leaseId,
+    from: ["pending_cleanup"],
+    assignments: [],
+    set: { cleanupClaim: { by: input.by, forMs: input.forMs } },
+    expectMetadata: { key: "sandboxStopAndRetain", value: input.intentJson },
+    claimFree: true,
+  });
+}
+
 async function casUpdate(
   db: LeaseDb,
-  input: Omit<TransitionLeaseInput, "to"> & { assignments: Prisma.Sql[] },
+  input: Omit<TransitionLeaseInput, "to"> & { assignments: Prisma.Sql[]; claimFree?: boolean },
 ): Promise<boolean> {
   const assignments = [...input.assignments, Prisma.sql`updated_at = now()`, metadataAssignment(input.metadataPatch ?? {})];
   if (input.set?.runId !== undefined) assignments.push(Prisma.sql`run_id = ${input.set.runId}::uuid`);
   if (input.set?.issueId !== undefined) assignments.push(Prisma.sql`issue_id = ${input.set.issueId}::uuid`);
   if (input.set?.providerLeaseId !== undefined) assignments.push(Prisma.sql`provider_lease_id = ${input.set.providerLeaseId}`);
+  if (input.set?.cleanupClaim === null) assignments.push(Prisma.sql`cleanup_claimed_by = NULL, cleanup_claimed_until = NULL`);
+  if (input.set?.cleanupClaim) {
+    assignments.push(
+      Prisma.sql`cleanup_claimed_by = ${input.set.cleanupClaim.by}, cleanup_claimed_until = now() + ${input.set.cleanupClaim.forMs}::double precision * interval '1 millisecond'`,
+    );
+  }
 
   const conditions = [
     Prisma.sql`id = ${input.leaseId}::uuid`,
     Prisma.sql`status IN (${Prisma.join(input.from.map((status) => Prisma.sql`${status}::lease_status`))})`,
   ];
+  if (input.claimFree) conditions.push(Prisma.sql`(cleanup_claimed_until IS NULL OR cleanup_claimed_until < now())`);
   if (input.expectMetadata) {
     conditions.push(
       Prisma.sql`metadata -> ${input.expectMetadata.key} = ${JSON.stringify(input.expectMetadata.value)}::jsonb`,
@@ -88,13 +115,14 @@ async function casUpdate(
 
 /**
  * Records a failed cleanup attempt on a lease that is still `pending_cleanup` (the restart sweep
- * reads cleanup_attempts). An unavailable plugin does not call this: it defers without spending
- * an attempt (R-EX-6).
+ * reads cleanup_attempts) and gives up the cleanup claim. An unavailable plugin does not call
+ * this: it defers without spending an attempt (R-EX-6).
  */
 export async function recordCleanupAttempt(db: LeaseDb, leaseId: string, metadataPatch: LeaseMetadataPatch): Promise<boolean> {
   const changed = await db.$executeRaw(Prisma.sql`
     UPDATE environment_leases
-       SET cleanup_attempts = cleanup_attempts + 1, updated_at = now(), ${metadataAssignment(metadataPatch)}
+       SET cleanup_attempts = cleanup_attempts + 1, updated_at = now(), ${metadataAssignment(metadataPatch)},
+           cleanup_claimed_by = NULL, cleanup_claimed_until = NULL
      WHERE id = ${leaseId}::uuid AND status = 'pending_cleanup'::lease_status`);
   return changed === 1;
 }

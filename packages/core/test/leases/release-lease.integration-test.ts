@@ -4,7 +4,7 @@
 // without release or destroy (R-EX-6).
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { acquireLease, releaseLeaseByPolicy, STOP_INTENT_SCHEMA, type LeasePolicy } from "../../src/leases/index";
+import { acquireLease, CLEANUP_CLAIM_MS, releaseLeaseByPolicy, STOP_INTENT_SCHEMA, type LeasePolicy } from "../../src/leases/index";
 import { createFakeProvider, type FakeProvider } from "../../src/providers/fake/index";
 import { PROVIDER_CAPABILITIES } from "../../src/providers/types";
 import { buildLeaseWorld, registryOf } from "./lease-fixture";
@@ -90,7 +90,7 @@ describe("releaseLeaseByPolicy", () => {
     const first = await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" });
     expect(first).toMatchObject({ kind: "pending_cleanup", code: "stop_unconfirmed" });
     const pending = await row(lease.id);
-    expect(pending).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 1 });
+    expect(pending).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 1, cleanupClaimedBy: null, cleanupClaimedUntil: null });
     expect(pending.metadata).not.toHaveProperty("sandboxStopAndRetainReceipt");
     const requestId = (pending.metadata as { sandboxStopAndRetain: { requestId: string } }).sandboxStopAndRetain.requestId;
 
@@ -99,6 +99,52 @@ describe("releaseLeaseByPolicy", () => {
     const second = await releaseLeaseByPolicy(db.prisma(), registryOf(restarted), { leaseId: lease.id, runId, outcome: "committed" });
     expect(second).toMatchObject({ kind: "stopped_and_retained", receipt: { requestId } });
     expect([...ops(plugin), ...ops(restarted)]).toEqual(["stopLease", "stopLease"]);
+    expect((await row(lease.id)).status).toBe("released");
+  });
+
+  it("R-EX-5 an in-flight stop holds a 15-minute cleanup claim; a second caller does not stop again; the claim is given back", async () => {
+    const { lease, runId, plugin } = await activeLease("reuse_by_environment");
+    const stop = plugin.stopLease!.bind(plugin);
+    const seen: unknown[] = [];
+    plugin.stopLease = async (handle, request) => {
+      const during = await row(handle.leaseId);
+      const claimedForMs = during.cleanupClaimedUntil!.getTime() - Date.now();
+      seen.push({ by: during.cleanupClaimedBy, claimedRoughly15Min: claimedForMs > CLEANUP_CLAIM_MS - 120_000 && claimedForMs <= CLEANUP_CLAIM_MS + 5_000 });
+      // A second release (a retry, or a sweep) while this request is in flight.
+      seen.push(await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" }));
+      return stop(handle, request);
+    };
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "stopped_and_retained" });
+    expect(seen).toEqual([{ by: `release:${runId}`, claimedRoughly15Min: true }, expect.objectContaining({ kind: "pending_cleanup", code: "cleanup_claimed" })]);
+    expect(ops(plugin)).toEqual(["stopLease"]);
+    expect(await row(lease.id)).toMatchObject({ status: "released", cleanupClaimedBy: null, cleanupClaimedUntil: null });
+  });
+
+  it("R-EX-5 a pending lease whose claim is held is not stopped until the claim expires", async () => {
+    const { lease, runId, plugin } = await activeLease("retain_on_failure");
+    plugin.faults.failTimes("stopLease", 1);
+    await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "failed" });
+    expect(await row(lease.id)).toMatchObject({ status: "pending_cleanup", cleanupClaimedBy: null });
+    plugin.calls.length = 0;
+
+    await db.prisma().$executeRaw`UPDATE environment_leases SET cleanup_claimed_by = 'sweep:other', cleanup_claimed_until = now() + interval '10 minutes' WHERE id = ${lease.id}::uuid`;
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "failed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "cleanup_claimed" });
+    expect(plugin.calls).toEqual([]);
+
+    await db.prisma().$executeRaw`UPDATE environment_leases SET cleanup_claimed_until = now() - interval '1 second' WHERE id = ${lease.id}::uuid`;
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "failed" })).resolves.toMatchObject({ kind: "stopped_and_retained" });
+    expect(ops(plugin)).toEqual(["stopLease"]);
+  });
+
+  it("concurrent releases of one lease stop it once", async () => {
+    const { lease, runId, plugin } = await activeLease("reuse_by_environment");
+    const outcomes = await Promise.all(
+      Array.from({ length: 4 }, () => releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })),
+    );
+    expect(outcomes.filter((o) => o.kind === "stopped_and_retained").length).toBeGreaterThanOrEqual(1);
+    for (const o of outcomes) expect(["stopped_and_retained", "pending_cleanup"]).toContain(o.kind);
+    for (const o of outcomes) if (o.kind === "pending_cleanup") expect(o.code).toBe("cleanup_claimed");
+    expect(ops(plugin)).toEqual(["stopLease"]);
     expect((await row(lease.id)).status).toBe("released");
   });
 
