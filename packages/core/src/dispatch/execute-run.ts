@@ -11,7 +11,7 @@
 import type { Prisma, PrismaClient } from "@copyback/db";
 import type { DirectoryMergeLocks } from "../copyback/locks/index";
 import { isDomainError } from "../errors";
-import { finalizeRun } from "../finalization/finalize-run";
+import { finalizeRun, type FinalizeRunDeps } from "../finalization/finalize-run";
 import { acquireLease } from "../leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
 import type { ProcessIdentity } from "../process/process-identity";
@@ -45,6 +45,8 @@ export interface ExecuteRunDeps {
   outputLimits?: OutputLimits;
   /** How long a busy lease is retried in process before the run goes back to the queue. */
   leaseWaitMs?: number;
+  /** Backoff of finalization's in-process copyback retries (tests pass a zero backoff). */
+  retry?: FinalizeRunDeps["retry"];
 }
 
 type Level = "debug" | "info" | "warn" | "error";
