@@ -26,7 +26,7 @@ import {
   type LeaseProviderRegistry,
   type LeaseRow,
 } from "./lease-types";
-import { failureOf, messageOf } from "./lease-failure";
+import { failureOf, messageOf, parseLeaseInput } from "./lease-failure";
 import { hasCapability, pluginForLease } from "./plugin-for-lease";
 import { patchLease, transitionLease } from "./transition-lease";
 
@@ -47,9 +47,7 @@ export async function acquireLease(
   registry: LeaseProviderRegistry,
   rawInput: AcquireLeaseInput,
 ): Promise<AcquiredLease> {
-  const parsed = acquireInput.safeParse(rawInput);
-  if (!parsed.success) throw invalid("lease_input_invalid", z.prettifyError(parsed.error));
-  const input = parsed.data;
+  const input = parseLeaseInput(acquireInput, rawInput);
 
   const [environment, workspace, run] = await Promise.all([
     db.environment.findFirst({ where: { id: input.environmentId, companyId: input.companyId } }),

@@ -9,9 +9,9 @@
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
-import { conflict, invalid, notFound } from "../errors";
+import { conflict, notFound } from "../errors";
 import type { LeaseHandle, StopReceipt } from "../providers/types";
-import { failureOf } from "./lease-failure";
+import { failureOf, parseLeaseInput } from "./lease-failure";
 import {
   confirmedStopReceipt,
   LEASE_METADATA_KEYS,
@@ -39,9 +39,7 @@ export async function releaseLeaseByPolicy(
   registry: LeaseProviderRegistry,
   rawInput: ReleaseLeaseInput,
 ): Promise<LeaseReleaseOutcome> {
-  const parsed = releaseInput.safeParse(rawInput);
-  if (!parsed.success) throw invalid("lease_input_invalid", z.prettifyError(parsed.error));
-  const input = parsed.data;
+  const input = parseLeaseInput(releaseInput, rawInput);
 
   const lease = await db.environmentLease.findUnique({ where: { id: input.leaseId } });
   if (!lease) throw notFound("Lease");
