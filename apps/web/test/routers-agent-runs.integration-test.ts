@@ -144,31 +144,22 @@ describe("runs.latestForIssue", () => {
 
     // What a claim and the finish API leave behind (their own tests live in core).
     await db().heartbeatRun.update({ where: { id: runId }, data: { status: "succeeded", startedAt: new Date(), finishedAt: new Date() } });
-    await db().nativeRunResult.create({
-      data: {
-        companyId: w.companyA.id,
-        runId,
-        issueId: issue.id,
-        agentId: runner.id,
-        schemaStatus: "rejected",
-        rejectionCode: "result_schema_invalid",
-        payload: { summary: "not this one" },
-        canonicalSha256: "0".repeat(64),
-        dedupeKey: "bad",
-      },
-    });
-    await db().nativeRunResult.create({
-      data: {
-        companyId: w.companyA.id,
-        runId,
-        issueId: issue.id,
-        agentId: runner.id,
-        schemaStatus: "accepted",
-        payload: { schema: "copyback.run-result.v1", outcome: "in_review", summary: "Wrote notes/builder.log." },
-        canonicalSha256: "1".repeat(64),
-        dedupeKey: "good",
-      },
-    });
+    const storeResult = (schemaStatus: "accepted" | "rejected", payload: object, dedupeKey: string) =>
+      db().nativeRunResult.create({
+        data: {
+          companyId: w.companyA.id,
+          runId,
+          issueId: issue.id,
+          agentId: runner.id,
+          schemaStatus,
+          ...(schemaStatus === "rejected" ? { rejectionCode: "result_schema_invalid" } : {}),
+          payload,
+          canonicalSha256: dedupeKey.padEnd(64, "0"),
+          dedupeKey,
+        },
+      });
+    await storeResult("rejected", { summary: "not this one" }, "bad");
+    await storeResult("accepted", { schema: "copyback.run-result.v1", outcome: "in_review", summary: "Wrote notes/builder.log." }, "good");
     expect(await member.runs.latestForIssue(input)).toMatchObject({
       run: { id: runId, status: "succeeded" },
       result: { outcome: "in_review", summary: "Wrote notes/builder.log." },

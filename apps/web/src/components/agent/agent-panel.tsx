@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import type { IssueStatusValue } from "~/server/routers/issues/issue-status";
-import { Timestamp } from "~/components/format/timestamp";
+import { RunMoment } from "~/components/runs/run-moment";
 import { runPath } from "~/components/nav/paths";
 import type { RouterOutputs } from "~/components/trpc-types";
 import { userMessageOf } from "~/components/ui/error-message";
@@ -152,19 +152,7 @@ function CurrentRun({ companyId, latest }: { companyId: string; latest: LatestRu
         </Link>
       </div>
       <p className="text-xs text-slate-500">
-        {run.finishedAt ? (
-          <>
-            Finished <Timestamp date={run.finishedAt} />
-          </>
-        ) : run.startedAt ? (
-          <>
-            Started <Timestamp date={run.startedAt} />
-          </>
-        ) : (
-          <>
-            Queued <Timestamp date={run.createdAt} />
-          </>
-        )}
+        <RunMoment run={run} />
       </p>
       {result ? (
         <div className="rounded-md bg-slate-50 p-3" data-testid="agent-result">

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { Timestamp } from "~/components/format/timestamp";
+import { RunMoment } from "~/components/runs/run-moment";
 import { runPath } from "~/components/nav/paths";
 import type { RouterOutputs } from "~/components/trpc-types";
 import { RunStatusBadge } from "~/components/ui/run-status-badge";
@@ -40,19 +40,7 @@ export function IssueRuns({
               <span className="truncate text-sm text-slate-700">{run.agent.name}</span>
             </div>
             <p className="text-xs text-slate-500">
-              {run.finishedAt ? (
-                <>
-                  Finished <Timestamp date={run.finishedAt} />
-                </>
-              ) : run.startedAt ? (
-                <>
-                  Started <Timestamp date={run.startedAt} />
-                </>
-              ) : (
-                <>
-                  Queued <Timestamp date={run.createdAt} />
-                </>
-              )}
+              <RunMoment run={run} />
             </p>
           </div>
           <Link
