@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createDefaultRegistry } from "./default-registry";
 import { createFakeProvider } from "./fake/fake-provider";
 import { ProviderRegistry, requireCapability } from "./registry";
 
@@ -62,5 +66,21 @@ describe("ProviderRegistry", () => {
     expect(() => registry.register(createFakeProvider())).toThrow(expect.objectContaining({ code: "provider_plugin_duplicate" }));
     expect(registry.get("builtin.fake")).toBe(plugins[0]);
     expect(registry.list()).toHaveLength(1);
+  });
+});
+
+describe("createDefaultRegistry", () => {
+  it("R-EX-6 registers builtin.local for local leases and builtin.fake for fake leases, with every capability", async () => {
+    const root = await mkdtemp(join(tmpdir(), "copyback-registry-"));
+    try {
+      const registry = createDefaultRegistry({ instanceRoot: root });
+      const local = registry.forLease({ pluginId: "builtin.local", provider: "local" });
+      const fake = registry.forLease({ pluginId: "builtin.fake", provider: "fake" });
+      expect([local.provider, fake.provider]).toEqual(["local", "fake"]);
+      for (const plugin of [local, fake]) registry.requireCapability(plugin, "environmentStopLease");
+      expect(() => registry.forLease({ pluginId: "builtin.local", provider: "fake" })).toThrow(expect.objectContaining({ code: "provider_plugin_mismatch" }));
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -89,6 +89,12 @@ export interface ExecResult {
   resultFile: string | null;
 }
 
+export interface ExportOptions {
+  signal?: AbortSignal;
+  /** Trees left out of the export (copyback/manifest/exclude.ts syntax): what the merge leaves alone. */
+  exclude?: readonly string[];
+}
+
 export interface StopRequest {
   /** Request identity of the stop intent; echoed in the receipt so late writers can be told apart. */
   requestId: string;
@@ -122,9 +128,9 @@ export interface EnvironmentProvider {
   acquire?(request: AcquireRequest): Promise<Allocation>;
   exec?(lease: LeaseHandle, request: ExecRequest): Promise<ExecResult>;
   /** A tar stream of the sandbox workspace, in the format of copyback/archive/export.ts. */
-  exportWorkspace?(lease: LeaseHandle, options?: { signal?: AbortSignal }): Promise<Readable>;
+  exportWorkspace?(lease: LeaseHandle, options?: ExportOptions): Promise<Readable>;
   /** The salvage export of copyback/archive/salvage.ts (R-UA-2). */
-  salvageExport?(lease: LeaseHandle, options?: { signal?: AbortSignal }): Promise<{ archive: Readable; message: string }>;
+  salvageExport?(lease: LeaseHandle, options?: ExportOptions): Promise<{ archive: Readable; message: string }>;
   /** Replace the sandbox workspace's contents with a validated tar stream. */
   seedWorkspace?(lease: LeaseHandle, archive: Readable): Promise<void>;
   stopLease?(lease: LeaseHandle, request: StopRequest): Promise<StopReceipt>;

@@ -1,0 +1,18 @@
+// The plugins every install has: `builtin.local` (sandboxes under the instance root) and
+// `builtin.fake` (in memory, R-SO-3). Other plugins are registered next to them.
+import { createFakeProvider } from "./fake/fake-provider";
+import { createLocalProvider, type LocalIsolation } from "./local/local-provider";
+import { ProviderRegistry } from "./registry";
+
+export interface DefaultRegistryOptions {
+  instanceRoot: string;
+  /** The local provider's isolation (default "auto": bubblewrap where it works). */
+  localIsolation?: LocalIsolation;
+}
+
+export function createDefaultRegistry(options: DefaultRegistryOptions): ProviderRegistry {
+  const registry = new ProviderRegistry();
+  registry.register(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation }));
+  registry.register(createFakeProvider());
+  return registry;
+}

@@ -1,0 +1,50 @@
+// Where a local sandbox lives:
+//   <instanceRoot>/sandboxes/<providerLeaseId>/          0700, owned by the lease
+//     workspace/                                          the agent's files (exported, seeded)
+//     control/                                            the provider's private records
+//       identity.json  processes.json  stopped.json
+//       agent/result.json                                 COPYBACK_RESULT_FILE, outside the export
+// Under bubblewrap the agent can write only workspace/ and control/agent/: it can neither read
+// nor forge the identity or the process records.
+import { join } from "node:path";
+import { DomainError } from "../../errors";
+
+export interface SandboxLayout {
+  root: string;
+  workspace: string;
+  control: string;
+  identityFile: string;
+  processesFile: string;
+  stoppedFile: string;
+  agentDir: string;
+  resultFile: string;
+}
+
+/** Lease ids become directory names: nothing that could leave the sandboxes directory. */
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+export const providerLeaseIdOf = (leaseId: string) => `local-${leaseId}`;
+
+export function checkLeaseId(leaseId: string): void {
+  if (!SAFE_ID.test(leaseId)) {
+    throw new DomainError("invalid", "provider_lease_id_invalid", `Not a usable lease id: ${JSON.stringify(leaseId)}.`);
+  }
+}
+
+export const sandboxesDir = (instanceRoot: string) => join(instanceRoot, "sandboxes");
+
+export function sandboxLayout(instanceRoot: string, providerLeaseId: string): SandboxLayout {
+  const root = join(sandboxesDir(instanceRoot), providerLeaseId);
+  const control = join(root, "control");
+  const agentDir = join(control, "agent");
+  return {
+    root,
+    workspace: join(root, "workspace"),
+    control,
+    identityFile: join(control, "identity.json"),
+    processesFile: join(control, "processes.json"),
+    stoppedFile: join(control, "stopped.json"),
+    agentDir,
+    resultFile: join(agentDir, "result.json"),
+  };
+}
