@@ -130,7 +130,7 @@ class RunSteps {
       return;
     }
     const { lease, handle, reused, isolated } = acquired.value;
-    await this.#event("info", "lease.acquired", isolated ? "Sandbox acquired (isolated)." : "Sandbox acquired (NOT isolated: the agent runs as a plain process group).", {
+    await this.#event("info", "lease.acquired", isolated ? "Sandbox acquired (isolated)." : "Sandbox acquired (NOT isolated: the agent is not confined to its sandbox).", {
       leaseId: lease.id,
       pluginId: handle.pluginId,
       providerLeaseId: handle.providerLeaseId,
