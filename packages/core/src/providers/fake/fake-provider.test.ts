@@ -1,5 +1,5 @@
 import { createWriteStream } from "node:fs";
-import { mkdir, mkdtemp, readFile, readlink, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -114,6 +114,12 @@ describe("fake provider", () => {
     const provider = createFakeProvider({ script: () => ({ files: { "src/x.ts": "x", "src-b/y": "y", "src/deep/z": Buffer.from([0, 1, 2]), "ln": { symlink: "src/x.ts" } } }) });
     const { handle } = await acquired(provider);
     await provider.exec!(handle, execRequest());
+    const excluded = await saveArchive(await provider.exportWorkspace!(handle, { exclude: ["deep", "src-b"] }), "excluded");
+    const rest = join(await scratch, "rest");
+    await mkdir(rest);
+    await extractValidatedArchive(excluded, rest);
+    expect((await readdir(rest)).sort()).toEqual(["ln", "src"]);
+    expect((await readdir(join(rest, "src"))).sort()).toEqual(["x.ts"]);
     const file = await saveArchive(await provider.exportWorkspace!(handle), "export");
     const dest = join(await scratch, "extracted");
     await mkdir(dest);

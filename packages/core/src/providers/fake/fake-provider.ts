@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
 import { SALVAGE_INFO_MESSAGE } from "../../copyback/archive/salvage";
+import { compileExclude } from "../../copyback/manifest/exclude";
 import { DomainError } from "../../errors";
 import {
   PROVIDER_CAPABILITIES,
@@ -13,6 +14,7 @@ import {
   type EnvironmentProvider,
   type ExecRequest,
   type ExecResult,
+  type ExportOptions,
   type Inspection,
   type LeaseHandle,
   type ProviderCapability,
@@ -133,16 +135,28 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       return call("exec", lease.leaseId, () => runScript(sandboxOf(lease), lease, request), request.signal);
     },
 
-    exportWorkspace(lease: LeaseHandle, opts?: { signal?: AbortSignal }): Promise<Readable> {
-      return call("exportWorkspace", lease.leaseId, async () => workspaceTarStream(sandboxOf(lease).workspace), opts?.signal);
+    exportWorkspace(lease: LeaseHandle, opts?: ExportOptions): Promise<Readable> {
+      return call(
+        "exportWorkspace",
+        lease.leaseId,
+        async () => {
+          const excluded = compileExclude(opts?.exclude ? [...opts.exclude] : undefined);
+          return workspaceTarStream(sandboxOf(lease).workspace, (path) => !excluded(path));
+        },
+        opts?.signal,
+      );
     },
 
-    salvageExport(lease: LeaseHandle, opts?: { signal?: AbortSignal }): Promise<{ archive: Readable; message: string }> {
+    salvageExport(lease: LeaseHandle, opts?: ExportOptions): Promise<{ archive: Readable; message: string }> {
       // The fake's salvage leaves out every link: what it exports can never be unsafe.
       return call(
         "salvageExport",
         lease.leaseId,
-        async () => ({ archive: workspaceTarStream(sandboxOf(lease).workspace, (e) => e.kind !== "symlink"), message: SALVAGE_INFO_MESSAGE }),
+        async () => {
+          const excluded = compileExclude(opts?.exclude ? [...opts.exclude] : undefined);
+          const archive = workspaceTarStream(sandboxOf(lease).workspace, (path, e) => e.kind !== "symlink" && !excluded(path));
+          return { archive, message: SALVAGE_INFO_MESSAGE };
+        },
         opts?.signal,
       );
     },

@@ -45,10 +45,10 @@ export function applyChanges(workspace: FakeWorkspace, changes: Readonly<Record<
 }
 
 /** Every path with implied parent directories made explicit, in export order. */
-function exportOrder(workspace: FakeWorkspace, include: (entry: FakeEntry) => boolean): [string, FakeEntry][] {
+function exportOrder(workspace: FakeWorkspace, include: (path: string, entry: FakeEntry) => boolean): [string, FakeEntry][] {
   const all = new Map<string, FakeEntry>();
   for (const [path, entry] of workspace) {
-    if (!include(entry)) continue;
+    if (!include(path, entry)) continue;
     all.set(path, entry);
     for (const dir of ancestorsOf(path)) if (!all.has(dir)) all.set(dir, workspace.get(dir) ?? { kind: "directory", mode: DIRECTORY_MODE });
   }
@@ -66,7 +66,7 @@ function exportOrder(workspace: FakeWorkspace, include: (entry: FakeEntry) => bo
   return [...all.entries()].sort(([a], [b]) => byComponents(a, b));
 }
 
-export function workspaceTar(workspace: FakeWorkspace, include: (entry: FakeEntry) => boolean = () => true): Buffer {
+export function workspaceTar(workspace: FakeWorkspace, include: (path: string, entry: FakeEntry) => boolean = () => true): Buffer {
   const blocks: Buffer[] = [];
   for (const [path, entry] of exportOrder(workspace, include)) {
     if (entry.kind === "directory") {
@@ -82,7 +82,7 @@ export function workspaceTar(workspace: FakeWorkspace, include: (entry: FakeEntr
   return Buffer.concat(blocks);
 }
 
-export function workspaceTarStream(workspace: FakeWorkspace, include?: (entry: FakeEntry) => boolean): Readable {
+export function workspaceTarStream(workspace: FakeWorkspace, include?: (path: string, entry: FakeEntry) => boolean): Readable {
   return Readable.from([workspaceTar(workspace, include)], { objectMode: false });
 }
 
