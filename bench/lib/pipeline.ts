@@ -1,12 +1,16 @@
 // The copyback pipelines the benchmark times, stage by stage, as the host runs them.
-//   full:  export (the sandbox's tar of the whole workspace) -> validate -> extract into private
-//          staging (extractValidatedArchive validates again first) -> the snapshot's manifest
-//          (what mergeSnapshot computes first when given none; timed apart here) -> merge
+//   full:  the sandbox's export stream (exportWorkspaceArchive) straight into
+//          receiveWorkspaceArchive (validates while the bytes arrive, keeps them in memory,
+//          extracts into private staging only once all of it is validated, hashing each file
+//          as it is written) -> mergeSnapshot with the manifest receive returned, consuming
+//          staging. Stages: "receive" = export + validation as they stream, "extract" = the
+//          writes after validation, "merge".
 //   delta: sandbox scan with its stat cache -> tar of the changed entries -> manifest through
 //          JSON (the transfer) -> host receive (whole-manifest tree check, validate, extract,
 //          verify) -> merge with the complete snapshot manifest
-// The archive is a transfer artifact: it is deleted as soon as it is extracted, before the
-// merge's durability barrier, so that barrier does not flush bytes nobody keeps.
+// The delta archive is a transfer artifact: it is deleted as soon as it is extracted, before the
+// merge's durability barrier, so that barrier does not flush bytes nobody keeps. The full
+// archive never touches the disk (it is spooled in memory up to 256 MiB).
 import { execFile } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -15,10 +19,8 @@ import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import {
   exportWorkspaceArchive,
-  extractValidatedArchive,
   mergeSnapshot,
-  takeManifest,
-  validateArchive,
+  receiveWorkspaceArchive,
   type DirectoryMergeLocks,
   type Manifest,
   type MergeOutcome,
@@ -41,7 +43,7 @@ export interface PipelineInput {
   /** Instance root (staging lives in <home>/staging). */
   home: string;
   locks: DirectoryMergeLocks;
-  /** Where the archive file goes. */
+  /** Where the delta archive file goes (the full pipeline keeps its archive in memory). */
   archive: string;
 }
 
@@ -76,26 +78,28 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
   const clock = new StageClock();
   const staging = await mkdtemp(path.join(input.home, "staging", "bench-"));
   try {
-    await clock.stage("export", () =>
-      pipeline(exportWorkspaceArchive(input.workspace), createWriteStream(input.archive)),
+    const received = await clock.stage("export+receive+extract", () =>
+      receiveWorkspaceArchive({
+        archive: exportWorkspaceArchive(input.workspace),
+        stagingDir: staging,
+      }),
     );
-    const validation = await clock.stage("validate", () => validateArchive(input.archive));
-    if (validation.kind !== "safe") {
+    if (received.kind !== "safe") {
       throw new Error(
-        `the benchmark archive was rejected: ${JSON.stringify(validation.violations.slice(0, 3))}`,
+        `the benchmark archive was rejected: ${JSON.stringify(received.violations.slice(0, 3))}`,
       );
     }
-    await clock.stage("extract", () => extractValidatedArchive(input.archive, staging));
-    await rm(input.archive, { force: true });
-    // The merge's first step, timed apart: without a supplied manifest, mergeSnapshot takes
-    // exactly this manifest of the snapshot (every file read and hashed again).
-    const snapshotManifest = await clock.stage("snapshot manifest", () => takeManifest(staging));
+    // Split the one stage into its two phases, as receive measured them.
+    const total = clock.stages["export+receive+extract"] as number;
+    delete clock.stages["export+receive+extract"];
+    clock.stages.receive = total - received.phases.extractMs;
+    clock.stages.extract = received.phases.extractMs;
     const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
         baseline: input.baseline,
         snapshotDir: staging,
-        snapshotManifest,
+        snapshotManifest: received.snapshotManifest,
         locks: input.locks,
         consumeSnapshot: true,
       }),
@@ -103,7 +107,6 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
     return clock.result(outcome);
   } finally {
     await rm(staging, { recursive: true, force: true });
-    await rm(input.archive, { force: true });
   }
 }
 

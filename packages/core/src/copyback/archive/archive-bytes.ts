@@ -53,9 +53,85 @@ export async function* readArchiveBytes(
     return;
   }
   // Positional reads from the caller's handle (a file stream would close it when stopped early).
+  yield* inflateChecked(readChunks(file, GZIP_READ), limits, stats);
+}
+
+/**
+ * The tar bytes of an archive arriving as a stream of raw chunks (a transfer, an export): the
+ * same sniffing, inflation and ratio checks as for a file. Read errors of the stream surface
+ * as ArchiveReadError with the original error as its cause (a dropped transfer stays
+ * recognisable for the retry policy, R-RR-1).
+ */
+export async function* streamArchiveBytes(
+  raw: AsyncIterable<Uint8Array>,
+  limits: ArchiveLimits,
+  stats: ByteStats,
+): AsyncGenerator<Buffer> {
+  const iterator = guardReads(raw)[Symbol.asyncIterator]();
+  const first: Buffer[] = [];
+  let firstLength = 0;
+  try {
+    while (firstLength < 6) {
+      const next = await iterator.next();
+      if (next.done) break;
+      first.push(next.value);
+      firstLength += next.value.length;
+    }
+    const format = sniff(Buffer.concat(first, firstLength).subarray(0, 6));
+    if (format === "unsupported") {
+      throw fatal("malformed_archive", "", "unsupported compression (only gzip is accepted)");
+    }
+    stats.gzip = format === "gzip";
+    const rest = (async function* () {
+      yield* first;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    })();
+    if (!stats.gzip) {
+      for await (const chunk of rest) {
+        stats.bytesRead += chunk.length;
+        stats.bytesInflated += chunk.length;
+        yield chunk;
+      }
+      return;
+    }
+    // Small compressed pieces keep a bomb's overshoot as small as for a file (GZIP_READ).
+    const pieces = (async function* () {
+      for await (const chunk of rest) {
+        for (let at = 0; at < chunk.length; at += GZIP_READ)
+          yield chunk.subarray(at, at + GZIP_READ);
+      }
+    })();
+    yield* inflateChecked(pieces, limits, stats);
+  } finally {
+    await iterator.return?.(undefined);
+  }
+}
+
+async function* guardReads(raw: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of raw) {
+      yield Buffer.isBuffer(chunk)
+        ? chunk
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    }
+  } catch (error) {
+    throw new ArchiveReadError(errnoOf(error), error);
+  }
+}
+
+/** Gunzip with the compression-ratio check on every inflated chunk. */
+async function* inflateChecked(
+  compressed: AsyncIterable<Buffer>,
+  limits: ArchiveLimits,
+  stats: ByteStats,
+): AsyncGenerator<Buffer> {
   const source = Readable.from(
     (async function* () {
-      for await (const chunk of readChunks(file, GZIP_READ)) {
+      for await (const chunk of compressed) {
         stats.bytesRead += chunk.length;
         yield chunk;
       }

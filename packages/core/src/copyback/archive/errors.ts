@@ -50,8 +50,12 @@ export class ArchiveReadError extends Error {
   readonly code = "archive_unreadable" as const;
   readonly errno: string | undefined;
 
-  constructor(errno?: string) {
-    super(`the archive file cannot be read${errno ? ` (${errno})` : ""}`);
+  /** `cause`: the underlying failure (a stream's error keeps its code for the retry policy). */
+  constructor(errno?: string, cause?: unknown) {
+    super(
+      `the archive file cannot be read${errno ? ` (${errno})` : ""}`,
+      cause === undefined ? undefined : { cause },
+    );
     this.name = "ArchiveReadError";
     this.errno = errno;
   }

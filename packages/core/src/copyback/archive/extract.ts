@@ -73,7 +73,7 @@ export async function extractValidatedArchive(
 }
 
 /** Returns the destination's real path once it is known to be an existing, empty, real directory. */
-async function assertEmptyDirectory(destDir: string): Promise<string> {
+export async function assertEmptyDirectory(destDir: string): Promise<string> {
   let stats;
   try {
     stats = await lstat(destDir);
@@ -90,7 +90,10 @@ async function assertEmptyDirectory(destDir: string): Promise<string> {
   return realpath(destDir);
 }
 
-async function createSymlinks(dest: string, entries: readonly ValidatedEntry[]): Promise<void> {
+export async function createSymlinks(
+  dest: string,
+  entries: readonly ValidatedEntry[],
+): Promise<void> {
   for (const entry of entries) {
     if (entry.kind !== "symlink") continue;
     await ensureRealDirectory(dest, entry.components.slice(0, -1));
@@ -119,7 +122,7 @@ async function ensureRealDirectory(dest: string, components: readonly string[]):
 
 /** Files got their modes when written; directories last and deepest first, so a read-only one
  * never blocked work inside it. */
-async function applyDirectoryModes(
+export async function applyDirectoryModes(
   dest: string,
   entries: readonly ValidatedEntry[],
 ): Promise<void> {

@@ -14,3 +14,9 @@ export { validateArchive, type ArchiveValidation } from "./validate";
 export { extractValidatedArchive, type ExtractOptions, type SafeArchive } from "./extract";
 export { exportWorkspaceArchive, type WorkspaceExportOptions } from "./export";
 export { exportSalvageArchive, SALVAGE_INFO_MESSAGE, type SalvageExportOptions } from "./salvage";
+export {
+  receiveWorkspaceArchive,
+  type ReceiveWorkspaceArchiveOptions,
+  type ReceivedWorkspaceArchive,
+} from "./receive";
+export { DEFAULT_SPOOL_MEMORY_BYTES, type SpoolOptions } from "./spool";

@@ -22,6 +22,10 @@ export interface TarEntry {
   size: number;
   linkpath: string | undefined;
   mode: number | undefined;
+  /** Modification time as node-tar's ReadEntry reports it (extended headers applied). */
+  mtime: Date | undefined;
+  /** Where the entry's body starts in the tar byte stream (extraction reads it from there). */
+  offset: number;
 }
 
 /** A violation after which the rest of the stream cannot be trusted or is not worth reading. */
@@ -80,6 +84,10 @@ function rawSizeField(block: Buffer): number | undefined {
   const text = block.toString("latin1", 124, 136).replace(/\0.*$/s, "").trim();
   if (!/^[0-7]*$/.test(text)) return undefined;
   return text === "" ? 0 : parseInt(text, 8);
+}
+
+function validDate(value: unknown): Date | undefined {
+  return value instanceof Date && !Number.isNaN(value.getTime()) ? value : undefined;
 }
 
 export class TarWalker {
@@ -273,7 +281,7 @@ export class TarWalker {
     this.ex = undefined;
     // node-tar's ReadEntry starts from the decoded header, then copies every field of the
     // extended header over it, then every field of the global one except the path. Mirror it.
-    const effective = (key: "path" | "linkpath" | "size"): unknown => {
+    const effective = (key: "path" | "linkpath" | "size" | "mtime"): unknown => {
       let value: unknown = h[key];
       if (ex?.[key] !== undefined && ex[key] !== null) value = ex[key];
       if (key !== "path" && this.gex?.[key] !== undefined && this.gex[key] !== null)
@@ -348,6 +356,8 @@ export class TarWalker {
       size: Number(effective("size") ?? 0),
       linkpath,
       mode: typeof h.mode === "number" ? h.mode & 0o7777 : undefined,
+      mtime: validDate(effective("mtime")),
+      offset: this.position,
     });
     this.skip = size + padding(size);
   }

@@ -7,6 +7,7 @@
 // each time a buffer is handed on, so it is never blocked for more than about 1 MiB of reads.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { errnoOf, WorkspaceExportError } from "./errors";
+import { handOver } from "./spool";
 import { encodeHeader, type HeaderFields } from "./tar-header";
 import type { WorkspaceEntry } from "./workspace-walk";
 
@@ -35,9 +36,17 @@ function deviceNumbers(rdev: number): { devmaj: number; devmin: number } {
   return { devmaj, devmin };
 }
 
-/** The output buffer being filled; handed on whole, then replaced (the consumer keeps it). */
+/**
+ * The output buffer being filled; handed on whole, then replaced (the consumer keeps it). In
+ * shared memory and marked as handed over (spool.ts): a receiver in this process keeps the
+ * chunks as they are, and its extraction threads read them in place, without a copy.
+ */
+function newOutputBuffer(): Buffer {
+  return Buffer.from(new SharedArrayBuffer(OUTPUT_CHUNK));
+}
+
 class Output {
-  buffer = Buffer.allocUnsafe(OUTPUT_CHUNK);
+  buffer = newOutputBuffer();
   length = 0;
 
   get room(): number {
@@ -46,7 +55,8 @@ class Output {
 
   take(): Buffer {
     const full = this.buffer.subarray(0, this.length);
-    this.buffer = Buffer.allocUnsafe(OUTPUT_CHUNK);
+    handOver(full);
+    this.buffer = newOutputBuffer();
     this.length = 0;
     return full;
   }

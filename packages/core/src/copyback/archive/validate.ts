@@ -24,6 +24,9 @@ export interface ValidatedEntry {
   size: number;
   mode: number | undefined;
   linkpath: string | undefined;
+  mtime: Date | undefined;
+  /** Where the body starts in the tar bytes. */
+  offset: number;
 }
 
 export interface ArchiveInspection {
@@ -79,6 +82,19 @@ export async function inspectArchive(
   limits: ArchiveLimits,
 ): Promise<ArchiveInspection> {
   const stats: ByteStats = { gzip: false, bytesRead: 0, bytesInflated: 0 };
+  return inspectTarBytes(readArchiveBytes(handle, limits, stats), limits, stats);
+}
+
+/**
+ * The validation proper, over tar bytes from any source (a file, or a stream as it arrives:
+ * receive.ts). Stops reading at the end-of-archive marker or once enough violations are known;
+ * `stats` is the source's own byte count, passed through.
+ */
+export async function inspectTarBytes(
+  source: AsyncIterable<Buffer>,
+  limits: ArchiveLimits,
+  stats: ByteStats,
+): Promise<ArchiveInspection> {
   const violations: ArchiveViolation[] = [];
   const report = (v: ArchiveViolation) => {
     if (violations.length < MAX_REPORTED_VIOLATIONS) violations.push(v);
@@ -111,6 +127,8 @@ export async function inspectArchive(
       size: entry.size,
       mode: entry.mode,
       linkpath: entry.linkpath,
+      mtime: entry.mtime,
+      offset: entry.offset,
     });
   };
 
@@ -118,7 +136,7 @@ export async function inspectArchive(
   const reference = startReferenceParser();
   let readToTheEnd = false;
   try {
-    for await (const chunk of readArchiveBytes(handle, limits, stats)) {
+    for await (const chunk of source) {
       walker.push(chunk);
       reference.parser.write(chunk);
       if (walker.done || violations.length >= MAX_REPORTED_VIOLATIONS) break;

@@ -1,0 +1,174 @@
+// Where a received archive's tar bytes wait between validation and extraction (R-UA-2: nothing
+// is extracted before the whole archive was validated, so every byte must be kept until then).
+// In memory up to a bound (default 256 MiB: a typical workspace never touches the disk twice),
+// beyond it in a private temporary file that is unlinked the moment it is created, so no other
+// process can open it by name and nothing is left behind by a crash. Only the receiver writes
+// the spool, and extraction reads back exactly the bytes the validator saw.
+//
+// The memory is SharedArrayBuffer blocks, so extraction threads (write-worker.ts) read the
+// bytes where they are; a spill file is read through its descriptor, which threads share.
+import { closeSync, constants, openSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export const DEFAULT_SPOOL_MEMORY_BYTES = 256 * 1024 * 1024;
+
+export interface SpoolOptions {
+  /** Bytes kept in memory; the spool moves to a file above this. */
+  memoryLimitBytes?: number;
+  /** Directory for that file (default: the OS temporary directory). */
+  spillDirectory?: string;
+}
+
+const BLOCK_BYTES = 8 * 1024 * 1024;
+
+/** A run of spooled bytes in shared memory: spool offset `start`, `length` bytes. */
+export interface SpoolSegment {
+  buffer: SharedArrayBuffer;
+  byteOffset: number;
+  start: number;
+  length: number;
+}
+
+/** What an extraction thread needs to read the spool (structured-clone safe). */
+export type SpoolSource =
+  | { kind: "memory"; segments: SpoolSegment[]; length: number }
+  | { kind: "file"; fd: number; length: number };
+
+/**
+ * Chunks that their producer hands over for good (exportWorkspaceArchive's, in shared memory
+ * and never written again): the spool keeps them as they are instead of copying. Any other
+ * chunk is copied, so a producer that reuses its buffers cannot change validated bytes.
+ */
+const handedOver = new WeakSet<Uint8Array>();
+
+export function handOver(chunk: Uint8Array): Uint8Array {
+  if (chunk.buffer instanceof SharedArrayBuffer) handedOver.add(chunk);
+  return chunk;
+}
+
+export class ArchiveSpool {
+  #segments: SpoolSegment[] = [];
+  /** Shared block that copied chunks are appended to, and how much of it is used. */
+  #tail: SharedArrayBuffer | undefined;
+  #tailUsed = 0;
+  #length = 0;
+  #fd: number | undefined;
+  readonly #memoryLimit: number;
+  readonly #spillDirectory: string;
+
+  constructor(opts: SpoolOptions = {}) {
+    this.#memoryLimit = opts.memoryLimitBytes ?? DEFAULT_SPOOL_MEMORY_BYTES;
+    this.#spillDirectory = opts.spillDirectory ?? tmpdir();
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** Whether the bytes went to a file. */
+  get spilled(): boolean {
+    return this.#fd !== undefined;
+  }
+
+  /** Keeps the chunk's bytes: by reference when handed over (handOver), else copied. */
+  async append(chunk: Uint8Array): Promise<void> {
+    if (chunk.length === 0) return;
+    if (this.#fd === undefined && this.#length + chunk.length > this.#memoryLimit) {
+      await this.#spill();
+    }
+    if (this.#fd !== undefined) {
+      writeAll(this.#fd, chunk, this.#length);
+      this.#length += chunk.length;
+      return;
+    }
+    if (handedOver.has(chunk)) {
+      this.#segments.push({
+        buffer: chunk.buffer as SharedArrayBuffer,
+        byteOffset: chunk.byteOffset,
+        start: this.#length,
+        length: chunk.length,
+      });
+      this.#length += chunk.length;
+      return;
+    }
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    for (let at = 0; at < bytes.length;) {
+      if (this.#tail === undefined || this.#tailUsed === BLOCK_BYTES) {
+        this.#tail = new SharedArrayBuffer(BLOCK_BYTES);
+        this.#tailUsed = 0;
+      }
+      const take = Math.min(BLOCK_BYTES - this.#tailUsed, bytes.length - at);
+      // Buffer#copy is a plain memmove; TypedArray#set into shared memory is far slower.
+      bytes.copy(Buffer.from(this.#tail, this.#tailUsed, take), 0, at, at + take);
+      const last = this.#segments[this.#segments.length - 1];
+      if (last?.buffer === this.#tail && last.byteOffset + last.length === this.#tailUsed) {
+        last.length += take;
+      } else {
+        this.#segments.push({
+          buffer: this.#tail,
+          byteOffset: this.#tailUsed,
+          start: this.#length,
+          length: take,
+        });
+      }
+      this.#tailUsed += take;
+      this.#length += take;
+      at += take;
+    }
+  }
+
+  /** For extraction threads; valid until close(). */
+  source(): SpoolSource {
+    return this.#fd !== undefined
+      ? { kind: "file", fd: this.#fd, length: this.#length }
+      : { kind: "memory", segments: this.#segments, length: this.#length };
+  }
+
+  /** Frees the memory or closes (and so deletes) the file. Idempotent. */
+  close(): void {
+    this.#segments = [];
+    this.#tail = undefined;
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  async #spill(): Promise<void> {
+    // A private directory (0700), a file created exclusively without following links, then
+    // both names removed at once: only this descriptor reaches the bytes.
+    const dir = await mkdtemp(path.join(this.#spillDirectory, "copyback-spool-"));
+    const file = path.join(dir, "archive.tar");
+    let fd: number;
+    try {
+      fd = openSync(
+        file,
+        constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      );
+    } finally {
+      try {
+        unlinkSync(file);
+      } catch {
+        // not created
+      }
+      rmdirSync(dir);
+    }
+    for (const segment of this.#segments) {
+      writeAll(
+        fd,
+        new Uint8Array(segment.buffer, segment.byteOffset, segment.length),
+        segment.start,
+      );
+    }
+    this.#segments = [];
+    this.#tail = undefined;
+    this.#fd = fd;
+  }
+}
+
+function writeAll(fd: number, chunk: Uint8Array, position: number): void {
+  for (let at = 0; at < chunk.length;) {
+    at += writeSync(fd, chunk, at, chunk.length - at, position + at);
+  }
+}
