@@ -59,8 +59,12 @@ async function main(): Promise<void> {
       say(`sign-in required (authenticated mode); session secret from ${source}`);
     }
 
+    const host = env.COPYBACK_HOST.includes(":") ? `[${env.COPYBACK_HOST}]` : env.COPYBACK_HOST;
+    const url = `http://${host}:${env.COPYBACK_PORT}`;
     const childEnv = {
       ...process.env,
+      // Agents reach the finish API here (the worker passes it on as COPYBACK_API_URL).
+      COPYBACK_API_URL: url,
       DATABASE_URL: database.url,
       COPYBACK_HOME: env.COPYBACK_HOME,
       COPYBACK_DEPLOYMENT_MODE: env.COPYBACK_DEPLOYMENT_MODE,
@@ -91,8 +95,6 @@ async function main(): Promise<void> {
       });
     }
 
-    const host = env.COPYBACK_HOST.includes(":") ? `[${env.COPYBACK_HOST}]` : env.COPYBACK_HOST;
-    const url = `http://${host}:${env.COPYBACK_PORT}`;
     await waitForHttp(`${url}/api/health`, { timeoutMs: 120_000, isAlive: () => !stopping });
     await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/healthz`, { timeoutMs: 60_000, isAlive: () => !stopping });
     say(`Copyback is running at ${url}  (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C stops it)`);

@@ -1,10 +1,26 @@
 // The worker's configuration, parsed once. process.env is read nowhere else (DESIGN.md section 7).
+import os from "node:os";
+import path from "node:path";
 import { z } from "zod";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
-  COPYBACK_HOME: z.string().min(1).optional(),
+  // Default: the dispatch concurrency plus two (the loop's claim and the run log writes).
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).optional(),
+  // The instance root (sandboxes, directory-merge locks, staging). The launcher passes its own
+  // (scripts/launch/env.ts); the default is the launcher's, so a worker started by hand next to a
+  // launched console uses the same sandboxes and, above all, the same directory-merge locks.
+  COPYBACK_HOME: z
+    .string()
+    .min(1)
+    .default(path.join(os.homedir(), ".copyback"))
+    .transform((value) => path.resolve(value)),
+  // How many runs this worker drives at once (claimed runs never wait: a pass claims only free slots).
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  // On SIGTERM: how long runs in flight may take to finish before they are cancelled.
+  WORKER_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  // The console's base URL, passed to agents as COPYBACK_API_URL (the finish API lives there).
+  COPYBACK_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   WORKER_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
   WORKER_HEALTH_HOST: z.string().default("127.0.0.1"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),

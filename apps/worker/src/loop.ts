@@ -25,6 +25,10 @@ export interface WorkerLoopOptions {
 export class WorkerLoop {
   readonly #options: WorkerLoopOptions;
   readonly #stopController = new AbortController();
+  // The sleep between passes listens to this; wake() and stop() abort it. A wake that arrives
+  // while a pass runs is remembered, so the next sleep is skipped instead of lost.
+  #wakeController = new AbortController();
+  #wakeRequested = false;
   #done: Promise<void> | undefined;
   readonly status: LoopStatus = {
     state: "starting",
@@ -45,10 +49,17 @@ export class WorkerLoop {
     return this.#done;
   }
 
+  /** Ends the current sleep now (new work is known to be waiting, e.g. a run slot freed). */
+  wake(): void {
+    this.#wakeRequested = true;
+    this.#wakeController.abort();
+  }
+
   /** Graceful: no new pass starts; the running pass sees the signal and may finish its unit of work. */
   stop(): Promise<void> {
     if (this.status.state !== "stopped") this.status.state = "stopping";
     this.#stopController.abort();
+    this.#wakeController.abort();
     return this.#done ?? Promise.resolve();
   }
 
@@ -69,7 +80,11 @@ export class WorkerLoop {
       }
       this.status.passes += 1;
       this.status.lastPassFinishedAt = new Date();
-      if (!busy) await abortableSleep(this.#options.intervalMs, signal);
+      if (!busy && !this.#wakeRequested && !signal.aborted) {
+        this.#wakeController = new AbortController();
+        await abortableSleep(this.#options.intervalMs, this.#wakeController.signal);
+      }
+      this.#wakeRequested = false;
     }
     this.status.state = "stopped";
   }

@@ -48,6 +48,28 @@ describe("worker loop", () => {
     expect(Date.now() - stopAt).toBeLessThan(5_000);
   });
 
+  it("wake() ends the sleep at once, and a wake during a pass skips the next sleep", async () => {
+    let passes = 0;
+    let loop: WorkerLoop | undefined = undefined;
+    loop = new WorkerLoop({
+      intervalMs: 60_000,
+      pass: async () => {
+        passes += 1;
+        // The first pass asks for a wake while it runs: it must not be lost.
+        if (passes === 1) loop?.wake();
+        return { busy: false };
+      },
+    });
+    const done = loop.start();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(passes).toBe(2); // the second pass ran without the 60 s sleep
+    loop.wake();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(passes).toBe(3);
+    await loop.stop();
+    await done;
+  });
+
   it("a failing pass is counted and the loop goes on", async () => {
     let calls = 0;
     const errors: unknown[] = [];

@@ -1,15 +1,25 @@
 // The worker as a real child process against a real database: liveness, then graceful and forced stops.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workerDir = path.resolve(here, "..");
 const database = useTestDatabase();
 const children: ChildProcess[] = [];
+let instanceRoot = "";
+
+beforeAll(async () => {
+  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-process-"));
+});
+afterAll(async () => {
+  await rm(instanceRoot, { recursive: true, force: true });
+});
 
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
@@ -29,7 +39,7 @@ async function startWorker() {
   // One process (no tsx CLI wrapper in between), so signals reach the worker itself.
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: workerDir,
-    env: { ...process.env, DATABASE_URL: database.url(), WORKER_HEALTH_PORT: String(port), WORKER_POLL_INTERVAL_MS: "50", LOG_LEVEL: "info" },
+    env: { ...process.env, DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, WORKER_HEALTH_PORT: String(port), WORKER_POLL_INTERVAL_MS: "50", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);

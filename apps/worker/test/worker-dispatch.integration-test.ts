@@ -1,0 +1,130 @@
+// The worker as a real process dispatching real runs: the demo seed, a wake on a demo issue, the
+// worker claims the run, the Builder agent runs in a local sandbox, its file lands in the host
+// workspace and the task moves to review. SIGTERM lets a run in flight finish (drain).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
+import { useTestDatabase } from "@copyback/db/testing";
+import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const workerDir = path.resolve(here, "..");
+const database = useTestDatabase();
+const children: ChildProcess[] = [];
+let instanceRoot = "";
+
+beforeAll(async () => {
+  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-dispatch-"));
+  await seedDemo(database.prisma(), { instanceRoot });
+});
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+afterAll(async () => {
+  await rm(instanceRoot, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startWorker() {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: workerDir,
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url(),
+      COPYBACK_HOME: instanceRoot,
+      WORKER_HEALTH_PORT: String(port),
+      WORKER_POLL_INTERVAL_MS: "200",
+      WORKER_CONCURRENCY: "2",
+      COPYBACK_API_URL: "http://127.0.0.1:3100",
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stdout?.on("data", (d) => (output += d));
+  child.stderr?.on("data", (d) => (output += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const deadline = Date.now() + 30_000;
+  while (!output.includes('"msg":"worker started"')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, exited, output: () => output };
+}
+
+async function waitForRun(runId: string, until: (status: string, codes: string[]) => boolean, output: () => string, timeoutMs = 40_000) {
+  const prisma = database.prisma();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    const codes = (await prisma.runEvent.findMany({ where: { runId }, orderBy: { createdAt: "asc" }, select: { code: true } })).map((e) => e.code);
+    if (until(run.status, codes)) return { run, codes };
+    if (Date.now() > deadline) throw new Error(`run ${runId} stuck in ${run.status}: ${codes.join(", ")}\nworker output:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const settled = (status: string) => status !== "queued" && status !== "running";
+
+describe("the worker dispatches runs", () => {
+  it("wakes the demo agent on a demo issue; its file lands in the host workspace and the task moves to review", async () => {
+    const prisma = database.prisma();
+    const worker = await startWorker();
+    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Document the motor controller API" }, include: { executionWorkspace: true } });
+    const started = performance.now();
+    const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
+    const { run, codes } = await waitForRun(runId, settled, worker.output);
+    const elapsedMs = performance.now() - started;
+    console.log(`[worker e2e] demo run through the worker process (poll 200 ms), wake to ${run.status}: ${elapsedMs.toFixed(0)} ms`);
+
+    expect(run.status).toBe("succeeded");
+    expect(run.resultJson).toMatchObject({ finalizationPhase: "committed", outcome: "in_review" });
+    expect(codes).toEqual(expect.arrayContaining(["agent.output", "result.accepted", "run.committed", "lease.released"]));
+    expect((await prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status).toBe("in_review");
+    const hostPath = issue.executionWorkspace?.hostPath ?? "";
+    expect(await readFile(path.join(hostPath, "notes", "builder.log"), "utf8")).toMatch(/^Built by Builder at /);
+
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    expect(worker.output()).toContain("worker stopped");
+  });
+
+  it("SIGTERM stops claiming and lets the run in flight finish before the worker exits", async () => {
+    const prisma = database.prisma();
+    const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
+    const slow = await prisma.agent.create({
+      data: {
+        companyId: DEMO_COMPANY_ID,
+        name: "Slow builder",
+        command: ["/bin/sh", "-c", `sleep 1.5 && echo slow > slow.txt && printf '%s' '{"schema":"copyback.run-result.v1","outcome":"done","summary":"slow"}' > "$COPYBACK_RESULT_FILE"`],
+        adapterConfig: { timeoutSeconds: 60 },
+        environmentId: builder.environmentId,
+      },
+    });
+    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Move CI to the new runners" }, include: { executionWorkspace: true } });
+    const worker = await startWorker();
+    const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, agentId: slow.id, actor: SYSTEM_ACTOR });
+    await waitForRun(runId, (_status, codes) => codes.includes("agent.started"), worker.output);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe("succeeded");
+    expect(await readFile(path.join(issue.executionWorkspace?.hostPath ?? "", "slow.txt"), "utf8")).toBe("slow\n");
+    expect(worker.output()).toContain("draining runs in flight");
+  });
+});
