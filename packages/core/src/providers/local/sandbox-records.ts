@@ -74,27 +74,23 @@ export async function readRecord<T>(file: string, schema: z.ZodType<T>): Promise
   }
 }
 
-/** Writes a record atomically; `exclusive` refuses to replace an existing one. */
-export async function writeRecord(file: string, value: unknown, opts: { exclusive?: boolean } = {}): Promise<void> {
-  const text = `${JSON.stringify(value, null, 2)}\n`;
-  if (opts.exclusive) {
-    const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return;
-  }
-  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+/** Creates `file` (never replacing anything, never through a link) with `text`, flushed. */
+async function createFile(file: string, text: string): Promise<void> {
+  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.writeFile(text);
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+/** Writes a record atomically; `exclusive` refuses to replace an existing one. */
+export async function writeRecord(file: string, value: unknown, opts: { exclusive?: boolean } = {}): Promise<void> {
+  const text = `${JSON.stringify(value, null, 2)}\n`;
+  if (opts.exclusive) return createFile(file, text);
+  const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  await createFile(temporary, text);
   try {
     await rename(temporary, file);
   } catch (error) {
