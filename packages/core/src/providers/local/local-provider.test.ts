@@ -329,6 +329,19 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     expect((await readdir(join(instanceRoot, "sandboxes"))).filter((n) => n.includes(handle.providerLeaseId))).toEqual([]);
   });
 
+  it("R-EX-6 another local plugin on the same instance root cannot use this plugin's sandbox", async () => {
+    const { handle, root } = await acquired();
+    const other = createLocalProvider({ instanceRoot, isolation, pluginId: "acme.local" });
+    const asOther = { ...handle, pluginId: "acme.local" };
+    await expect(other.inspect!(asOther)).resolves.toMatchObject({ state: "unknown", identity: null });
+    await expect(other.stopLease!(asOther, { requestId: "x" })).rejects.toMatchObject({ code: "provider_sandbox_foreign" });
+    await expect(other.destroy!(asOther)).rejects.toMatchObject({ code: "provider_sandbox_foreign" });
+    await expect(other.acquire!({ companyId: "c", environmentId: "e", leaseId: handle.leaseId, runId: `run-${handle.leaseId}`, config: {} })).rejects.toMatchObject({
+      code: "provider_sandbox_foreign",
+    });
+    expect((await lstat(root)).isDirectory()).toBe(true);
+  });
+
   it("refuses a lease handle of another plugin or naming another sandbox", async () => {
     const { p, handle } = await acquired();
     await expect(p.inspect!({ ...handle, pluginId: "acme.local" })).rejects.toMatchObject({ code: "provider_plugin_mismatch" });

@@ -128,7 +128,9 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     if (!stats) throw missing(lease.leaseId);
     if (!stats.isDirectory()) throw foreign(layout.root);
     const record = await readRecord(layout.identityFile, sandboxIdentityRecord);
-    if (!record || record.leaseId !== lease.leaseId || record.providerLeaseId !== lease.providerLeaseId) throw foreign(layout.root);
+    if (!record || record.leaseId !== lease.leaseId || record.providerLeaseId !== lease.providerLeaseId || record.pluginId !== pluginId) {
+      throw foreign(layout.root);
+    }
     return { layout, record, root };
   }
 
@@ -153,6 +155,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
       const ours =
         record?.leaseId === request.leaseId &&
         record.providerLeaseId === providerLeaseId &&
+        record.pluginId === pluginId &&
         record.companyId === request.companyId &&
         record.environmentId === request.environmentId &&
         record.runId === request.runId;
@@ -169,6 +172,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
       schema: "copyback.local-sandbox.v1",
       leaseId: request.leaseId,
       providerLeaseId,
+      pluginId,
       companyId: request.companyId,
       environmentId: request.environmentId,
       runId: request.runId,

@@ -15,6 +15,8 @@ export const sandboxIdentityRecord = z.object({
   schema: z.literal("copyback.local-sandbox.v1"),
   leaseId: z.string(),
   providerLeaseId: z.string(),
+  /** R-EX-6: the plugin that allocated it; another plugin on the same instance root keeps out. */
+  pluginId: z.string(),
   companyId: z.string(),
   environmentId: z.string(),
   runId: z.string(),
