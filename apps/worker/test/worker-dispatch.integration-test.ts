@@ -79,7 +79,9 @@ async function waitForRun(runId: string, until: (status: string, codes: string[]
   }
 }
 
-const settled = (status: string) => status !== "queued" && status !== "running";
+/** Settled, and the executor is done with it (the lease release is its last step). */
+const settled = (status: string, codes: string[]) =>
+  status !== "queued" && status !== "running" && codes.some((code) => code === "lease.released" || code === "lease.release_failed");
 
 describe("the worker dispatches runs", () => {
   it("wakes the demo agent on a demo issue; its file lands in the host workspace and the task moves to review", async () => {
