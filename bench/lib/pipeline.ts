@@ -80,7 +80,9 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
   try {
     const received = await clock.stage("export+receive+extract", () =>
       receiveWorkspaceArchive({
-        archive: exportWorkspaceArchive(input.workspace),
+        // As the local provider streams it: straight in and nowhere else, so the export's
+        // buffers are reused by the next export once this receive is done.
+        archive: exportWorkspaceArchive(input.workspace, { recycleBuffers: true }),
         stagingDir: staging,
       }),
     );

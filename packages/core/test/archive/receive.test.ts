@@ -11,6 +11,7 @@ import {
   exportWorkspaceArchive,
   receiveWorkspaceArchive,
 } from "../../src/copyback/archive/index";
+import { pooledBlocks } from "../../src/copyback/archive/spool-memory";
 import { splitRuns } from "../../src/copyback/archive/write-spooled";
 import type { FileJob } from "../../src/copyback/archive/write-worker";
 import { classifyCopybackFailure } from "../../src/copyback/merge/classify";
@@ -70,6 +71,41 @@ describe("receiveWorkspaceArchive", () => {
     expect(result.snapshotManifest).toEqual(await takeManifest(staging));
     expect(result.entries).toBe(result.snapshotManifest.entries.length);
     expect(result.spool.spilled).toBe(false);
+  });
+
+  it("R-UA-2 recycles an exclusive export's buffers only after extraction, and stays exact", async () => {
+    await buildWorkspace(ws);
+    const before = pooledBlocks();
+    const first = await receiveWorkspaceArchive({
+      archive: exportWorkspaceArchive(ws, { recycleBuffers: true }),
+      stagingDir: staging,
+    });
+    expect(first.kind).toBe("safe");
+    expect(pooledBlocks()).toBeGreaterThan(before); // given back once the writers finished
+    // The next export writes into the recycled blocks; the next receive is still exact.
+    const again = join(tmp.path, "staging-2");
+    await mkdir(again);
+    const second = await receiveWorkspaceArchive({
+      archive: exportWorkspaceArchive(ws, { recycleBuffers: true }),
+      stagingDir: again,
+    });
+    expect(await describeTree(again)).toEqual(await describeTree(ws));
+    expect(await describeTree(staging)).toEqual(await describeTree(ws));
+    if (first.kind === "safe" && second.kind === "safe")
+      expect(second.snapshotManifest).toEqual(first.snapshotManifest);
+  });
+
+  it("does not recycle the buffers of an export that did not opt in", async () => {
+    await writeFile(join(ws, "a.txt"), "a");
+    const before = pooledBlocks();
+    const chunks: Buffer[] = [];
+    for await (const chunk of exportWorkspaceArchive(ws)) chunks.push(chunk as Buffer);
+    const result = await receiveWorkspaceArchive({
+      archive: Readable.from(chunks),
+      stagingDir: staging,
+    });
+    expect(result.kind).toBe("safe");
+    expect(pooledBlocks()).toBeLessThanOrEqual(before);
   });
 
   it("R-UA-2 spills above the memory bound to an unlinked file and extracts the same tree", async () => {
@@ -147,6 +183,14 @@ describe("receiveWorkspaceArchive", () => {
     const stream = new Readable({ read() {} });
     stream.push(bytes.subarray(0, 1536));
     setTimeout(() => stream.destroy(), 10);
+    const result = await receiveWorkspaceArchive({ archive: stream, stagingDir: staging });
+    expect(result.kind === "rejected" && result.violations[0]?.code).toBe("truncated_archive");
+    expect(await readdir(staging)).toEqual([]);
+  });
+
+  it("R-UA-4 a stream that was already destroyed is refused as truncated, nothing written", async () => {
+    const stream = Readable.from([tar(file("a.txt", "a"))]);
+    stream.destroy();
     const result = await receiveWorkspaceArchive({ archive: stream, stagingDir: staging });
     expect(result.kind === "rejected" && result.violations[0]?.code).toBe("truncated_archive");
     expect(await readdir(staging)).toEqual([]);

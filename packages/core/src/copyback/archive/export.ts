@@ -15,6 +15,14 @@ export interface WorkspaceExportOptions {
    * rejected by validation (hard_link) and the provider falls back to exportSalvageArchive.
    */
   hardLinks?: TarWriteOptions["hardLinks"];
+  /**
+   * Set only when the stream goes straight into receiveWorkspaceArchive and nowhere else (the
+   * `local` provider's copyback): its 1 MiB buffers then return to a pool once the receive is
+   * done and the next export reuses them, sparing the page faults of fresh memory. A stream
+   * that is also piped elsewhere must not set it: a buffer could be rewritten while that other
+   * consumer still holds it.
+   */
+  recycleBuffers?: boolean;
 }
 
 const STREAM_BUFFER = 4 * 1024 * 1024;
@@ -40,5 +48,8 @@ export function exportWorkspaceArchive(
 ): NodeJS.ReadableStream {
   // Bad patterns are the caller's mistake: refuse them now rather than as a stream error.
   const excluded = compileExclude(opts.exclude);
-  return tarStream(() => walkWorkspace(root, excluded), { hardLinks: opts.hardLinks ?? "link" });
+  return tarStream(() => walkWorkspace(root, excluded), {
+    hardLinks: opts.hardLinks ?? "link",
+    recycle: opts.recycleBuffers === true,
+  });
 }

@@ -11,6 +11,7 @@ import { closeSync, constants, openSync, rmdirSync, unlinkSync, writeSync } from
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { giveBackBlocks, SPOOL_BLOCK_BYTES, takeBlock } from "./spool-memory";
 
 export const DEFAULT_SPOOL_MEMORY_BYTES = 256 * 1024 * 1024;
 
@@ -20,8 +21,6 @@ export interface SpoolOptions {
   /** Directory for that file (default: the OS temporary directory). */
   spillDirectory?: string;
 }
-
-const BLOCK_BYTES = 8 * 1024 * 1024;
 
 /** A run of spooled bytes in shared memory: spool offset `start`, `length` bytes. */
 export interface SpoolSegment {
@@ -42,9 +41,16 @@ export type SpoolSource =
  * chunk is copied, so a producer that reuses its buffers cannot change validated bytes.
  */
 const handedOver = new WeakSet<Uint8Array>();
+/**
+ * Among those, chunks whose producer was told that a receive is their only consumer
+ * (exportWorkspaceArchive's `recycle`): their blocks go back to the pool when the spool closes.
+ */
+const recyclable = new WeakSet<Uint8Array>();
 
-export function handOver(chunk: Uint8Array): Uint8Array {
-  if (chunk.buffer instanceof SharedArrayBuffer) handedOver.add(chunk);
+export function handOver(chunk: Uint8Array, opts: { recycle?: boolean } = {}): Uint8Array {
+  if (!(chunk.buffer instanceof SharedArrayBuffer)) return chunk;
+  handedOver.add(chunk);
+  if (opts.recycle === true) recyclable.add(chunk);
   return chunk;
 }
 
@@ -53,6 +59,8 @@ export class ArchiveSpool {
   /** Shared block that copied chunks are appended to, and how much of it is used. */
   #tail: SharedArrayBuffer | undefined;
   #tailUsed = 0;
+  /** Blocks this spool may give back to the pool once nothing reads them any more. */
+  #owned: SharedArrayBuffer[] = [];
   #length = 0;
   #fd: number | undefined;
   readonly #memoryLimit: number;
@@ -84,6 +92,10 @@ export class ArchiveSpool {
       return;
     }
     if (handedOver.has(chunk)) {
+      if (recyclable.has(chunk)) {
+        recyclable.delete(chunk); // one owner only
+        this.#owned.push(chunk.buffer as SharedArrayBuffer);
+      }
       this.#segments.push({
         buffer: chunk.buffer as SharedArrayBuffer,
         byteOffset: chunk.byteOffset,
@@ -95,11 +107,12 @@ export class ArchiveSpool {
     }
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     for (let at = 0; at < bytes.length;) {
-      if (this.#tail === undefined || this.#tailUsed === BLOCK_BYTES) {
-        this.#tail = new SharedArrayBuffer(BLOCK_BYTES);
+      if (this.#tail === undefined || this.#tailUsed === SPOOL_BLOCK_BYTES) {
+        this.#tail = takeBlock();
         this.#tailUsed = 0;
+        this.#owned.push(this.#tail);
       }
-      const take = Math.min(BLOCK_BYTES - this.#tailUsed, bytes.length - at);
+      const take = Math.min(SPOOL_BLOCK_BYTES - this.#tailUsed, bytes.length - at);
       // Buffer#copy is a plain memmove; TypedArray#set into shared memory is far slower.
       bytes.copy(Buffer.from(this.#tail, this.#tailUsed, take), 0, at, at + take);
       const last = this.#segments[this.#segments.length - 1];
@@ -126,8 +139,13 @@ export class ArchiveSpool {
       : { kind: "memory", segments: this.#segments, length: this.#length };
   }
 
-  /** Frees the memory or closes (and so deletes) the file. Idempotent. */
+  /**
+   * Frees the memory (its own blocks back to the pool: call only once no extraction thread
+   * reads them) or closes (and so deletes) the file. Idempotent.
+   */
   close(): void {
+    giveBackBlocks(this.#owned);
+    this.#owned = [];
     this.#segments = [];
     this.#tail = undefined;
     if (this.#fd !== undefined) closeSync(this.#fd);
@@ -161,6 +179,8 @@ export class ArchiveSpool {
         segment.start,
       );
     }
+    giveBackBlocks(this.#owned);
+    this.#owned = [];
     this.#segments = [];
     this.#tail = undefined;
     this.#fd = fd;

@@ -6,6 +6,9 @@
 const HIGH_WATER_CHUNKS = 8;
 
 interface FlowingStream {
+  destroyed?: boolean;
+  readableEnded?: boolean;
+  errored?: unknown;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   off(event: string, listener: (...args: unknown[]) => void): unknown;
   pause(): unknown;
@@ -63,6 +66,9 @@ export function streamChunks(
       // Closed without "end" (destroyed): whatever arrived is all there is; the reader of a
       // tar stream then reports the truncation.
       stream.on("close", onEnd);
+      // Already over before we listened: those events will not come again.
+      if (stream.errored) onError(stream.errored);
+      else if (stream.destroyed || stream.readableEnded) onEnd();
       stream.resume();
       return {
         async next(): Promise<IteratorResult<Uint8Array>> {

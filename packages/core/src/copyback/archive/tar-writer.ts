@@ -8,6 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { errnoOf, WorkspaceExportError } from "./errors";
 import { handOver } from "./spool";
+import { takeBlock } from "./spool-memory";
 import { encodeHeader, type HeaderFields } from "./tar-header";
 import type { WorkspaceEntry } from "./workspace-walk";
 
@@ -17,10 +18,11 @@ export interface TarWriteOptions {
    * hard-link entry, as GNU tar does; "copy": every path carries its own bytes (R-UA-2 salvage).
    */
   hardLinks: "link" | "copy";
+  /** The only consumer is one receiveWorkspaceArchive: its buffers may be reused afterwards. */
+  recycle?: boolean;
 }
 
 const BLOCK = 512;
-const OUTPUT_CHUNK = 1024 * 1024;
 // O_NOFOLLOW: a file replaced by a symlink after listing is refused, never followed.
 // O_NONBLOCK: a file replaced by a FIFO must not hang the export on open().
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -41,12 +43,11 @@ function deviceNumbers(rdev: number): { devmaj: number; devmin: number } {
  * shared memory and marked as handed over (spool.ts): a receiver in this process keeps the
  * chunks as they are, and its extraction threads read them in place, without a copy.
  */
-function newOutputBuffer(): Buffer {
-  return Buffer.from(new SharedArrayBuffer(OUTPUT_CHUNK));
-}
-
 class Output {
-  buffer = newOutputBuffer();
+  buffer = Buffer.from(takeBlock());
+
+  constructor(private readonly recycle: boolean) {}
+
   length = 0;
 
   get room(): number {
@@ -55,8 +56,8 @@ class Output {
 
   take(): Buffer {
     const full = this.buffer.subarray(0, this.length);
-    handOver(full);
-    this.buffer = newOutputBuffer();
+    handOver(full, { recycle: this.recycle });
+    this.buffer = Buffer.from(takeBlock());
     this.length = 0;
     return full;
   }
@@ -81,7 +82,7 @@ export async function* writeTar(
   entries: readonly WorkspaceEntry[],
   opts: TarWriteOptions,
 ): AsyncGenerator<Buffer> {
-  const out = new Output();
+  const out = new Output(opts.recycle === true);
   const firstPathOf = new Map<string, string>();
   // Headers are small; a full buffer is handed on before one would not fit.
   function* put(blocks: Buffer[]): Generator<Buffer> {
