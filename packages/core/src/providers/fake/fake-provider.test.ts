@@ -142,12 +142,15 @@ describe("fake provider", () => {
     expect([...second.store.get(target.handle.providerLeaseId)!.workspace.keys()]).toEqual(["f"]);
   });
 
-  it("seeds an empty workspace from a tar stream and refuses a non-empty one or an unsafe archive", async () => {
+  it("seeds a workspace from a tar stream, replacing its contents; an unsafe archive changes nothing", async () => {
     const { provider, handle } = await acquired();
     const source = new Map([["d/f.txt", { kind: "file" as const, content: Buffer.from("seed"), mode: 0o644 }]]);
     await provider.seedWorkspace!(handle, Readable.from([workspaceTar(source)]));
-    expect(provider.store.get(handle.providerLeaseId)!.workspace.get("d/f.txt")).toMatchObject({ kind: "file", content: Buffer.from("seed") });
-    await expect(provider.seedWorkspace!(handle, Readable.from([workspaceTar(source)]))).rejects.toMatchObject({ code: "provider_workspace_not_empty" });
+    const workspace = provider.store.get(handle.providerLeaseId)!.workspace;
+    expect(workspace.get("d/f.txt")).toMatchObject({ kind: "file", content: Buffer.from("seed") });
+    workspace.set("leftover", { kind: "file", content: Buffer.from("old"), mode: 0o644 });
+    await provider.seedWorkspace!(handle, Readable.from([workspaceTar(source)]));
+    expect([...workspace.keys()].sort()).toEqual(["d", "d/f.txt"]);
 
     const other = await acquired();
     const unsafe = Buffer.concat([...encodeHeader({ path: "../evil", type: "File", mode: 0o644, size: 0 }), Buffer.alloc(1024)]);

@@ -164,10 +164,9 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     seedWorkspace(lease: LeaseHandle, archive: Readable): Promise<void> {
       return call("seedWorkspace", lease.leaseId, async () => {
         const sandbox = sandboxOf(lease);
-        if (sandbox.workspace.size > 0) {
-          throw new DomainError("conflict", "provider_workspace_not_empty", `The workspace of lease ${lease.leaseId} is not empty.`);
-        }
+        // Parsed (and refused) before anything changes; then the contents are replaced.
         const seeded = await readWorkspaceTar(archive);
+        sandbox.workspace.clear();
         for (const [path, entry] of seeded) sandbox.workspace.set(path, entry);
       });
     },

@@ -258,7 +258,7 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     expect(linked.output.stderr).toContain("symbolic link");
   });
 
-  it("exports the workspace as a validated tar, seeds an empty workspace from it and refuses a non-empty one", async () => {
+  it("exports the workspace as a validated tar and seeds a workspace from it, replacing what was there", async () => {
     const source = await acquired();
     await run(source.p, source.handle, ["sh", "-c", "mkdir -p a/node_modules && echo x > a/x && echo y > a/node_modules/y && ln -s a/x link"]).result;
     const file = join(scratch, `export-${isolation}.tar`);
@@ -269,18 +269,25 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     await target.p.seedWorkspace!(target.handle, Readable.from([await readFile(file)]));
     expect(await readFile(join(target.workspace, "a", "x"), "utf8")).toBe("x\n");
     expect((await lstat(join(target.workspace, "link"))).isSymbolicLink()).toBe(true);
-    await expect(target.p.seedWorkspace!(target.handle, Readable.from([await readFile(file)]))).rejects.toMatchObject({ code: "provider_workspace_not_empty" });
+    // Seeded again (a reused sandbox): the old contents go, the archive's come back.
+    await writeFile(join(target.workspace, "leftover.txt"), "old run");
+    await target.p.seedWorkspace!(target.handle, Readable.from([await readFile(file)]));
+    expect((await readdir(target.workspace)).sort()).toEqual(["a", "link"]);
+    expect(await readFile(join(target.workspace, "a", "x"), "utf8")).toBe("x\n");
 
     const salvage = await source.p.salvageExport!(source.handle);
     expect(salvage.message).toBe("The workspace export contained unsafe links; a second export omitted them.");
     salvage.archive.resume();
   });
 
-  it("refuses an unsafe seed archive and writes nothing", async () => {
+  it("refuses an unsafe seed archive and changes nothing, in an empty or a non-empty workspace", async () => {
     const { p, handle, workspace, root } = await acquired();
     const unsafe = Buffer.concat([...encodeHeader({ path: "../escape", type: "File", mode: 0o644, size: 1 }), Buffer.from("x"), Buffer.alloc(511 + 1024)]);
     await expect(p.seedWorkspace!(handle, Readable.from([unsafe]))).rejects.toMatchObject({ code: "provider_seed_archive_unsafe" });
     expect(await readdir(workspace)).toEqual([]);
+    await writeFile(join(workspace, "mine.txt"), "kept");
+    await expect(p.seedWorkspace!(handle, Readable.from([unsafe]))).rejects.toMatchObject({ code: "provider_seed_archive_unsafe" });
+    expect(await readdir(workspace)).toEqual(["mine.txt"]);
     expect((await readdir(join(root, "control"))).filter((n) => n.startsWith("seed-"))).toEqual([]);
     await expect(lstat(join(root, "escape"))).rejects.toMatchObject({ code: "ENOENT" });
   });
@@ -312,6 +319,19 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     const interfaces = net.output.stdout.split("\n").slice(2).filter((l) => l.includes(":")).map((l) => l.split(":")[0]!.trim());
     const host = (await readFile("/proc/net/dev", "utf8")).split("\n").slice(2).filter((l) => l.includes(":")).map((l) => l.split(":")[0]!.trim());
     expect(interfaces.sort()).toEqual(host.sort());
+  });
+
+  it("does not replace the workspace under a running agent", async () => {
+    const { p, handle, workspace } = await acquired();
+    let leader: ProcessIdentity | null = null;
+    const { result, output } = run(p, handle, ["sh", "-c", "echo ready; while [ ! -e go ]; do sleep 0.05; done"], { onStart: (i) => void (leader = i) });
+    await until(async () => leader !== null && output.stdout.includes("ready"));
+    const empty = Buffer.alloc(1024);
+    await expect(p.seedWorkspace!(handle, Readable.from([empty]))).rejects.toMatchObject({ code: "provider_sandbox_busy" });
+    await writeFile(join(workspace, "go"), "");
+    expect((await result).exitCode).toBe(0);
+    await p.seedWorkspace!(handle, Readable.from([empty]));
+    expect(await readdir(workspace)).toEqual([]);
   });
 
   it("destroy stops the processes and removes the sandbox; it is idempotent", async () => {

@@ -12,6 +12,7 @@ import { errnoOf, UnsafeArchiveError } from "../../copyback/archive/errors";
 import { emptyDirectory, extractValidatedArchive } from "../../copyback/archive/extract";
 import { exportWorkspaceArchive } from "../../copyback/archive/export";
 import { exportSalvageArchive, SALVAGE_INFO_MESSAGE } from "../../copyback/archive/salvage";
+import { validateArchive } from "../../copyback/archive/validate";
 import { DomainError } from "../../errors";
 import {
   PROVIDER_CAPABILITIES,
@@ -32,7 +33,7 @@ import { parseLocalConfig } from "./config";
 import { hostSearchPath } from "./env";
 import { checkExecRequest } from "./exec-environment";
 import { localExec } from "./local-exec";
-import { KILL_GRACE_MS, terminateRecords } from "./process-group";
+import { KILL_GRACE_MS, recordState, terminateRecords } from "./process-group";
 import { checkLeaseId, providerLeaseIdOf, sandboxesDir, sandboxLayout, type SandboxLayout } from "./sandbox-layout";
 import {
   exists,
@@ -228,11 +229,18 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     return { archive: withAbort(archive, opts.signal), message: SALVAGE_INFO_MESSAGE };
   }
 
+  /**
+   * Replaces the workspace's contents with a validated archive (a reused sandbox is seeded again
+   * from the host). A rejected archive changes nothing: a non-empty workspace is emptied only
+   * after the archive was validated; an empty one is extracted in a single validating pass.
+   */
   async function seedWorkspace(lease: LeaseHandle, archive: Readable): Promise<void> {
     const { layout } = await openSandbox(lease);
     await realWorkspace(layout);
-    if ((await readdir(layout.workspace)).length > 0) {
-      throw new DomainError("conflict", "provider_workspace_not_empty", `The workspace of lease ${lease.leaseId} is not empty.`);
+    // Files are not swapped under a running agent.
+    const states = await Promise.all((await readProcesses(layout.processesFile)).map((r) => recordState(r)));
+    if (states.some((state) => state !== "dead")) {
+      throw new DomainError("conflict", "provider_sandbox_busy", `Processes of lease ${lease.leaseId} are still running; the workspace is not replaced.`);
     }
     // Validation reads a file twice (validate, then extract what was validated): spool it privately.
     const file = join(layout.control, `seed-${randomBytes(6).toString("hex")}.tar`);
@@ -240,6 +248,11 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     try {
       await pipeline(archive, createWriteStream("", { fd: handle.fd, autoClose: false }));
       await handle.close();
+      if ((await readdir(layout.workspace)).length > 0) {
+        const verdict = await validateArchive(file);
+        if (verdict.kind === "rejected") throw new UnsafeArchiveError(verdict.violations);
+        await emptyDirectory(layout.workspace);
+      }
       await extractValidatedArchive(file, layout.workspace);
     } catch (error) {
       if (error instanceof UnsafeArchiveError) {
