@@ -68,14 +68,19 @@ function RunChanges({ changes }: { changes: RunWorkspace["changes"] }) {
   );
 }
 
-function PathList({ title, list, testId }: { title: string; list: { paths: string[]; total: number }; testId: string }) {
+function PathList({ title, list, testId }: { title: string; list: { paths: string[] | null; total: number }; testId: string }) {
   return (
     <div>
       <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">
-        {title} ({list.total.toLocaleString("en")})
+        {title} (<span data-testid={`${testId}-count`}>{list.total.toLocaleString("en")}</span>)
       </h3>
       {list.total === 0 ? (
         <p className="mt-1 text-sm text-slate-500">None.</p>
+      ) : list.paths === null ? (
+        // The operation recorded how many, not which.
+        <p className="mt-1 text-sm text-slate-500">
+          {list.total.toLocaleString("en")} {list.total === 1 ? "entry" : "entries"}; the paths were not recorded.
+        </p>
       ) : (
         <ul className="mt-1 font-mono text-xs text-slate-800" data-testid={testId}>
           {list.paths.map((p) => (

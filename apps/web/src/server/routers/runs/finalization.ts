@@ -117,7 +117,7 @@ export const getRunFinalization = companyProcedure("runtime:manage")
         return {
           ...operation,
           changes: changes
-            ? { written: changes.written.length, deleted: changes.deleted.length, unchanged: changes.unchanged, omitted: changes.omitted }
+            ? { written: changes.written.total, deleted: changes.deleted.total, unchanged: changes.unchanged, omitted: changes.omitted }
             : null,
         };
       }),

@@ -1,21 +1,30 @@
-// What a `workspace_finalize` operation says it changed in the host workspace: the relative paths
-// the merge wrote and deleted (operation metadata, written by the finalizer). JSON from the
-// database, so it is parsed; metadata of another shape (an older or failed operation) reads as
-// "no change list", never as an error on the page.
+// What a `workspace_finalize` operation says it changed in the host workspace (operation metadata,
+// written by the finalizer): `written` and `deleted` as the merge's relative paths, or as counts
+// only. JSON from the database, so it is parsed; metadata of another shape (an older or failed
+// operation) reads as "no change list", never as an error on the page.
 import { z } from "zod";
 
-const paths = z.array(z.string().max(4096));
+/** Paths kept per list: the counts stay exact, the page shows at most this many paths. */
+export const MAX_CHANGED_PATHS = 500;
+
+const changed = z.union([z.array(z.string().max(4096)), z.number().int().min(0)]);
 
 const finalizeMetadata = z.looseObject({
-  written: paths.optional(),
-  deleted: paths.optional(),
+  written: changed.optional(),
+  deleted: changed.optional(),
   unchanged: z.boolean().optional(),
   omitted: z.boolean().optional(),
 });
 
+export interface ChangeList {
+  /** The first MAX_CHANGED_PATHS paths; null when the operation recorded a count only. */
+  paths: string[] | null;
+  total: number;
+}
+
 export interface FinalizeChanges {
-  written: string[];
-  deleted: string[];
+  written: ChangeList;
+  deleted: ChangeList;
   /** The sandbox changed nothing. */
   unchanged: boolean;
   /** The export was unsafe and omitted (R-UA-3): nothing was copied back. */
@@ -27,5 +36,11 @@ export function finalizeChangesOf(metadata: unknown): FinalizeChanges | null {
   if (!parsed.success) return null;
   const { written, deleted, unchanged, omitted } = parsed.data;
   if (written === undefined && deleted === undefined && unchanged === undefined && omitted === undefined) return null;
-  return { written: written ?? [], deleted: deleted ?? [], unchanged: unchanged ?? false, omitted: omitted ?? false };
+  return { written: listOf(written), deleted: listOf(deleted), unchanged: unchanged ?? false, omitted: omitted ?? false };
+}
+
+function listOf(value: string[] | number | undefined): ChangeList {
+  if (value === undefined) return { paths: [], total: 0 };
+  if (typeof value === "number") return { paths: null, total: value };
+  return { paths: value.slice(0, MAX_CHANGED_PATHS), total: value.length };
 }

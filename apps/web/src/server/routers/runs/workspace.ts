@@ -7,10 +7,8 @@ import { finalizeChangesOf } from "./finalize-changes";
 
 export const runWorkspaceInput = z.object({ runId: z.uuid() });
 
-/** Paths of each change list sent to the page; the counts stay exact. */
-const MAX_CHANGED_PATHS = 500;
-
-const changeList = z.object({ paths: z.array(z.string()), total: z.number().int() });
+/** Paths are null when the operation recorded counts only. */
+const changeList = z.object({ paths: z.array(z.string()).nullable(), total: z.number().int() });
 
 export const runWorkspaceOutput = z.object({
   /** The execution workspace on this host; null when the run's task has none. */
@@ -83,14 +81,7 @@ export const getRunWorkspace = companyProcedure("runs:read")
     const isolated = lease ? readIsolated(lease.metadata) : null;
     return {
       workspace: workspace && listing ? { name: workspace.name, listing } : null,
-      changes: changes
-        ? {
-            written: { paths: changes.written.slice(0, MAX_CHANGED_PATHS), total: changes.written.length },
-            deleted: { paths: changes.deleted.slice(0, MAX_CHANGED_PATHS), total: changes.deleted.length },
-            unchanged: changes.unchanged,
-            omitted: changes.omitted,
-          }
-        : null,
+      changes,
       isolated: isolated?.kind === "present" ? isolated.value : null,
     };
   });
