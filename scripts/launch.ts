@@ -8,6 +8,7 @@ import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const WORKER_STOP_GRACE_MS = 45_000;
 const say = (message: string) => process.stdout.write(`[copyback] ${message}\n`);
 
 async function main(): Promise<void> {
@@ -27,7 +28,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say("stopping…");
-    await Promise.all(children.map((child) => stopChild(child)));
+    // The worker drains its runs in flight for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), then cancels
+    // the rest and gives them 10 s to settle: it gets that long before SIGKILL.
+    await Promise.all(children.map((child) => stopChild(child, child.name === "worker" ? WORKER_STOP_GRACE_MS : undefined)));
     await database.stop();
     process.exit(code);
   };

@@ -5,7 +5,7 @@ import { z } from "zod";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-  // Default: the dispatch concurrency plus two (the loop's claim and the run log writes).
+  // Default: the dispatch concurrency plus four (the loop's claim, run log writes, finalization).
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).optional(),
   // The instance root (sandboxes, directory-merge locks, staging). The launcher passes its own
   // (scripts/launch/env.ts); the default is the launcher's, so a worker started by hand next to a

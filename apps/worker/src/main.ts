@@ -14,7 +14,7 @@ const log = pino({ level: env.LOG_LEVEL, base: { service: "copyback-worker", pid
 
 const prisma = createPrismaClient({
   databaseUrl: env.DATABASE_URL,
-  poolSize: env.DATABASE_POOL_SIZE ?? env.WORKER_CONCURRENCY + 2,
+  poolSize: env.DATABASE_POOL_SIZE ?? env.WORKER_CONCURRENCY + 4,
   applicationName: "copyback-worker",
 });
 

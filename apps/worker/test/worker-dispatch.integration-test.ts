@@ -1,19 +1,16 @@
 // The worker as a real process dispatching real runs: the demo seed, a wake on a demo issue, the
 // worker claims the run, the Builder agent runs in a local sandbox, its file lands in the host
 // workspace and the task moves to review. SIGTERM lets a run in flight finish (drain).
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
 import { useTestDatabase } from "@copyback/db/testing";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { killChildren, startWorkerChild } from "./worker-child";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const workerDir = path.resolve(here, "..");
 const database = useTestDatabase();
 const children: ChildProcess[] = [];
 let instanceRoot = "";
@@ -22,50 +19,19 @@ beforeAll(async () => {
   instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-dispatch-"));
   await seedDemo(database.prisma(), { instanceRoot });
 });
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(() => killChildren(children));
 afterAll(async () => {
   await rm(instanceRoot, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+const startWorker = () =>
+  startWorkerChild(children, {
+    DATABASE_URL: database.url(),
+    COPYBACK_HOME: instanceRoot,
+    WORKER_POLL_INTERVAL_MS: "200",
+    WORKER_CONCURRENCY: "2",
+    COPYBACK_API_URL: "http://127.0.0.1:3100",
   });
-}
-
-async function startWorker() {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: workerDir,
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url(),
-      COPYBACK_HOME: instanceRoot,
-      WORKER_HEALTH_PORT: String(port),
-      WORKER_POLL_INTERVAL_MS: "200",
-      WORKER_CONCURRENCY: "2",
-      COPYBACK_API_URL: "http://127.0.0.1:3100",
-      LOG_LEVEL: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let output = "";
-  child.stdout?.on("data", (d) => (output += d));
-  child.stderr?.on("data", (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  while (!output.includes('"msg":"worker started"')) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, exited, output: () => output };
-}
 
 async function waitForRun(runId: string, until: (status: string, codes: string[]) => boolean, output: () => string, timeoutMs = 40_000) {
   const prisma = database.prisma();

@@ -2,11 +2,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
+import { killChildren, startWorkerChild } from "./worker-child";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workerDir = path.resolve(here, "..");
@@ -21,46 +21,10 @@ afterAll(async () => {
   await rm(instanceRoot, { recursive: true, force: true });
 });
 
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(() => killChildren(children));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startWorker() {
-  const port = await freePort();
-  // One process (no tsx CLI wrapper in between), so signals reach the worker itself.
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: workerDir,
-    env: { ...process.env, DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, WORKER_HEALTH_PORT: String(port), WORKER_POLL_INTERVAL_MS: "50", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let output = "";
-  child.stdout?.on("data", (d) => (output += d));
-  child.stderr?.on("data", (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-  const url = `http://127.0.0.1:${port}/healthz`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const res = await fetch(url);
-      if (res.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not become live:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, url, exited, output: () => output };
-}
+const startWorker = () =>
+  startWorkerChild(children, { DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, WORKER_POLL_INTERVAL_MS: "50" });
 
 describe("worker process", () => {
   it("serves liveness with loop progress and logs JSON lines", async () => {

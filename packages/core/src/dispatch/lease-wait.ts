@@ -2,6 +2,7 @@
 // lease of this environment and workspace) is retried in process with backoff for a short while
 // before the run goes back to the queue. Requeueing at once would make the next pass claim the
 // same run again and spin against the busy lease.
+import { setTimeout as delay } from "node:timers/promises";
 import { isDomainError } from "../errors";
 
 export type LeaseWait<T> = { kind: "acquired"; value: T } | { kind: "busy" };
@@ -30,14 +31,7 @@ export async function waitForLease<T>(
   }
 }
 
+/** Resolves after `ms`, or early (never rejecting) when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
+  return delay(ms, undefined, { signal }).catch(() => undefined);
 }

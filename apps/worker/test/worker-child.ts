@@ -1,0 +1,58 @@
+// The worker as a real child process for integration tests: one process (no tsx CLI wrapper in
+// between, so signals reach the worker itself), its output collected, its exit awaited, and a
+// registry of children that a test file kills in afterEach.
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const workerDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface WorkerChild {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns `src/main.ts` with the environment given (plus a free health port) and waits until it is live. */
+export async function startWorkerChild(children: ChildProcess[], env: Record<string, string>): Promise<WorkerChild> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: workerDir,
+    env: { ...process.env, WORKER_HEALTH_PORT: String(port), LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stdout?.on("data", (d) => (output += d));
+  child.stderr?.on("data", (d) => (output += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const url = `http://127.0.0.1:${port}/healthz`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not become live:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, port, url, exited, output: () => output };
+}
+
+export function killChildren(children: ChildProcess[]): void {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+}
