@@ -2,6 +2,7 @@
 // between processes are in multi-process.test.ts.
 import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DirectoryMergeLocks, LockTimeoutError, hashTarget, type DirectoryMergeLease } from "../../src/copyback/locks";
 import { tempDir } from "./helpers";
@@ -53,6 +54,52 @@ describe("leases", () => {
     }
     expect(inodes.size).toBe(1);
     expect(lstatSync(lockFile).nlink).toBe(1);
+  });
+
+  it("R-LK-2: the open transaction alone is the lock: a released lease keeps its connection for reuse but holds nothing", async () => {
+    const locks = locksWith();
+    const lockFile = path.join(lockRoot, `${hashOf(target)}.lock.sqlite`);
+    const canLockFrom = () => {
+      const other = new Database(lockFile, { fileMustExist: true, timeout: 0 });
+      try {
+        other.exec("BEGIN IMMEDIATE");
+        other.exec("ROLLBACK");
+        return true;
+      } catch {
+        return false;
+      } finally {
+        other.close();
+      }
+    };
+    for (let i = 0; i < 3; i += 1) {
+      const lease = await locks.acquire(target);
+      expect(canLockFrom()).toBe(false);
+      await lease.release();
+      expect(canLockFrom()).toBe(true);
+    }
+  });
+
+  it("R-LK-4: a lock file replaced between acquisitions is locked by its new inode, never through a kept connection", async () => {
+    const locks = locksWith();
+    const first = await locks.acquire(target);
+    await first.release();
+    // Forbidden by the spec, done here to prove the kept connection is not trusted blindly.
+    const moved = path.join(dir, "old.lock.sqlite");
+    renameSync(first.lockFile, moved);
+    writeFileSync(first.lockFile, "");
+    const second = await locks.acquire(target);
+    expect(() => second.assertHeld()).not.toThrow();
+    const onNew = new Database(first.lockFile, { fileMustExist: true, timeout: 0 });
+    const onOld = new Database(moved, { fileMustExist: true, timeout: 0 });
+    try {
+      expect(() => onNew.exec("BEGIN IMMEDIATE")).toThrow(expect.objectContaining({ code: "SQLITE_BUSY" }));
+      expect(() => onOld.exec("BEGIN IMMEDIATE")).not.toThrow();
+      onOld.exec("ROLLBACK");
+    } finally {
+      onNew.close();
+      onOld.close();
+      await second.release();
+    }
   });
 
   it("R-LK-4: lock files stay for targets that no longer exist", async () => {

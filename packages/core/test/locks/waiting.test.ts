@@ -1,7 +1,7 @@
 // The waiting machinery: backoff policy, the per-process FIFO, and the cross-process ticket queue.
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { jittered, nextDelay, sleep } from "../../src/copyback/locks/backoff";
+import { jittered, nextDelay, sleep, turnPollDelay } from "../../src/copyback/locks/backoff";
 import { ensureLockRoot } from "../../src/copyback/locks/lock-paths";
 import { FifoAbortedError, FifoTimeoutError, ProcessFifo } from "../../src/copyback/locks/process-fifo";
 import { BUSY, WaiterQueue, isTicketLive } from "../../src/copyback/locks/waiter-queue";
@@ -14,6 +14,15 @@ describe("backoff (pure)", () => {
     for (let i = 0; i < 6; i += 1) delays.push(nextDelay(delays.at(-1)!, policy));
     expect(delays).toEqual([10, 20, 40, 80, 100, 100, 100]);
     expect(nextDelay(0, policy)).toBe(10);
+  });
+
+  it("the next in line polls by an eighth of its wait there, from 1 ms up to the cap", () => {
+    const policy = { initialMs: 10, maxMs: 100, factor: 2 };
+    expect(turnPollDelay(0, policy)).toBe(1);
+    expect(turnPollDelay(4, policy)).toBe(1);
+    expect(turnPollDelay(80, policy)).toBe(10);
+    expect(turnPollDelay(400, policy)).toBe(50);
+    expect(turnPollDelay(60_000, policy)).toBe(100);
   });
 
   it("jitter stays within [d/2, d]", () => {

@@ -11,6 +11,16 @@ export function nextDelay(previousMs: number, policy: BackoffPolicy): number {
   return Math.min(policy.maxMs, Math.max(policy.initialMs, previousMs * policy.factor));
 }
 
+/**
+ * The sleep of a waiter that is next in line (or whose turn it is while another process still
+ * holds the lock): an eighth of how long it has been waiting there, between 1 ms and maxMs. A
+ * release is noticed within about 1/8 of the hold time, so a short hold hands over in a
+ * millisecond or two while a long one costs only a few polls a second.
+ */
+export function turnPollDelay(nextInLineForMs: number, policy: BackoffPolicy): number {
+  return Math.min(policy.maxMs, Math.max(1, nextInLineForMs / 8));
+}
+
 /** Half fixed, half random: waiters that collided once do not collide in lockstep again. */
 export function jittered(delayMs: number, random: () => number = Math.random): number {
   return delayMs / 2 + random() * (delayMs / 2);

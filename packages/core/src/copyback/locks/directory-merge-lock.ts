@@ -37,11 +37,11 @@ import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import { DomainError } from "../../errors";
-import { jittered, nextDelay, sleep, type BackoffPolicy } from "./backoff";
+import { jittered, nextDelay, sleep, turnPollDelay, type BackoffPolicy } from "./backoff";
 import { LockAbortedError, LockTimeoutError, shortHash, type LockTimeoutReason } from "./errors";
 import { assertLockableFilesystem } from "./filesystem";
 import { LEGACY_UPGRADE_STEPS, legacyLockPresent } from "./legacy-lock";
-import { assertStillSameFile, createFileIfMissing, openVerifiedDatabase, tryBeginImmediate, type VerifiedDatabase } from "./lock-file";
+import { assertStillSameFile, putBackLockConnection, takeLockConnection, tryBeginImmediate, type VerifiedDatabase } from "./lock-file";
 import { assertTargetOutsideLockRoot, canonicalTarget, ensureLockRoot, hashTarget, lockFilesFor, relativeLockName, type LockFiles } from "./lock-paths";
 import { readOwnerSidecar, removeOwnerSidecar, writeOwnerSidecar } from "./owner-sidecar";
 import { FifoAbortedError, FifoTimeoutError, processFifo } from "./process-fifo";
@@ -155,11 +155,11 @@ export class DirectoryMergeLocks {
   async #acquireAcrossProcesses(wait: Wait): Promise<VerifiedDatabase> {
     const { files } = wait;
     const lockLabel = relativeLockName(files.hash, ".lock.sqlite");
-    createFileIfMissing(files.lockFile);
-    const lock = openVerifiedDatabase(files.lockFile, lockLabel);
+    const lock = takeLockConnection(files.lockFile, lockLabel);
     const waiting = new TicketHolder(files, this.#tickets);
     let delay = this.#backoff.initialMs;
     let wasMyTurn = false;
+    let nextInLineSince: number | null = null;
     try {
       for (;;) {
         if (wait.signal?.aborted) throw new LockAbortedError(files.hash, wait.signal.reason);
@@ -186,10 +186,14 @@ export class DirectoryMergeLocks {
         waiting.ensureTicket();
         const remaining = wait.timeoutMs - (performance.now() - wait.started);
         if (remaining <= 0) throw await timeoutError(wait);
+        // Next in line: poll by how long we have been there (turnPollDelay), so a release is
+        // noticed in a millisecond or two after a short hold; further back: plain backoff.
+        const nextInLine = wait.ahead !== null && wait.ahead <= 1;
+        if (!nextInLine) nextInLineSince = null;
+        else nextInLineSince ??= performance.now();
+        const pause = nextInLineSince !== null ? turnPollDelay(performance.now() - nextInLineSince, this.#backoff) : delay;
         try {
-          // The next in line polls faster: the handoff waits for it to notice its turn.
-          const cap = wait.ahead !== null && wait.ahead <= 1 ? Math.max(this.#backoff.initialMs, this.#backoff.maxMs / 4) : this.#backoff.maxMs;
-          await sleep(Math.min(jittered(Math.min(delay, cap)), remaining), wait.signal);
+          await sleep(Math.min(jittered(pause), remaining), wait.signal);
         } catch (reason) {
           throw new LockAbortedError(files.hash, reason);
         }
@@ -336,9 +340,11 @@ class Lease implements DirectoryMergeLease {
     // next holder's (R-LK-3, R-LK-4: the lock file itself stays).
     removeOwnerSidecar(this.files.ownerFile);
     try {
+      // Ending the transaction releases the lock (R-LK-2); the idle connection is kept for
+      // this process's next acquisition (closed instead if the rollback failed).
       if (this.lock.db.inTransaction) this.lock.db.exec("ROLLBACK");
     } finally {
-      this.lock.db.close();
+      putBackLockConnection(this.files.lockFile, this.lock);
       this.leaveFifo();
     }
   }

@@ -103,6 +103,61 @@ export function descriptorOpenOn(dev: number, ino: number): boolean | null {
   return null;
 }
 
+/** The path still names this regular, singly linked inode (lstat only, never opens it). */
+export function namesSameFile(file: string, held: { dev: number; ino: number }): boolean {
+  try {
+    const st = lstatSync(file);
+    return st.isFile() && st.nlink === 1 && st.dev === held.dev && st.ino === held.ino;
+  } catch {
+    return false;
+  }
+}
+
+const IDLE_KEY = Symbol.for("@copyback/core:directory-merge-locks:idle-lock-connections");
+const MAX_IDLE_CONNECTIONS = 64;
+
+function idleConnections(): Map<string, VerifiedDatabase> {
+  const holder = globalThis as unknown as Record<symbol, Map<string, VerifiedDatabase> | undefined>;
+  return (holder[IDLE_KEY] ??= new Map());
+}
+
+/**
+ * A verified connection to the lock file for one acquisition. A connection released earlier in
+ * this process is reused while the path still names its inode (opening and verifying a new one
+ * is most of an uncontended acquire's cost); otherwise a new one is opened with every check.
+ * An idle connection has no transaction, so it holds no lock (R-LK-2: the open transaction is
+ * the lock); the per-process FIFO keeps one connection per lock file in use at a time.
+ */
+export function takeLockConnection(file: string, label: string): VerifiedDatabase {
+  const cache = idleConnections();
+  const idle = cache.get(file);
+  if (idle) {
+    cache.delete(file);
+    if (idle.db.open && !idle.db.inTransaction && namesSameFile(file, idle)) return idle;
+    if (idle.db.open) idle.db.close(); // the file was replaced or re-linked: check a new open
+  }
+  createFileIfMissing(file);
+  return openVerifiedDatabase(file, label);
+}
+
+/** Keeps a connection whose transaction has ended for the next acquisition (bounded, LRU). */
+export function putBackLockConnection(file: string, lock: VerifiedDatabase): void {
+  if (!lock.db.open) return;
+  if (lock.db.inTransaction) {
+    lock.db.close();
+    return;
+  }
+  const cache = idleConnections();
+  cache.get(file)?.db.close();
+  cache.delete(file);
+  cache.set(file, lock);
+  for (const [key, old] of cache) {
+    if (cache.size <= MAX_IDLE_CONNECTIONS) break;
+    cache.delete(key);
+    old.db.close();
+  }
+}
+
 /** One attempt at the reserved lock (R-LK-2). false: another connection holds it. */
 export function tryBeginImmediate(db: Database.Database): boolean {
   try {

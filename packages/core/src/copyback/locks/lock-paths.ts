@@ -2,8 +2,7 @@
 // <hash> the sha256 of the target's canonical path, so every writer of one directory meets on
 // one file, whatever spelling of the path it was given.
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
-import { lstat, realpath, stat } from "node:fs/promises";
+import { chmodSync, lstatSync, mkdirSync, realpathSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { LockPathError } from "./errors";
 import { isErrno } from "./owner-sidecar";
@@ -48,14 +47,20 @@ export function hashTarget(canonicalTarget: string): string {
  * components appended, which is what realpath will return once the merge creates them, so
  * writers before and after the creation use the same lock. A dangling symlink on the way is
  * refused: where it will point once it resolves is unknown, so no stable name exists for it.
+ * Synchronous system calls (microseconds each): on a busy machine every trip through the
+ * thread pool can wait a scheduler slice, which is what made the lock's p99 slow.
  */
 export async function canonicalTarget(target: string): Promise<string> {
+  return canonicalTargetSync(target);
+}
+
+export function canonicalTargetSync(target: string): string {
   let existing = path.resolve(target);
   const missing: string[] = [];
   for (;;) {
     try {
-      const real = await realpath(existing);
-      if (missing.length === 0 && !(await stat(real)).isDirectory()) {
+      const real = realpathSync.native(existing);
+      if (missing.length === 0 && !statSync(real).isDirectory()) {
         throw new LockPathError("target_not_directory", "A directory-merge target must be a directory.");
       }
       return missing.length === 0 ? real : path.join(real, ...missing.reverse());
@@ -63,7 +68,13 @@ export async function canonicalTarget(target: string): Promise<string> {
       if (isErrno(error, "ENOTDIR")) throw new LockPathError("target_not_directory", "A component of the directory-merge target is not a directory.");
       if (!isErrno(error, "ENOENT")) throw error;
     }
-    const entry = await lstat(existing).catch((error: unknown) => (isErrno(error, "ENOENT") ? null : Promise.reject(error)));
+    let entry: Stats | null;
+    try {
+      entry = lstatSync(existing);
+    } catch (error) {
+      if (!isErrno(error, "ENOENT")) throw error;
+      entry = null;
+    }
     if (entry?.isSymbolicLink()) {
       throw new LockPathError("target_dangling_symlink", "The directory-merge target passes through a dangling symlink.");
     }
@@ -99,7 +110,7 @@ export function ensureLockRoot(instanceRoot: string): string {
       assertPrivateDirectory(dir);
     }
   }
-  return realpathSync(dir);
+  return realpathSync.native(dir);
 }
 
 /** Throws unless `dir` is a real directory (not a symlink) without group/other write access. */

@@ -12,8 +12,7 @@
 // Every statement runs with busy timeout 0 (better-sqlite3's busy handler sleeps synchronously,
 // blocking the event loop); callers treat SQLITE_BUSY as "not now" and try on their next poll.
 import type Database from "better-sqlite3";
-import { lstatSync } from "node:fs";
-import { createFileIfMissing, isSqliteBusy, openVerifiedDatabase } from "./lock-file";
+import { createFileIfMissing, isSqliteBusy, namesSameFile, openVerifiedDatabase } from "./lock-file";
 
 export const DEFAULT_TICKET_HEARTBEAT_MS = 1_000;
 export const DEFAULT_TICKET_STALE_MS = 5_000;
@@ -54,6 +53,8 @@ interface SharedConnection {
   ino: number;
   /** Schema and journal mode checked on this connection. */
   ready: boolean;
+  /** Prepared once per connection: the uncontended path runs one of them on every acquire. */
+  statements: Map<string, Database.Statement>;
 }
 
 const CONNECTIONS_KEY = Symbol.for("@copyback/core:directory-merge-locks:queue-connections");
@@ -72,7 +73,7 @@ function sharedConnection(file: string, label: string): SharedConnection {
   const hit = cache.get(file);
   if (hit) {
     cache.delete(file);
-    if (hit.db.open && sameFile(file, hit)) {
+    if (hit.db.open && namesSameFile(file, hit)) {
       cache.set(file, hit); // most recently used last
       return hit;
     }
@@ -80,7 +81,7 @@ function sharedConnection(file: string, label: string): SharedConnection {
   }
   createFileIfMissing(file);
   const opened = openVerifiedDatabase(file, label);
-  const entry: SharedConnection = { db: opened.db, dev: opened.dev, ino: opened.ino, ready: false };
+  const entry: SharedConnection = { db: opened.db, dev: opened.dev, ino: opened.ino, ready: false, statements: new Map() };
   cache.set(file, entry);
   for (const [key, old] of cache) {
     if (cache.size <= MAX_SHARED_CONNECTIONS) break;
@@ -88,15 +89,6 @@ function sharedConnection(file: string, label: string): SharedConnection {
     old.db.close();
   }
   return entry;
-}
-
-function sameFile(file: string, held: { dev: number; ino: number }): boolean {
-  try {
-    const st = lstatSync(file);
-    return st.isFile() && st.nlink === 1 && st.dev === held.dev && st.ino === held.ino;
-  } catch {
-    return false;
-  }
 }
 
 /** One target's queue, seen with one ticket policy. Cheap to create: the connection is shared. */
@@ -116,6 +108,21 @@ export class WaiterQueue {
 
   /** The connection, with schema and WAL mode (readers never wait for writers); may throw BUSY. */
   private get db(): Database.Database {
+    return this.connection().db;
+  }
+
+  /** A statement prepared on the current connection (reused while the connection lives). */
+  private statement(sql: string): Database.Statement {
+    const connection = this.connection();
+    let prepared = connection.statements.get(sql);
+    if (prepared === undefined) {
+      prepared = connection.db.prepare(sql);
+      connection.statements.set(sql, prepared);
+    }
+    return prepared;
+  }
+
+  private connection(): SharedConnection {
     const connection = sharedConnection(this.file, this.label);
     if (!connection.ready) {
       if (connection.db.pragma("journal_mode", { simple: true }) !== "wal") connection.db.pragma("journal_mode = WAL");
@@ -128,7 +135,7 @@ export class WaiterQueue {
       )`);
       connection.ready = true;
     }
-    return connection.db;
+    return connection;
   }
 
   /** Takes a place at the back. Returns the ticket id, or BUSY. */
@@ -138,8 +145,8 @@ export class WaiterQueue {
       return db
         .transaction(() => {
           const garbage = ticketGarbageAfterMs(this.staleMs);
-          db.prepare("DELETE FROM tickets WHERE heartbeat_at < ? OR heartbeat_at > ?").run(now - garbage, now + garbage);
-          return Number(db.prepare("INSERT INTO tickets (pid, enqueued_at, heartbeat_at) VALUES (?, ?, ?)").run(pid, now, now).lastInsertRowid);
+          this.statement("DELETE FROM tickets WHERE heartbeat_at < ? OR heartbeat_at > ?").run(now - garbage, now + garbage);
+          return Number(this.statement("INSERT INTO tickets (pid, enqueued_at, heartbeat_at) VALUES (?, ?, ?)").run(pid, now, now).lastInsertRowid);
         })
         .immediate();
     });
@@ -148,15 +155,15 @@ export class WaiterQueue {
   /** Refreshes a ticket. false: it is gone (collected after a long stall), so re-enqueue. */
   heartbeat(ticket: number, now: number): boolean | Busy {
     return orBusy(() => {
-      return this.db.prepare("UPDATE tickets SET heartbeat_at = ? WHERE id = ?").run(now, ticket).changes > 0;
+      return this.statement("UPDATE tickets SET heartbeat_at = ? WHERE id = ?").run(now, ticket).changes > 0;
     });
   }
 
   /** Live tickets ahead of `ticket` (all live tickets when null). 0 means: your turn. */
   liveAhead(ticket: number | null, now: number): number | Busy {
     return orBusy(() => {
-      const row = this.db
-        .prepare("SELECT count(*) AS n FROM tickets WHERE id < ? AND heartbeat_at BETWEEN ? AND ?")
+      const row = this
+        .statement("SELECT count(*) AS n FROM tickets WHERE id < ? AND heartbeat_at BETWEEN ? AND ?")
         .get(ticket ?? Number.MAX_SAFE_INTEGER, now - this.staleMs, now + this.staleMs) as { n: number };
       return row.n;
     });
@@ -169,7 +176,7 @@ export class WaiterQueue {
 
   remove(ticket: number): true | Busy {
     return orBusy(() => {
-      this.db.prepare("DELETE FROM tickets WHERE id = ?").run(ticket);
+      this.statement("DELETE FROM tickets WHERE id = ?").run(ticket);
       return true as const;
     });
   }
