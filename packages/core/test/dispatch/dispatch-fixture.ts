@@ -15,9 +15,6 @@ import { createLocalProvider } from "../../src/providers/local/index";
 import { ProviderRegistry } from "../../src/providers/registry";
 import { claimQueuedRuns, SYSTEM_ACTOR, wakeAgent } from "../../src/runs/index";
 
-export const FAKE_SEED_FILES: Record<string, string> = { "README.md": "seed\n" };
-export const FAKE_SEED_TREE = { "README.md": { type: "file", content: "seed\n" } } as const;
-
 export const PLAIN_LOCAL_PLUGIN = "test.local-plain";
 
 export const RESULT_IN_REVIEW = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Work is ready for review." });
@@ -146,9 +143,7 @@ export class DispatchWorld {
       ).id;
     const hostPath = path.join(this.instanceRoot, "workspaces", `ws-${n}`);
     await mkdir(hostPath, { recursive: true });
-    // The fake provider cannot seed an empty workspace yet (its tar reader refuses the empty
-    // archive: provider_seed_archive_unsafe), so its tasks start with one file.
-    await writeTree(hostPath, options.files ?? (provider === "fake" ? FAKE_SEED_FILES : {}));
+    await writeTree(hostPath, options.files ?? {});
     const workspace = await this.db.executionWorkspace.create({
       data: { companyId: this.companyId, name: `ws-${n}`, hostPath: await realpath(hostPath) },
     });

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { executeRun } from "../../src/dispatch/execute-run";
 import { publishRunResult } from "../../src/runs/publish-result";
-import { DispatchWorld, FAKE_SEED_TREE, RESULT_IN_REVIEW, readTree } from "./dispatch-fixture";
+import { DispatchWorld, RESULT_IN_REVIEW, readTree } from "./dispatch-fixture";
 
 const database = useTestDatabase({ poolSize: 8 });
 const world = new DispatchWorld(database);
@@ -66,7 +66,7 @@ describe("fake provider faults through executeRun", () => {
     // The accepted result stands: the run is not failed; the reconciler (next issue) retries.
     expect(s.run.status).toBe("running");
     expect(s.leases[0]?.status).toBe("released");
-    expect(await readTree(task.hostPath)).toEqual(FAKE_SEED_TREE);
+    expect(await readTree(task.hostPath)).toEqual({});
   });
 
   it("the agent writes no result: the run fails agent_exited_without_result", async () => {
@@ -76,7 +76,7 @@ describe("fake provider faults through executeRun", () => {
     expect(s.run).toMatchObject({ status: "failed", errorCode: "agent_exited_without_result" });
     expect(s.events.find((e) => e.code === "agent.output")?.message).toBe("done, no result");
     // Without an accepted result nothing is copied back.
-    expect(await readTree(task.hostPath)).toEqual(FAKE_SEED_TREE);
+    expect(await readTree(task.hostPath)).toEqual({});
   });
 
   it("a malformed result file is stored rejected and the run fails saying why", async () => {
@@ -101,7 +101,7 @@ describe("fake provider faults through executeRun", () => {
     expect(s.run.status).toBe("succeeded");
     expect(s.issue.status).toBe("done");
     expect(s.codes).toContain("result.file_ignored");
-    expect(await readTree(task.hostPath)).toEqual({ ...FAKE_SEED_TREE, "c.txt": { type: "file", content: "c\n" } });
+    expect(await readTree(task.hostPath)).toEqual({ "c.txt": { type: "file", content: "c\n" } });
   });
 
   it("the agent receives its run, issue and API URL in its environment and its adapter env", async () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import { exportWorkspaceArchive } from "../../copyback/archive/export";
 import { extractValidatedArchive } from "../../copyback/archive/extract";
 import { encodeHeader } from "../../copyback/archive/tar-header";
 import { ProviderRegistry } from "../registry";
@@ -156,6 +157,43 @@ describe("fake provider", () => {
     const unsafe = Buffer.concat([...encodeHeader({ path: "../evil", type: "File", mode: 0o644, size: 0 }), Buffer.alloc(1024)]);
     await expect(other.provider.seedWorkspace!(other.handle, Readable.from([unsafe]))).rejects.toMatchObject({ code: "provider_seed_archive_unsafe", message: expect.stringContaining("unsafe path") });
     expect(other.provider.store.get(other.handle.providerLeaseId)!.workspace.size).toBe(0);
+  });
+
+  it("an empty workspace's archive (only end-of-archive blocks) seeds an empty workspace and exports back empty", async () => {
+    const { provider, handle } = await acquired();
+    const workspace = provider.store.get(handle.providerLeaseId)!.workspace;
+    workspace.set("leftover", { kind: "file", content: Buffer.from("old"), mode: 0o644 });
+    const emptyDir = join(await scratch, "empty-host");
+    await mkdir(emptyDir);
+    await provider.seedWorkspace!(handle, Readable.from(exportWorkspaceArchive(emptyDir)));
+    expect(workspace.size).toBe(0);
+    // More zero blocks than two (a tar writer's record padding) are still only the end marker.
+    await provider.seedWorkspace!(handle, Readable.from([Buffer.alloc(10 * 512)]));
+    expect(workspace.size).toBe(0);
+    const back = join(await scratch, "empty-back");
+    await mkdir(back);
+    const extracted = await extractValidatedArchive(await saveArchive(await provider.exportWorkspace!(handle), "empty-export"), back);
+    expect(extracted).toMatchObject({ kind: "safe", entries: 0 });
+    expect(await readdir(back)).toEqual([]);
+  });
+
+  it("a seed stream that is not a whole tar archive is refused and changes nothing", async () => {
+    const { provider, handle } = await acquired();
+    const workspace = provider.store.get(handle.providerLeaseId)!.workspace;
+    workspace.set("kept.txt", { kind: "file", content: Buffer.from("kept"), mode: 0o644 });
+    const full = workspaceTar(new Map([["f.txt", { kind: "file" as const, content: Buffer.alloc(2000, 120), mode: 0o644 }]]));
+    const refused = {
+      "no bytes": Buffer.alloc(0),
+      "one zero block": Buffer.alloc(512),
+      "zeros off the block size": Buffer.alloc(1500),
+      "text": Buffer.from("this is not a tar archive\n".repeat(100)),
+      "zeros then garbage": Buffer.concat([Buffer.alloc(1024), Buffer.from("x")]),
+      "an archive cut inside its first file": full.subarray(0, 1024),
+    };
+    for (const [what, bytes] of Object.entries(refused)) {
+      await expect(provider.seedWorkspace!(handle, Readable.from([bytes])), what).rejects.toMatchObject({ code: "provider_seed_archive_unsafe" });
+      expect([...workspace.keys()], what).toEqual(["kept.txt"]);
+    }
   });
 
   it("destroy is idempotent; inspect then reads missing", async () => {

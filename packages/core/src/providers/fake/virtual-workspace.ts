@@ -90,12 +90,36 @@ function seedRefused(reason: string): DomainError {
   return new DomainError("invalid", "provider_seed_archive_unsafe", `The seed archive was refused: ${reason}.`);
 }
 
+/**
+ * Tracks what a seed stream held, for the one archive node-tar refuses although it is valid: an
+ * empty workspace's archive, nothing but the end-of-archive marker (two or more zero blocks, as
+ * copyback/archive/export.ts writes for an empty directory). Anything else node-tar refuses (no
+ * bytes, one zero block, a length off the block size, non-zero garbage) stays refused.
+ */
+class ZeroBlockTracker {
+  bytes = 0;
+  allZero = true;
+
+  see(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.allZero) for (const byte of chunk) if (byte !== 0) { this.allZero = false; break; }
+  }
+
+  /** Only end-of-archive blocks: at least two whole zero blocks and nothing else. */
+  get endOfArchiveOnly(): boolean {
+    return this.allZero && this.bytes >= 2 * BLOCK && this.bytes % BLOCK === 0;
+  }
+}
+
 /** Parses a tar stream into a workspace; only files, directories and links at safe paths. */
 export async function readWorkspaceTar(archive: Readable): Promise<FakeWorkspace> {
   const workspace: FakeWorkspace = new Map();
   const problems: string[] = [];
+  let entries = 0;
+  const seen = new ZeroBlockTracker();
   const parser = new Parser({ strict: true, brotli: false, zstd: false });
   parser.on("entry", (entry: ReadEntry) => {
+    entries += 1;
     const path = entry.path.replace(/\/+$/, "");
     const chunks: Buffer[] = [];
     entry.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -110,9 +134,15 @@ export async function readWorkspaceTar(archive: Readable): Promise<FakeWorkspace
   });
   parser.on("error", (error: Error) => problems.push(error.message));
   const ended = new Promise<void>((resolve) => parser.once("end", () => resolve()));
-  for await (const chunk of archive) parser.write(chunk as Buffer);
+  for await (const chunk of archive) {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    seen.see(bytes);
+    parser.write(bytes);
+  }
   parser.end();
   await ended;
+  // An empty workspace's archive: node-tar calls it an unrecognized format; it seeds nothing.
+  if (entries === 0 && seen.endOfArchiveOnly) return workspace;
   if (problems.length > 0) throw seedRefused(problems[0] as string);
   return workspace;
 }
