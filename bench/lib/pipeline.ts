@@ -3,8 +3,8 @@
 //          receiveWorkspaceArchive (validates while the bytes arrive, keeps them in memory,
 //          extracts into private staging only once all of it is validated, hashing each file
 //          as it is written) -> mergeSnapshot with the manifest receive returned, consuming
-//          staging. Stages: "receive" = export + validation as they stream, "extract" = the
-//          writes after validation, "merge".
+//          staging. Stages: "export+validate" = the export streamed in and validated as it
+//          arrives, "extract" = the writes once all of it was validated, "merge".
 //   delta: sandbox scan with its stat cache -> tar of the changed entries -> manifest through
 //          JSON (the transfer) -> host receive (whole-manifest tree check, validate, extract,
 //          verify) -> merge with the complete snapshot manifest
@@ -94,7 +94,7 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
     // Split the one stage into its two phases, as receive measured them.
     const total = clock.stages["export+receive+extract"] as number;
     delete clock.stages["export+receive+extract"];
-    clock.stages.receive = total - received.phases.extractMs;
+    clock.stages["export+validate"] = total - received.phases.extractMs;
     clock.stages.extract = received.phases.extractMs;
     const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
