@@ -334,7 +334,8 @@ export class TarWalker {
     }
     // An extended header replaced the ustar name or link fields; an older reader would use
     // those, so they must not be dangerous either.
-    const raw = new Header(block);
+    // Without extended headers `h` was decoded from the ustar fields alone: it is that reading.
+    const raw = ex === undefined && this.gex === undefined ? h : new Header(block);
     if (raw.path !== path && isPlainlyUnsafePath(raw.path ?? "")) {
       this.onViolation(
         violation("suspicious_pax_header", path, "an extended header hides an unsafe ustar name"),
