@@ -16,6 +16,8 @@ export interface WorkerDispatchOptions {
   instanceRoot: string;
   concurrency: number;
   apiUrl?: string;
+  /** Export deadline of each copyback try (COPYBACK_EXPORT_TIMEOUT_MS). */
+  exportTimeoutMs?: number;
   log: DispatchLog;
   /** Called when a run settles and frees a slot (the loop passes again without waiting). */
   onSlotFreed: () => void;
@@ -34,6 +36,7 @@ export async function createWorkerDispatch(opts: WorkerDispatchOptions): Promise
     databaseUrl: opts.databaseUrl,
     controller,
     apiUrl: opts.apiUrl,
+    exportTimeoutMs: opts.exportTimeoutMs,
     log: opts.log,
   };
   return new Dispatcher({

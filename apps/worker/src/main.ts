@@ -26,6 +26,7 @@ const dispatcher = await createWorkerDispatch({
   instanceRoot: env.COPYBACK_HOME,
   concurrency: env.WORKER_CONCURRENCY,
   apiUrl: env.COPYBACK_API_URL,
+  exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   log,
   onSlotFreed: () => wakeLoop(),
 });

@@ -38,3 +38,20 @@ export function decideAfterAgent(snapshot: AfterAgentSnapshot): AfterAgentDecisi
   }
   return { kind: "fail", code: "agent_exited_without_result", message: `The agent exited without submitting a result.${note}` };
 }
+
+export type AfterExecFailureDecision =
+  | { kind: "finalize"; resultId: string }
+  /** Nothing to finalize: the run fails with the provider's error. */
+  | { kind: "fail" }
+  | { kind: "not_running"; status: string };
+
+/**
+ * The provider's exec failed or its reply was lost (the agent may well have run). An accepted
+ * result (the finish API during the turn) is the truth here too: the run finalizes it, its files
+ * are exported from the same sandbox. Without one the run fails with the provider's error.
+ */
+export function decideAfterExecFailure(snapshot: Pick<AfterAgentSnapshot, "runStatus" | "acceptedResultId">): AfterExecFailureDecision {
+  if (snapshot.runStatus !== "running") return { kind: "not_running", status: snapshot.runStatus };
+  if (snapshot.acceptedResultId) return { kind: "finalize", resultId: snapshot.acceptedResultId };
+  return { kind: "fail" };
+}

@@ -15,14 +15,14 @@ import { finalizeRun, type FinalizeRunDeps } from "../finalization/finalize-run"
 import { acquireLease } from "../leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
 import type { ProcessIdentity } from "../process/process-identity";
-import type { ProviderRegistry } from "../providers/registry";
+import { requireCapability, type ProviderRegistry } from "../providers/registry";
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { publishRunResult } from "../runs/publish-result";
 import { recordRunEvent } from "../runs/run-log";
 import { failRun } from "../runs/settle-run";
 import { prepareRunWorkspace } from "../workspace/prepare-run-workspace";
 import { AgentOutputRecorder, DEFAULT_OUTPUT_LIMITS, type OutputLimits } from "./agent-output";
-import { decideAfterAgent, type AgentExit } from "./agent-outcome";
+import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "./agent-outcome";
 import { recordAgentProcess } from "./agent-process";
 import type { ClaimedRunRef } from "./claimed-run";
 import { silentDispatchLog, type DispatchLog } from "./dispatch-log";
@@ -47,6 +47,8 @@ export interface ExecuteRunDeps {
   leaseWaitMs?: number;
   /** Backoff of finalization's in-process copyback retries (tests pass a zero backoff). */
   retry?: FinalizeRunDeps["retry"];
+  /** How long one copyback try may spend exporting before it is aborted and retried (default 10 minutes). */
+  exportTimeoutMs?: FinalizeRunDeps["exportTimeoutMs"];
 }
 
 type Level = "debug" | "info" | "warn" | "error";
@@ -160,7 +162,7 @@ class RunSteps {
     try {
       exec = await this.#runAgent(context, handle, plugin, signal);
     } catch (error) {
-      await this.#providerFailure("provider_exec_failed", "The agent could not be run", error);
+      await this.#afterExecFailure(context, started, error);
       return;
     }
 
@@ -185,9 +187,31 @@ class RunSteps {
     await this.#finalize(context, started);
   }
 
+  /** exec threw (a provider failure or a lost reply): finalize an accepted result, else fail the run. */
+  async #afterExecFailure(context: ReadyRunContext, started: number, error: unknown): Promise<void> {
+    const after = decideAfterExecFailure(await this.#readRunState(context.runId));
+    if (after.kind === "fail") {
+      await this.#providerFailure("provider_exec_failed", "The agent could not be run", error);
+      return;
+    }
+    const code = codeOf(error, "provider_exec_failed");
+    if (after.kind === "not_running") {
+      await this.#event("info", "run.settled_elsewhere", `The run was ${after.status} while the agent ran; nothing to finalize.`, { status: after.status, code });
+      await this.#release("failed");
+      return;
+    }
+    await this.#event("warn", "agent.exec_failed_after_result", `The provider's answer to the agent's turn failed (${code}), but the run has an accepted result; finalizing it.`, {
+      code,
+      resultId: after.resultId,
+    });
+    await this.#finalize(context, started);
+  }
+
   async #runAgent(context: ReadyRunContext, handle: LeaseHandle, plugin: EnvironmentProvider, signal: AbortSignal): Promise<ExecResult> {
     const { db } = this.#deps;
-    if (!plugin.exec) throw new ProviderCapabilityError(plugin.pluginId, "exec");
+    // R-EX-6: the registry's one capability rule (advertised and implemented), a typed refusal otherwise.
+    requireCapability(plugin, "exec");
+    const runExec = plugin.exec as NonNullable<EnvironmentProvider["exec"]>;
     const output = new AgentOutputRecorder(db, { companyId: context.companyId, runId: context.runId }, this.#log, this.#deps.outputLimits ?? DEFAULT_OUTPUT_LIMITS);
     const env: Record<string, string> = {
       ...context.adapter.env,
@@ -198,7 +222,7 @@ class RunSteps {
     const started = Date.now();
     let exec: ExecResult;
     try {
-      exec = await plugin.exec(handle, {
+      exec = await runExec.call(plugin, handle, {
         argv: context.argv,
         env,
         timeoutMs: context.adapter.timeoutSeconds * 1000,
@@ -322,6 +346,18 @@ class RunSteps {
     this.#leaseReleased = true;
     try {
       const released = await releaseLeaseByPolicy(this.#deps.db, this.#deps.registry, { leaseId: lease.leaseId, runId: this.#claimed.runId, outcome });
+      if (released.kind === "pending_cleanup" || released.kind === "failed") {
+        // The stop or destroy was not confirmed (a failed call, a lost reply): the lease keeps its
+        // intent for the restart sweep (R-SO-1), never released or destroyed on a guess.
+        const code = released.kind === "failed" ? "lease.release_failed" : "lease.cleanup_pending";
+        await this.#event("warn", code, `The lease was not released after a ${outcome} run (${released.code}): ${released.message}`, {
+          leaseId: lease.leaseId,
+          outcome,
+          result: released.kind,
+          code: released.code,
+        });
+        return;
+      }
       await this.#event("info", "lease.released", `Lease released by policy after a ${outcome} run.`, { leaseId: lease.leaseId, outcome, result: released.kind });
     } catch (error) {
       this.#log.error({ runId: this.#claimed.runId, leaseId: lease.leaseId, err: error }, "lease release failed");
@@ -341,13 +377,6 @@ class RunSteps {
   }
 }
 
-class ProviderCapabilityError extends Error {
-  readonly code = "provider_capability_missing";
-  constructor(pluginId: string, capability: string) {
-    super(`The provider plugin ${pluginId} cannot ${capability}.`);
-  }
-}
-
 function exitOf(exec: ExecResult): AgentExit {
   return { exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled };
 }
@@ -361,7 +390,6 @@ function describeExit(exec: ExecResult): string {
 
 function codeOf(error: unknown, fallback: string): string {
   if (isDomainError(error)) return error.code;
-  if (error instanceof ProviderCapabilityError) return error.code;
   return fallback;
 }
 

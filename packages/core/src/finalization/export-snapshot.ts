@@ -10,8 +10,10 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { UnsafeArchiveError } from "../copyback/archive/errors";
 import { extractValidatedArchive } from "../copyback/archive/extract";
-import { DomainError } from "../errors";
+import { hasCapability } from "../leases/plugin-for-lease";
+import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
+import { untilAborted } from "./export-deadline";
 import { decideExport, salvageLogMessage, type ExportStage } from "./export-policy";
 
 export type ExportedSnapshot =
@@ -25,19 +27,21 @@ export interface ExportSnapshotInput {
   workDir: string;
   /** Informational messages for the run log (salvage used). Never given a path. */
   info(code: string, message: string): Promise<void>;
+  /** Aborts the provider calls and the stream consumption (the export deadline, export-deadline.ts). */
   signal?: AbortSignal;
 }
 
 export async function exportSnapshot(input: ExportSnapshotInput): Promise<ExportedSnapshot> {
   const { plugin, lease } = input;
-  const exportWorkspace = plugin.exportWorkspace?.bind(plugin);
-  if (!exportWorkspace || !plugin.capabilities.has("exportWorkspace")) throw missingCapability("exportWorkspace");
-  const salvageExport = plugin.capabilities.has("salvageExport") ? plugin.salvageExport?.bind(plugin) : undefined;
+  requireCapability(plugin, "exportWorkspace"); // R-EX-6: the registry's one capability rule
+  const exportWorkspace = (plugin.exportWorkspace as NonNullable<EnvironmentProvider["exportWorkspace"]>).bind(plugin);
+  // R-UA-2: a salvage export only from a plugin that advertises and implements it.
+  const salvageExport = hasCapability(plugin, "salvageExport") ? plugin.salvageExport.bind(plugin) : undefined;
   const snapshotDir = join(input.workDir, "snapshot");
   await mkdir(snapshotDir, { mode: 0o700 });
 
   let stage: ExportStage = "primary";
-  let archive: Readable = await exportWorkspace(lease, { signal: input.signal });
+  let archive: Readable = await untilAborted(exportWorkspace(lease, { signal: input.signal }), input.signal, discardStream);
   const violationCodes = new Set<string>();
   for (;;) {
     const file = join(input.workDir, `${stage}.tar`);
@@ -60,7 +64,7 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
       return { kind: "extracted", snapshotDir, stage, entries: extracted.entries, bytes: extracted.totalBytes };
     }
     if (decision.kind === "salvage" && salvageExport) {
-      const salvage = await salvageExport(lease, { signal: input.signal });
+      const salvage = await untilAborted(salvageExport(lease, { signal: input.signal }), input.signal, (late) => discardStream(late.archive));
       // R-UA-2: the provider's fixed informational message, never a path or link target.
       await input.info("workspace.export_salvaged", salvageLogMessage(salvage.message));
       archive = salvage.archive;
@@ -71,6 +75,8 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
   }
 }
 
-function missingCapability(capability: string): DomainError {
-  return new DomainError("unavailable", "provider_capability_missing", `The provider plugin lacks ${capability}.`, { capability });
+/** A stream the provider handed over after the caller gave up on it. */
+function discardStream(stream: Readable): void {
+  stream.destroy();
 }
+

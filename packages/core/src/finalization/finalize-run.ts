@@ -21,6 +21,7 @@ import type { MergeLockProvider, MergeOutcome } from "../copyback/merge/types";
 import { DomainError, isDomainError, notFound } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
 import { readProcessIdentity } from "../process/read-process-identity";
+import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import { completeRun } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
@@ -29,6 +30,7 @@ import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descript
 import { advanceFinalization } from "./coordinator";
 import type { FinalizationPhase } from "./coordinator-phases";
 import { copybackProven } from "./copyback-proven";
+import { exportTimeoutOf, withExportDeadline } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE } from "./export-policy";
 import { exportSnapshot } from "./export-snapshot";
 import { takeFinalizationOwnership, type FinalizationOwnership, type OwnershipKey } from "./finalization-owner";
@@ -55,6 +57,11 @@ export interface FinalizeRunDeps {
   now?: () => Date;
   /** Backoff of the in-process retries (tests pass a zero backoff). */
   retry?: Pick<CopybackRetryOptions, "backoffMs" | "sleep">;
+  /**
+   * How long one copyback try may spend exporting (provider calls and stream) before it is
+   * aborted as a transient provider failure (export-deadline.ts); default 10 minutes.
+   */
+  exportTimeoutMs?: number;
 }
 
 export interface MergeCounts {
@@ -79,6 +86,7 @@ export type FinalizeOutcome =
 const MAX_STORED_CONFLICTS = 200;
 
 export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string }): Promise<FinalizeOutcome> {
+  const exportTimeoutMs = exportTimeoutOf(deps.exportTimeoutMs);
   const run = await deps.db.heartbeatRun.findUnique({
     where: { id: input.runId },
     select: { id: true, companyId: true, nativeIssueId: true, runtimeMode: true },
@@ -95,7 +103,7 @@ export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string 
   const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller }, key);
   if (taken.kind === "busy") return { kind: "busy", reason: taken.reason };
   try {
-    return await new Finalization(deps, key, taken.ownership).run();
+    return await new Finalization(deps, key, taken.ownership, exportTimeoutMs).run();
   } finally {
     // R-OWN-9: everything above (the copyback included) has been awaited before the token goes.
     await taken.ownership.release();
@@ -109,6 +117,7 @@ class Finalization {
     private readonly deps: FinalizeRunDeps,
     private readonly key: OwnershipKey,
     private readonly ownership: FinalizationOwnership,
+    private readonly exportTimeoutMs: number,
   ) {
     this.now = deps.now ?? (() => new Date());
   }
@@ -189,11 +198,7 @@ class Finalization {
     const descriptor = await loadPreparedWorkspace(db, this.key);
     const { plugin, lease } = await this.pinnedPlugin(descriptor);
     // Checked before the retry loop: a missing capability is permanent, not a provider hiccup.
-    if (!plugin.capabilities.has("exportWorkspace") || !plugin.exportWorkspace) {
-      throw new DomainError("unavailable", "provider_capability_missing", "The provider plugin cannot export a workspace.", {
-        capability: "exportWorkspace",
-      });
-    }
+    requireCapability(plugin, "exportWorkspace");
     await recordRunEvent(db, this.event("info", "workspace.export_started", "Exporting the sandbox workspace.", {
       operationId,
       attempt,
@@ -241,12 +246,17 @@ class Finalization {
     descriptor: PreparedWorkspaceDescriptor,
     workDir: string,
   ): Promise<CopybackResult> {
-    const exported = await exportSnapshot({
-      plugin,
-      lease,
-      workDir,
-      info: (code, message) => recordRunEvent(this.deps.db, this.event("info", code, message, {})),
-    });
+    // The export deadline: a hung provider or stream fails this try before any host write
+    // (provider_export_timeout, transient: R-RR-1) instead of holding the ownership lock forever.
+    const exported = await withExportDeadline(this.exportTimeoutMs, (signal) =>
+      exportSnapshot({
+        plugin,
+        lease,
+        workDir,
+        signal,
+        info: (code, message) => recordRunEvent(this.deps.db, this.event("info", code, message, {})),
+      }),
+    );
     if (exported.kind === "omitted") return exported;
     const outcome = await mergeSnapshot({
       target: descriptor.hostPath,

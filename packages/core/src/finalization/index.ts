@@ -3,6 +3,7 @@ export * from "./coordinator-phases";
 export * from "./status-arbiter";
 export * from "./status-policy";
 export * from "./copyback-proven";
+export * from "./export-deadline";
 export * from "./export-policy";
 export * from "./export-snapshot";
 export * from "./finalization-owner";

@@ -5,7 +5,8 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, write
 import os from "node:os";
 import path from "node:path";
 import type { LeasePolicy, Prisma, PrismaClient } from "@copyback/db";
-import type { TestDatabase } from "@copyback/db/testing";
+import { useTestDatabase, type TestDatabase } from "@copyback/db/testing";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
 import type { ExecuteRunDeps } from "../../src/dispatch/execute-run";
 import { executeRun } from "../../src/dispatch/execute-run";
@@ -18,6 +19,7 @@ import { claimQueuedRuns, SYSTEM_ACTOR, wakeAgent } from "../../src/runs/index";
 export const PLAIN_LOCAL_PLUGIN = "test.local-plain";
 
 export const RESULT_IN_REVIEW = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Work is ready for review." });
+export const RESULT_DONE = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "done", summary: "Finished." });
 
 /** A shell line that submits `document` through the process adapter's result file. */
 export const submitResult = (document: string = RESULT_IN_REVIEW) => `printf '%s' '${document}' > "$COPYBACK_RESULT_FILE"`;
@@ -185,4 +187,16 @@ export class DispatchWorld {
     const issue = await this.db.issue.findUniqueOrThrow({ where: { id: run.nativeIssueId } });
     return { run, coordinator, operations, leases, events, issue, codes: events.map((e) => e.code) };
   }
+}
+
+/** A world for a fake-provider fault test file: set up once, faults and script reset after each test. */
+export function useFakeFaultWorld(): DispatchWorld {
+  const world = new DispatchWorld(useTestDatabase({ poolSize: 8 }));
+  beforeAll(() => world.setUp());
+  afterAll(() => world.tearDown());
+  afterEach(() => {
+    world.fake.faults.clear();
+    world.scriptFake(() => ({ exitCode: 0 }));
+  });
+  return world;
 }

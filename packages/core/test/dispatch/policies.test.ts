@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors";
 import { agentAdapterConfig } from "../../src/dispatch/adapter-config";
-import { decideAfterAgent, type AgentExit } from "../../src/dispatch/agent-outcome";
+import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "../../src/dispatch/agent-outcome";
 import { cutToBytes } from "../../src/dispatch/agent-output";
 import { waitForLease } from "../../src/dispatch/lease-wait";
 import { decideRunContext, type RunContextSnapshot } from "../../src/dispatch/run-context";
@@ -75,6 +75,17 @@ describe("decideAfterAgent", () => {
 
   it("leaves a run settled elsewhere to its settler", () => {
     expect(decideAfterAgent({ ...base, runStatus: "cancelled", acceptedResultId: "res" })).toEqual({ kind: "not_running", status: "cancelled" });
+  });
+});
+
+describe("decideAfterExecFailure", () => {
+  it("finalizes a result the finish API accepted before the provider's reply to exec was lost", () => {
+    expect(decideAfterExecFailure({ runStatus: "running", acceptedResultId: "res" })).toEqual({ kind: "finalize", resultId: "res" });
+  });
+
+  it("fails a running run without an accepted result and leaves a settled one alone", () => {
+    expect(decideAfterExecFailure({ runStatus: "running", acceptedResultId: null })).toEqual({ kind: "fail" });
+    expect(decideAfterExecFailure({ runStatus: "cancelled", acceptedResultId: "res" })).toEqual({ kind: "not_running", status: "cancelled" });
   });
 });
 

@@ -1,22 +1,12 @@
 // Provider faults on demand (the fake provider) through the whole executor: each fault mode
 // reaches the state it must, and executeRun never throws. Real PostgreSQL and real host files; the
 // sandbox is the fake provider's in-memory workspace exported as a real tar stream.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "@copyback/db/testing";
+import { describe, expect, it } from "vitest";
 import { executeRun } from "../../src/dispatch/execute-run";
 import { publishRunResult } from "../../src/runs/publish-result";
-import { DispatchWorld, RESULT_IN_REVIEW, readTree } from "./dispatch-fixture";
+import { RESULT_DONE as DONE, RESULT_IN_REVIEW, readTree, useFakeFaultWorld } from "./dispatch-fixture";
 
-const database = useTestDatabase({ poolSize: 8 });
-const world = new DispatchWorld(database);
-beforeAll(() => world.setUp());
-afterAll(() => world.tearDown());
-afterEach(() => {
-  world.fake.faults.clear();
-  world.scriptFake(() => ({ exitCode: 0 }));
-});
-
-const DONE = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "done", summary: "Finished." });
+const world = useFakeFaultWorld();
 
 describe("fake provider faults through executeRun", () => {
   it("R-SO-3 exec fails: the run fails with the provider's code and the lease is stopped and retained by policy", async () => {
