@@ -1,6 +1,6 @@
 // The audit row of a change, written with the transaction client of that change so that both
-// commit together or neither does (the same shape as apps/web's recordActivity; core cannot
-// import the web app, and the worker writes activity too).
+// commit together or neither does (DESIGN.md section 7). The one writer of activity rows: the
+// web app's routers and the worker's services both use it.
 import type { ActorType, Prisma, TransactionClient } from "@copyback/db/client";
 
 export interface Actor {
@@ -16,7 +16,8 @@ export interface ActivityEntry {
   actor: Actor;
   /** Dotted verb, e.g. "issue.status_changed". */
   action: string;
-  entityType: "issue" | "run";
+  /** What the row is about: "issue", "run", "agent_api_key", ... */
+  entityType: string;
   entityId: string;
   details: Prisma.InputJsonObject;
 }

@@ -1,13 +1,9 @@
 // Who did it, as the activity log and the conversation record it. The trusted local board has no
 // user row (actor id null); agents are recorded by their agent id.
-import type { ActorType } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
+import type { Actor } from "@copyback/core/runs/record-activity";
 
-export interface Actor {
-  type: ActorType;
-  /** The user id (board users) or agent id (agents); null for the local board. */
-  id: string | null;
-}
+export type { Actor };
 
 export function actorOf(principal: Principal): Actor {
   switch (principal.kind) {
