@@ -12,6 +12,7 @@ import { exportWorkspaceArchive } from "../copyback/archive/export";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import { takeManifest } from "../copyback/manifest/take-manifest";
 import { DomainError, notFound } from "../errors";
+import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle, SandboxIdentity } from "../providers/types";
 import { recordRunEvent } from "../runs/run-log";
 import { manifestCounts, PREPARED_WORKSPACE_SCHEMA, preparedWorkspaceDescriptor, type PreparedWorkspaceDescriptor } from "./prepared-descriptor";
@@ -62,12 +63,9 @@ export async function prepareRunWorkspace(
   if (!workspace) {
     throw new DomainError("invalid", "lease_without_workspace", "The lease is not bound to an execution workspace.");
   }
-  const seedWorkspace = input.plugin.seedWorkspace?.bind(input.plugin);
-  if (!seedWorkspace || !input.plugin.capabilities.has("seedWorkspace")) {
-    throw new DomainError("unavailable", "provider_capability_missing", "The provider plugin cannot seed a workspace.", {
-      capability: "seedWorkspace",
-    });
-  }
+  // R-EX-6: the registry's one capability rule (advertised and implemented), before anything is recorded.
+  requireCapability(input.plugin, "seedWorkspace");
+  const seedWorkspace = input.plugin.seedWorkspace!.bind(input.plugin);
 
   const operationId = await startWorkspaceOperation(db, {
     companyId: run.companyId,
