@@ -4,11 +4,14 @@
 // the environment, R-EX-6), then asks the pinned plugin for a sandbox, then records what the
 // provider returned. A crash between the two leaves an active lease without a provider lease id,
 // which the cleanup sweep can find; the reverse order could leak a sandbox nobody knows about.
+// A provider that does not answer is asked once more with the same lease id; if it still does
+// not, the lease is `pending_cleanup` with a destroy intent (never `failed`), so a sandbox it may
+// have made is destroyed by the sweep rather than orphaned.
 import { randomBytes, randomUUID } from "node:crypto";
 import { Prisma, type PrismaClient } from "@copyback/db";
 import { z } from "zod";
 import { conflict, DomainError, invalid, isDomainError, notFound } from "../errors";
-import type { Allocation, LeaseHandle } from "../providers/types";
+import type { AcquireRequest, Allocation, EnvironmentProvider, LeaseHandle } from "../providers/types";
 import {
   confirmedStopReceipt,
   LEASE_METADATA_KEYS,
@@ -26,8 +29,10 @@ import {
   type LeaseProviderRegistry,
   type LeaseRow,
 } from "./lease-types";
+import { newDestroyIntent } from "./destroy-lease";
 import { failureOf, messageOf, parseLeaseInput } from "./lease-failure";
 import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { decideAcquireRetry } from "./provider-retry-policy";
 import { patchLease, transitionLease } from "./transition-lease";
 
 const acquireInput = z.object({
@@ -176,17 +181,27 @@ async function allocateNewLease(
 
   let allocation: Allocation;
   try {
-    allocation = await plugin.acquire({
+    allocation = await acquireWithRetry(plugin, {
       companyId: input.companyId,
       environmentId: input.environmentId,
       leaseId,
       runId: input.runId,
       config: environment.config,
     });
-    const identity = sandboxIdentitySchema.safeParse(allocation.identity);
-    if (!identity.success) throw invalid("provider_allocation_invalid", `The provider returned no usable identity: ${z.prettifyError(identity.error)}`);
   } catch (error) {
-    await transitionLease(db, { leaseId, from: ["active"], to: "failed", metadataPatch: { failure: failureOf(error, "provider_acquire_failed") } });
+    // The provider may have created the sandbox before its reply was lost: the lease is never
+    // `failed` (that would orphan it) but `pending_cleanup` with a destroy intent naming the lease
+    // id, which the cleanup sweep resolves (acquire is idempotent per lease id) and destroys.
+    const intent = newDestroyIntent(
+      { id: leaseId, companyId: input.companyId, runId: input.runId, pluginId: environment.pluginId },
+      { providerLeaseId: null, reason: "acquire_unconfirmed" },
+    );
+    await transitionLease(db, {
+      leaseId,
+      from: ["active"],
+      to: "pending_cleanup",
+      metadataPatch: { [LEASE_METADATA_KEYS.destroyIntent]: intent, [LEASE_METADATA_KEYS.failure]: failureOf(error, "provider_acquire_failed") },
+    });
     throw isDomainError(error) ? error : new DomainError("unavailable", "provider_acquire_failed", messageOf(error));
   }
 
@@ -210,6 +225,24 @@ async function allocateNewLease(
     reused: false,
     isolated: allocation.isolated,
   };
+}
+
+/**
+ * Asks the plugin for the lease's sandbox, repeating once with the same lease id when the failure
+ * may be transient (provider-retry-policy.ts): providers return the same sandbox to the same lease
+ * id, so a repeat after a lost reply adopts the sandbox the first call made instead of leaking it.
+ */
+async function acquireWithRetry(plugin: Required<Pick<EnvironmentProvider, "acquire">>, request: AcquireRequest): Promise<Allocation> {
+  for (let failedAttempts = 1; ; failedAttempts += 1) {
+    try {
+      const allocation = await plugin.acquire(request);
+      const identity = sandboxIdentitySchema.safeParse(allocation.identity);
+      if (!identity.success) throw invalid("provider_allocation_invalid", `The provider returned no usable identity: ${z.prettifyError(identity.error)}`);
+      return allocation;
+    } catch (error) {
+      if (decideAcquireRetry(failedAttempts, error).kind === "give_up") throw error;
+    }
+  }
 }
 
 function newSentinel(runId: string, leaseId: string, identity: { providerLeaseId: string; fingerprint: string }): WorkspaceSentinel {

@@ -2,7 +2,9 @@
 // machine with compare-and-set transitions and the versioned metadata documents.
 export { acquireLease } from "./acquire-lease";
 export { releaseLeaseByPolicy, judgeStopReceipt, CLEANUP_CLAIM_MS, type StopReceiptVerdict } from "./release-lease";
+export { destroyLeaseSandbox, newDestroyIntent, type DestroyLeaseOptions } from "./destroy-lease";
 export { decideLeaseRelease, type ReleaseDecision } from "./release-policy";
+export { decideAcquireRetry, decideDestroyRetry, ACQUIRE_ATTEMPTS, DESTROY_ATTEMPTS, DESTROY_BACKOFF_MS, type ProviderRetryDecision } from "./provider-retry-policy";
 export { canTransition, forbiddenTransitions, isTerminal } from "./lease-status";
 export { transitionLease, patchLease, claimPendingCleanup, recordCleanupAttempt, type LeaseDb, type LeaseMetadataPatch, type TransitionLeaseInput } from "./transition-lease";
 export { pluginForLease, hasCapability, type PluginLookup } from "./plugin-for-lease";

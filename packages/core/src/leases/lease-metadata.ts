@@ -8,6 +8,7 @@ export const WORKSPACE_SENTINEL_SCHEMA = "copyback.workspace-sentinel.v1";
 export const STOP_INTENT_SCHEMA_V1 = "copyback.sandbox-stop-and-retain.v1";
 export const STOP_INTENT_SCHEMA = "copyback.sandbox-stop-and-retain.v2";
 export const STOP_RECEIPT_SCHEMA = "copyback.sandbox-stop-and-retain-receipt.v1";
+export const DESTROY_INTENT_SCHEMA = "copyback.sandbox-destroy.v1";
 
 const nonEmpty = z.string().min(1);
 const uuid = z.uuid();
@@ -62,6 +63,29 @@ export const stopReceiptSchema = z.strictObject({
   stoppedAt: timestamp,
 });
 
+/**
+ * A sandbox that may exist and must be destroyed, recorded on a `pending_cleanup` lease before
+ * (or instead of) the provider's answer, so that no possibly existing sandbox is ever lost track
+ * of: an acquisition whose reply never came (`acquire_unconfirmed`), or a destroy after the
+ * commit that is in flight or could not be confirmed (`release`). Nothing of the sandbox is worth
+ * keeping in either case (nothing was seeded yet; the files are merged), so the cleanup sweep
+ * destroys it through the pinned plugin (R-EX-6); destroy is idempotent.
+ *
+ * `providerLeaseId` is null when the provider never named the allocation (its acquire reply was
+ * lost): acquire is idempotent per lease id, so the sweep learns it by acquiring again with this
+ * `leaseId` and then destroys what it gets back.
+ */
+export const destroyIntentSchema = z.strictObject({
+  schema: z.literal(DESTROY_INTENT_SCHEMA),
+  companyId: uuid,
+  runId: uuid,
+  leaseId: uuid,
+  pluginId: nonEmpty,
+  providerLeaseId: nonEmpty.nullable(),
+  reason: z.enum(["acquire_unconfirmed", "release"]),
+  createdAt: timestamp,
+});
+
 /** Why the last provider call for this lease failed (diagnostics only; grants nothing). */
 export const leaseFailureSchema = z.strictObject({
   code: nonEmpty,
@@ -73,6 +97,7 @@ export type WorkspaceSentinel = z.infer<typeof workspaceSentinelSchema>;
 export type StopIntent = z.infer<typeof stopIntentSchema>;
 export type StopReceiptRecord = z.infer<typeof stopReceiptSchema>;
 export type LeaseFailure = z.infer<typeof leaseFailureSchema>;
+export type DestroyIntent = z.infer<typeof destroyIntentSchema>;
 export type SandboxIdentityRecord = z.infer<typeof sandboxIdentitySchema>;
 
 /** The keys this module owns inside `environment_leases.metadata`. */
@@ -82,6 +107,7 @@ export const LEASE_METADATA_KEYS = {
   workspaceSentinel: "workspaceSentinel",
   stopIntent: "sandboxStopAndRetain",
   stopReceipt: "sandboxStopAndRetainReceipt",
+  destroyIntent: "sandboxDestroy",
   failure: "failure",
 } as const;
 export type LeaseMetadataKey = (typeof LEASE_METADATA_KEYS)[keyof typeof LEASE_METADATA_KEYS];
@@ -140,6 +166,20 @@ export function readStopIntent(metadata: unknown, lease: { pluginId: string }): 
   const v1 = stopIntentV1Schema.safeParse(found.raw);
   if (v1.success) return { kind: "present", value: { ...v1.data, schema: STOP_INTENT_SCHEMA, pluginId: lease.pluginId } };
   return { kind: "invalid", message: `${LEASE_METADATA_KEYS.stopIntent}: ${z.prettifyError(v2.error)}` };
+}
+
+/**
+ * Reads the destroy intent of a lease. Like the stop intent's v2 pin, an intent naming another
+ * plugin or another lease than the row it sits on is invalid: it grants no destroy.
+ */
+export function readDestroyIntent(metadata: unknown, lease: { id: string; pluginId: string }): MetadataRead<DestroyIntent> {
+  const found = read(metadata, LEASE_METADATA_KEYS.destroyIntent, destroyIntentSchema);
+  if (found.kind !== "present") return found;
+  if (found.value.pluginId !== lease.pluginId) {
+    return { kind: "invalid", message: `${LEASE_METADATA_KEYS.destroyIntent}: pinned plugin ${found.value.pluginId} is not the lease's plugin ${lease.pluginId}` };
+  }
+  if (found.value.leaseId !== lease.id) return { kind: "invalid", message: `${LEASE_METADATA_KEYS.destroyIntent}: the intent names another lease` };
+  return found;
 }
 
 /** The exact allocation a sentinel or receipt must be bound to. */

@@ -44,7 +44,10 @@ export interface ReleaseLeaseInput {
   outcome: "committed" | "failed";
 }
 
-/** Why a stop-and-retain stays pending (R-EX-6, R-SO-1, R-SO-3): the lease is neither released nor destroyed. */
+/**
+ * Why a stop-and-retain or a destroy stays pending (R-EX-6, R-SO-1, R-SO-3): the lease is neither
+ * released nor destroyed, and its intent waits for the cleanup sweep.
+ */
 export type PendingCleanupCode =
   | "provider_plugin_unavailable"
   | "provider_plugin_mismatch"
@@ -53,12 +56,17 @@ export type PendingCleanupCode =
   | "stop_unconfirmed"
   | "stop_receipt_mismatch"
   | "stop_intent_invalid"
-  /** Another caller holds the lease's cleanup claim (R-EX-5): its stop is in flight. */
-  | "cleanup_claimed";
+  /** Another caller holds the lease's cleanup claim (R-EX-5): its stop or destroy is in flight. */
+  | "cleanup_claimed"
+  /** A destroy that was not confirmed after its retries: the sandbox may still exist (destroy-lease.ts). */
+  | "destroy_failed"
+  | "destroy_intent_invalid"
+  /** The provider never named the allocation (a lost acquire reply); the sweep resolves it by lease id. */
+  | "lease_not_allocated";
 
 export type LeaseReleaseOutcome =
   | { kind: "destroyed"; leaseId: string }
   | { kind: "stopped_and_retained"; leaseId: string; receipt: StopReceiptRecord }
   | { kind: "pending_cleanup"; leaseId: string; code: PendingCleanupCode; message: string }
-  /** A destroy that could not happen: the lease is `failed` with the code (the files are already merged). */
+  /** A lease that had already failed (a reused sandbox that could not be resumed); a destroy never ends here. */
   | { kind: "failed"; leaseId: string; code: string; message: string };

@@ -5,16 +5,18 @@
 // pinned plugin is asked to stop (environmentStopLease). Only a confirmed receipt for this
 // request, plugin and allocation releases the lease (R-SO-2). A missing plugin or capability, a
 // failed stop or an unconfirmed receipt leaves it `pending_cleanup` for the restart sweep; release
-// and destroy are never fallbacks (R-EX-6, R-SO-3).
+// and destroy are never fallbacks (R-EX-6, R-SO-3). Destroy (destroy-lease.ts) records its own
+// intent first the same way and leaves an unconfirmed destroy `pending_cleanup`, never `failed`.
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
 import { conflict, notFound } from "../errors";
-import type { LeaseHandle, StopReceipt } from "../providers/types";
+import type { StopReceipt } from "../providers/types";
 import { failureOf, parseLeaseInput } from "./lease-failure";
 import {
   confirmedStopReceipt,
   LEASE_METADATA_KEYS,
+  readDestroyIntent,
   readLeaseFailure,
   readStopIntent,
   STOP_INTENT_SCHEMA,
@@ -24,6 +26,10 @@ import {
   type StopReceiptRecord,
 } from "./lease-metadata";
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode, ReleaseLeaseInput } from "./lease-types";
+
+export { CLEANUP_CLAIM_MS };
+import { destroyLeaseSandbox } from "./destroy-lease";
+import { CLEANUP_CLAIM_MS, handleOf, pendingOutcome, releaseClaimOf } from "./lease-cleanup";
 import { hasCapability, pluginForLease } from "./plugin-for-lease";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
@@ -48,7 +54,7 @@ export async function releaseLeaseByPolicy(
   }
   if (lease.status === "active") {
     return decideLeaseRelease(lease.leasePolicy, input.outcome).kind === "destroy"
-      ? destroyLease(db, registry, lease)
+      ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
       : stopAndRetain(db, registry, lease);
   }
   // A repeated call (after a crash or a lost reply) continues or reports what already happened.
@@ -58,7 +64,10 @@ export async function releaseLeaseByPolicy(
 async function settledOutcome(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
   switch (lease.status) {
     case "pending_cleanup":
-      return stopAndRetain(db, registry, lease);
+      // A recorded stop wins over a destroy (it keeps files); without one, a recorded destroy is continued.
+      return readStopIntent(lease.metadata, lease).kind === "absent" && readDestroyIntent(lease.metadata, lease).kind !== "absent"
+        ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
+        : stopAndRetain(db, registry, lease);
     case "destroyed":
       return { kind: "destroyed", leaseId: lease.id };
     case "failed": {
@@ -77,45 +86,17 @@ async function settledOutcome(db: PrismaClient, registry: LeaseProviderRegistry,
   }
 }
 
+const lostRaceOf = (db: PrismaClient, registry: LeaseProviderRegistry) => (leaseId: string) => afterLostRace(db, registry, leaseId);
+
 /** Re-reads a lease whose compare-and-set this call lost and reports the winner's result. */
 async function afterLostRace(db: PrismaClient, registry: LeaseProviderRegistry, leaseId: string): Promise<LeaseReleaseOutcome> {
   const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
   if (lease.status === "pending_cleanup") {
     // Another caller owns the stop in flight; report it pending rather than stopping twice.
-    return pendingOutcome(leaseId, "cleanup_claimed", "Another stop of this lease is in progress.");
+    return pendingOutcome(leaseId, "cleanup_claimed", "Another cleanup of this lease is in progress.");
   }
   return settledOutcome(db, registry, lease);
 }
-
-/** Destroy after the commit (ephemeral and retain_on_failure leases of committed runs). */
-async function destroyLease(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
-  const fail = async (code: string, message: string): Promise<LeaseReleaseOutcome> => {
-    const failure = { code, message, at: new Date().toISOString() };
-    if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "failed", metadataPatch: { failure } }))) {
-      return afterLostRace(db, registry, lease.id);
-    }
-    return { kind: "failed", leaseId: lease.id, code, message };
-  };
-  const lookup = pluginForLease(registry, lease);
-  if (lookup.kind !== "found") return fail(lookup.code, lookup.message);
-  const plugin = lookup.plugin;
-  if (!hasCapability(plugin, "destroy")) return fail("provider_capability_missing", `Plugin ${plugin.pluginId} cannot destroy sandboxes.`);
-  if (!lease.providerLeaseId) return fail("lease_not_allocated", "The lease has no provider allocation to destroy.");
-
-  try {
-    await plugin.destroy(handleOf(lease, lease.providerLeaseId));
-  } catch (error) {
-    const failure = failureOf(error, "provider_destroy_failed");
-    return fail(failure.code, failure.message);
-  }
-  if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "destroyed", metadataPatch: { failure: null } }))) {
-    return afterLostRace(db, registry, lease.id);
-  }
-  return { kind: "destroyed", leaseId: lease.id };
-}
-
-/** R-EX-5: an in-flight stop request holds the lease's cleanup claim this long (a crash delays the sweep until it expires). */
-export const CLEANUP_CLAIM_MS = 15 * 60_000;
 
 async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
   const secured = await secureStopIntent(db, registry, lease);
@@ -139,7 +120,7 @@ async function secureStopIntent(
   lease: LeaseRow,
 ): Promise<{ kind: "secured"; intent: StopIntent; intentJson: unknown } | { kind: "outcome"; outcome: LeaseReleaseOutcome }> {
   const pending = (code: PendingCleanupCode, message: string) => ({ kind: "outcome" as const, outcome: pendingOutcome(lease.id, code, message) });
-  const claim = { by: `release:${lease.runId ?? "none"}`, forMs: CLEANUP_CLAIM_MS };
+  const claim = releaseClaimOf(lease);
   if (lease.status === "active") {
     if (!lease.providerLeaseId) {
       // An acquisition that never recorded its allocation: there is no exact sandbox to stop.
@@ -219,10 +200,6 @@ async function requestStop(
   return { kind: "stopped_and_retained", leaseId: lease.id, receipt: verdict.receipt };
 }
 
-function pendingOutcome(leaseId: string, code: PendingCleanupCode, message: string): LeaseReleaseOutcome {
-  return { kind: "pending_cleanup", leaseId, code, message };
-}
-
 export type StopReceiptVerdict =
   | { kind: "confirmed"; receipt: StopReceiptRecord }
   | { kind: "rejected"; code: "stop_unconfirmed" | "stop_receipt_mismatch"; message: string };
@@ -263,10 +240,6 @@ function newStopIntent(lease: LeaseRow, providerLeaseId: string): StopIntent {
     requestId: randomUUID(),
     createdAt: new Date().toISOString(),
   };
-}
-
-function handleOf(lease: LeaseRow, providerLeaseId: string): LeaseHandle {
-  return { leaseId: lease.id, pluginId: lease.pluginId, providerLeaseId };
 }
 
 

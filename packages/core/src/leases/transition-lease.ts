@@ -67,18 +67,25 @@ export function patchLease(
 
 /**
  * R-EX-5: takes the cleanup claim of a pending_cleanup lease if nobody holds it (or the holder's
- * claim expired) and its stop intent is still `intentJson`; returns whether this caller holds it.
+ * claim expired) and its intent is still `intentJson`; returns whether this caller holds it.
  */
 export function claimPendingCleanup(
   db: LeaseDb,
-  input: { leaseId: string; by: string; forMs: number; intentJson: unknown },
+  input: {
+    leaseId: string;
+    by: string;
+    forMs: number;
+    intentJson: unknown;
+    /** Where the intent sits: the stop-and-retain intent (default) or the destroy intent. */
+    intentKey?: "sandboxStopAndRetain" | "sandboxDestroy";
+  },
 ): Promise<boolean> {
   return casUpdate(db, {
     leaseId: input.leaseId,
     from: ["pending_cleanup"],
     assignments: [],
     set: { cleanupClaim: { by: input.by, forMs: input.forMs } },
-    expectMetadata: { key: "sandboxStopAndRetain", value: input.intentJson },
+    expectMetadata: { key: input.intentKey ?? "sandboxStopAndRetain", value: input.intentJson },
     claimFree: true,
   });
 }

@@ -23,12 +23,24 @@ describe("fake provider faults through executeRun", () => {
     expect(await readTree(task.hostPath)).toEqual({ "a.txt": { type: "file", content: "a\n" } });
   });
 
-  it("R-EX-5 acquire fails: the run fails and the lease is marked failed", async () => {
+  it("acquire fails once: the repeat with the same lease id allocates and the run commits", async () => {
     const task = await world.task({ provider: "fake" });
+    world.scriptFake(() => ({ files: { "b.txt": "b\n" }, resultFile: DONE }));
     world.fake.faults.failTimes("acquire", 1);
     const s = await world.state(await world.runOnce(task));
+    expect(s.run.status).toBe("succeeded");
+    expect(s.leases.map((lease) => lease.status)).toEqual(["destroyed"]);
+    expect(world.fake.calls.filter((call) => call.op === "acquire" && call.leaseId === s.leases[0]?.id)).toHaveLength(2);
+    expect(await readTree(task.hostPath)).toEqual({ "b.txt": { type: "file", content: "b\n" } });
+  });
+
+  it("acquire fails twice: the run fails and the lease waits in pending_cleanup with a destroy intent (never failed)", async () => {
+    const task = await world.task({ provider: "fake" });
+    world.fake.faults.failTimes("acquire", 2);
+    const s = await world.state(await world.runOnce(task));
     expect(s.run).toMatchObject({ status: "failed", errorCode: "provider_fault_injected" });
-    expect(s.leases.map((lease) => lease.status)).toEqual(["failed"]);
+    expect(s.leases.map((lease) => lease.status)).toEqual(["pending_cleanup"]);
+    expect(s.leases[0]?.metadata).toMatchObject({ sandboxDestroy: { leaseId: s.leases[0]?.id, providerLeaseId: null, reason: "acquire_unconfirmed" } });
     expect(s.operations).toEqual([]);
   });
 
@@ -41,7 +53,7 @@ describe("fake provider faults through executeRun", () => {
     expect(s.coordinator?.phase).toBe("committed");
     expect(s.issue.status).toBe("done");
     expect(s.operations.filter((op) => op.phase === "workspace_finalize").map((op) => op.status)).toEqual(["succeeded"]);
-    expect(world.fake.calls.filter((call) => call.op === "exportWorkspace")).toHaveLength(3);
+    expect(world.fake.calls.filter((call) => call.op === "exportWorkspace" && call.leaseId === s.leases[0]?.id)).toHaveLength(3);
     expect(s.leases[0]?.status).toBe("destroyed");
     expect(await readTree(task.hostPath)).toEqual({ "a.txt": { type: "file", content: "a\n" }, "b.txt": { type: "file", content: "b\n" } });
   });

@@ -55,16 +55,37 @@ describe("export deadline through executeRun", () => {
 });
 
 describe("lost provider replies through executeRun", () => {
-  it("a lost acquire reply fails the run with provider_reply_lost; the lease is failed and nothing is prepared", async () => {
+  it("a lost acquire reply is repeated with the same lease id, which adopts the sandbox: the run commits with one sandbox", async () => {
     const task = await world.task({ provider: "fake" });
+    world.scriptFake(() => ({ files: { "b.txt": "b\n" }, resultFile: DONE }));
     world.fake.faults.loseReply("acquire");
+    const s = await world.state(await world.runOnce(task));
+    expect(s.run.status).toBe("succeeded");
+    expect(s.leases).toHaveLength(1);
+    expect(world.fake.calls.filter((call) => call.op === "acquire" && call.leaseId === s.leases[0]?.id)).toHaveLength(2);
+    expect(s.leases[0]?.status).toBe("destroyed");
+    // The sandbox the lost reply made was the one used and destroyed: nothing leaked.
+    expect([...world.fake.store.values()].filter((sandbox) => sandbox.leaseId === s.leases[0]?.id)).toEqual([]);
+    expect(await readTree(task.hostPath)).toEqual({ "b.txt": { type: "file", content: "b\n" } });
+  });
+
+  it("acquire replies lost twice fail the run with provider_reply_lost; the lease is pending_cleanup with a destroy intent and nothing is prepared", async () => {
+    const task = await world.task({ provider: "fake" });
+    world.fake.faults.loseReply("acquire", 2);
     const s = await world.state(await world.runOnce(task));
     expect(s.run).toMatchObject({ status: "failed", errorCode: "provider_reply_lost" });
     expect(s.coordinator?.phase).toBe("terminal_failure");
     expect(s.leases).toHaveLength(1);
-    expect(s.leases[0]).toMatchObject({ status: "failed", metadata: { failure: { code: "provider_reply_lost" } } });
+    const lease = s.leases[0]!;
+    expect(lease).toMatchObject({
+      status: "pending_cleanup",
+      providerLeaseId: null,
+      metadata: { sandboxDestroy: { leaseId: lease.id, providerLeaseId: null, reason: "acquire_unconfirmed" }, failure: { code: "provider_reply_lost" } },
+    });
+    // The sandbox the provider made is still there, findable by the lease id the intent names.
+    expect([...world.fake.store.values()].filter((sandbox) => sandbox.leaseId === lease.id)).toHaveLength(1);
     expect(s.operations).toEqual([]);
-    expect(world.fake.calls.filter((call) => call.op === "exec" && call.leaseId === s.leases[0]?.id)).toEqual([]);
+    expect(world.fake.calls.filter((call) => call.op === "exec" && call.leaseId === lease.id)).toEqual([]);
   });
 
   it("a lost exec reply without an accepted result fails the run; the sandbox and its files are stopped and retained", async () => {

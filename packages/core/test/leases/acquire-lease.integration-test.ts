@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { DomainError } from "../../src/errors";
-import { acquireLease, readWorkspaceSentinel, releaseLeaseByPolicy, verifyWorkspaceSentinel } from "../../src/leases/index";
+import { acquireLease, DESTROY_INTENT_SCHEMA, readDestroyIntent, readWorkspaceSentinel, releaseLeaseByPolicy, verifyWorkspaceSentinel } from "../../src/leases/index";
 import { createFakeProvider } from "../../src/providers/fake/index";
 import { buildLeaseWorld, registryOf } from "./lease-fixture";
 
@@ -125,17 +125,88 @@ describe("acquireLease: new allocations", () => {
     expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(1);
   });
 
-  it("a provider failure marks the lease failed with the error code and rethrows", async () => {
+  it("a provider failure is retried once with the same lease id; the retry allocates the sandbox", async () => {
     const prisma = db.prisma();
     const w = await buildLeaseWorld(prisma);
     const plugin = createFakeProvider();
     plugin.faults.failTimes("acquire", 1);
-    const error = await rejection(acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun())));
-    expect(error.code).toBe("provider_fault_injected");
+    const acquired = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun()));
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toEqual([
+      { op: "acquire", leaseId: acquired.lease.id },
+      { op: "acquire", leaseId: acquired.lease.id },
+    ]);
+    expect(acquired.lease).toMatchObject({ status: "active", providerLeaseId: `fake-${acquired.lease.id}` });
+    expect(acquired.lease.metadata).not.toHaveProperty("sandboxDestroy");
+  });
+
+  it("a lost acquire reply: the repeat with the same lease id adopts the sandbox the first call made", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    plugin.faults.loseReply("acquire");
+    const acquired = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun()));
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(2);
+    // One sandbox, recorded on the lease: nothing leaked.
+    expect([...plugin.store.keys()]).toEqual([acquired.lease.providerLeaseId]);
+    expect(acquired.lease.metadata).toMatchObject({ identity: plugin.store.get(acquired.lease.providerLeaseId!)!.identity });
+  });
+
+  it("acquire replies lost twice: pending_cleanup with a destroy intent naming the lease id (not failed); the sandbox stays findable", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    plugin.faults.loseReply("acquire", 2);
+    const runId = await w.newRun();
+    const error = await rejection(acquireLease(prisma, registryOf(plugin), w.acquireInput(runId)));
+    expect(error.code).toBe("provider_reply_lost");
     const [lease] = await prisma.environmentLease.findMany({ where: { environmentId: w.environment.id } });
-    expect(lease).toMatchObject({ status: "failed", providerLeaseId: null, metadata: { failure: { code: "provider_fault_injected" } } });
-    // A failed lease does not block the next ephemeral acquisition.
+    expect(lease).toMatchObject({
+      status: "pending_cleanup",
+      providerLeaseId: null,
+      releasedAt: null,
+      metadata: {
+        sandboxDestroy: { schema: DESTROY_INTENT_SCHEMA, leaseId: lease!.id, runId, companyId: w.company.id, pluginId: "builtin.fake", providerLeaseId: null, reason: "acquire_unconfirmed" },
+        failure: { code: "provider_reply_lost" },
+      },
+    });
+    expect(readDestroyIntent(lease!.metadata, lease!)).toMatchObject({ kind: "present" });
+    // The provider did make a sandbox; the sweep's route to it is acquire again with the lease id.
+    expect([...plugin.store.values()].map((sandbox) => sandbox.leaseId)).toEqual([lease!.id]);
+    const again = await plugin.acquire!({ companyId: w.company.id, environmentId: w.environment.id, leaseId: lease!.id, runId, config: w.environment.config });
+    expect(plugin.store.get(again.identity.providerLeaseId)?.leaseId).toBe(lease!.id);
+    expect(plugin.store.size).toBe(1);
+    // A pending lease does not block the next ephemeral acquisition.
     await expect(acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun()))).resolves.toMatchObject({ reused: false });
+  });
+
+  it("a refusal that would repeat (invalid configuration) is not retried; the lease is still left pending_cleanup with its destroy intent", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    plugin.faults.failTimes("acquire", 1, new DomainError("invalid", "provider_config_invalid", "bad config"));
+    const error = await rejection(acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun())));
+    expect(error.code).toBe("provider_config_invalid");
+    expect(plugin.calls.filter((c) => c.op === "acquire")).toHaveLength(1);
+    const [lease] = await prisma.environmentLease.findMany({ where: { environmentId: w.environment.id } });
+    expect(lease).toMatchObject({ status: "pending_cleanup", metadata: { sandboxDestroy: { leaseId: lease!.id }, failure: { code: "provider_config_invalid" } } });
+  });
+
+  it("the destroy intent of a lost acquisition leads a later release to the sweep, never to a guess", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const plugin = createFakeProvider();
+    plugin.faults.failTimes("acquire", 2);
+    const runId = await w.newRun();
+    await rejection(acquireLease(prisma, registryOf(plugin), w.acquireInput(runId)));
+    const [lease] = await prisma.environmentLease.findMany({ where: { environmentId: w.environment.id } });
+    plugin.calls.length = 0;
+    // No allocation was ever named: nothing is destroyed or stopped on a guess; the lease stays pending.
+    await expect(releaseLeaseByPolicy(prisma, registryOf(plugin), { leaseId: lease!.id, runId, outcome: "failed" })).resolves.toMatchObject({
+      kind: "pending_cleanup",
+      code: "lease_not_allocated",
+    });
+    expect(plugin.calls).toEqual([]);
+    expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id: lease!.id } })).toMatchObject({ status: "pending_cleanup", cleanupClaimedBy: null, cleanupAttempts: 0 });
   });
 
   it("R-EX-6 refuses when the environment's plugin is not registered, without writing a lease (another plugin of the same provider is not used)", async () => {

@@ -2,7 +2,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   confirmedStopReceipt,
+  DESTROY_INTENT_SCHEMA,
   judgeStopReceipt,
+  newDestroyIntent,
+  readDestroyIntent,
   readStopIntent,
   readStopReceipt,
   readWorkspaceSentinel,
@@ -123,5 +126,35 @@ describe("judgeStopReceipt", () => {
     for (const patch of [{ requestId: randomUUID() }, { pluginId: "other.fake" }, { providerLeaseId: "fake-9" }, { stoppedAt: "soon" }]) {
       expect(judgeStopReceipt(receiptFor(i, patch), i)).toMatchObject({ kind: "rejected", code: "stop_receipt_mismatch" });
     }
+  });
+});
+
+describe("destroy intent", () => {
+  const row = { id: leaseId, companyId: randomUUID(), runId, pluginId: "builtin.fake" };
+
+  it("names the lease, its run and plugin, and the allocation when known (null after a lost acquire reply)", () => {
+    const lost = newDestroyIntent(row, { providerLeaseId: null, reason: "acquire_unconfirmed" });
+    expect(lost).toMatchObject({ schema: DESTROY_INTENT_SCHEMA, leaseId, runId, pluginId: "builtin.fake", providerLeaseId: null, reason: "acquire_unconfirmed" });
+    expect(readDestroyIntent({ sandboxDestroy: lost }, row)).toEqual({ kind: "present", value: lost });
+    const known = newDestroyIntent(row, { providerLeaseId: "fake-1", reason: "release" });
+    expect(readDestroyIntent({ sandboxDestroy: known }, row)).toMatchObject({ kind: "present", value: { providerLeaseId: "fake-1" } });
+    expect(readDestroyIntent({}, row)).toEqual({ kind: "absent" });
+    expect(readDestroyIntent({ sandboxDestroy: null }, row)).toEqual({ kind: "absent" });
+  });
+
+  it("malformed or foreign destroy intents grant nothing: another plugin, another lease, unknown versions, extra fields", () => {
+    const good = newDestroyIntent(row, { providerLeaseId: "fake-1", reason: "release" });
+    for (const bad of [
+      { ...good, pluginId: "other.plugin" },
+      { ...good, leaseId: randomUUID() },
+      { ...good, schema: "copyback.sandbox-destroy.v9" },
+      { ...good, extra: true },
+      { ...good, reason: "because" },
+      { ...good, providerLeaseId: "" },
+      "destroy",
+    ]) {
+      expect(readDestroyIntent({ sandboxDestroy: bad }, row).kind).toBe("invalid");
+    }
+    expect(readDestroyIntent([], row).kind).toBe("invalid");
   });
 });

@@ -1,10 +1,11 @@
 // releaseLeaseByPolicy against a real PostgreSQL with the built-in fake provider: destroy after a
-// commit, stop-and-retain with the v2 intent written first (R-SO-1), a confirmed `builtin.stopLease`
+// commit (its intent written first, retried, and left pending_cleanup when unconfirmed),
+// stop-and-retain with the v2 intent written first (R-SO-1), a confirmed `builtin.stopLease`
 // receipt releases (R-SO-2, R-SO-3), and every way a stop cannot be proven stays pending_cleanup
 // without release or destroy (R-EX-6).
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { acquireLease, CLEANUP_CLAIM_MS, releaseLeaseByPolicy, STOP_INTENT_SCHEMA, type LeasePolicy } from "../../src/leases/index";
+import { acquireLease, CLEANUP_CLAIM_MS, DESTROY_INTENT_SCHEMA, releaseLeaseByPolicy, STOP_INTENT_SCHEMA, type LeasePolicy } from "../../src/leases/index";
 import { createFakeProvider, type FakeProvider } from "../../src/providers/fake/index";
 import { PROVIDER_CAPABILITIES } from "../../src/providers/types";
 import { buildLeaseWorld, registryOf } from "./lease-fixture";
@@ -191,11 +192,91 @@ describe("releaseLeaseByPolicy", () => {
     expect(ops(pluginA)).toEqual(["stopLease"]);
   });
 
-  it("a destroy that fails marks the lease failed with the code (the run's files are already committed)", async () => {
+  it("the destroy intent is recorded before the provider hears of the destroy, and cleared with it", async () => {
     const { lease, runId, plugin } = await activeLease("ephemeral");
-    plugin.faults.failTimes("destroy", 1);
-    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "failed", code: "provider_fault_injected" });
-    expect((await row(lease.id)).status).toBe("failed");
+    let seen: unknown = null;
+    const spy = { ...plugin, destroy: async (handle: Parameters<NonNullable<FakeProvider["destroy"]>>[0]) => {
+      seen = await row(lease.id);
+      return plugin.destroy!(handle);
+    } };
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(spy), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(seen).toMatchObject({
+      status: "pending_cleanup",
+      cleanupClaimedBy: `release:${runId}`,
+      metadata: { sandboxDestroy: { schema: DESTROY_INTENT_SCHEMA, leaseId: lease.id, runId, pluginId: "builtin.fake", providerLeaseId: lease.providerLeaseId, reason: "release" } },
+    });
+    const after = await row(lease.id);
+    expect(after).toMatchObject({ status: "destroyed", cleanupClaimedBy: null, cleanupAttempts: 0 });
+    expect(after.metadata).not.toHaveProperty("sandboxDestroy");
+  });
+
+  it("a destroy that fails twice is retried with a short backoff and destroys on the third try", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    plugin.faults.failTimes("destroy", 2);
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(plugin)).toEqual(["destroy", "destroy", "destroy"]);
+    expect(plugin.store.has(lease.providerLeaseId!)).toBe(false);
+    expect(await row(lease.id)).toMatchObject({ status: "destroyed", cleanupAttempts: 0 });
+  });
+
+  it("a lost destroy reply is repeated (destroy is idempotent) and the lease is destroyed", async () => {
+    const { lease, runId, plugin } = await activeLease("retain_on_failure");
+    plugin.faults.loseReply("destroy");
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(plugin)).toEqual(["destroy", "destroy"]);
+    expect((await row(lease.id)).status).toBe("destroyed");
+  });
+
+  it("a destroy still unconfirmed after three tries stays pending_cleanup with its intent (never failed); a later release finishes it", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    plugin.faults.loseReply("destroy", 3);
+    const outcome = await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" });
+    expect(outcome).toMatchObject({ kind: "pending_cleanup", code: "destroy_failed" });
+    expect(ops(plugin)).toEqual(["destroy", "destroy", "destroy"]);
+    // The sandbox is in fact gone, but nobody could know: the lease keeps the intent for the sweep.
+    expect(await row(lease.id)).toMatchObject({
+      status: "pending_cleanup",
+      releasedAt: null,
+      cleanupAttempts: 1,
+      cleanupClaimedBy: null,
+      metadata: { sandboxDestroy: { leaseId: lease.id, providerLeaseId: lease.providerLeaseId }, failure: { code: "provider_reply_lost" } },
+    });
+    // The repeat continues the recorded destroy (idempotent) and settles the lease.
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(plugin)).toEqual(["destroy", "destroy", "destroy", "destroy"]);
+    const after = await row(lease.id);
+    expect(after).toMatchObject({ status: "destroyed", cleanupClaimedBy: null });
+    expect(after.metadata).not.toHaveProperty("sandboxDestroy");
+    expect(after.metadata).not.toHaveProperty("failure");
+  });
+
+  it("R-EX-6 a destroy whose plugin is unavailable defers pending_cleanup without spending an attempt; the plugin back destroys it", async () => {
+    const pluginA = createFakeProvider({ pluginId: "vendor.fake-a" });
+    const w = await buildLeaseWorld(db.prisma(), { pluginId: "vendor.fake-a" });
+    const runId = await w.newRun();
+    const { lease } = await acquireLease(db.prisma(), registryOf(pluginA), w.acquireInput(runId, { policy: "ephemeral" }));
+    pluginA.calls.length = 0;
+    const pluginB = createFakeProvider({ pluginId: "vendor.fake-b", store: pluginA.store });
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(pluginB), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "provider_plugin_unavailable" });
+    expect(pluginB.calls).toEqual([]);
+    expect(pluginA.store.has(lease.providerLeaseId!)).toBe(true);
+    expect(await row(lease.id)).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 0, cleanupClaimedBy: null, metadata: { sandboxDestroy: { pluginId: "vendor.fake-a" } } });
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(pluginA), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toEqual({ kind: "destroyed", leaseId: lease.id });
+    expect(ops(pluginA)).toEqual(["destroy"]);
+  });
+
+  it("R-EX-5 a pending destroy whose claim is held is not repeated; a malformed destroy intent grants no destroy", async () => {
+    const { lease, runId, plugin } = await activeLease("ephemeral");
+    plugin.faults.failTimes("destroy", 3);
+    await releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" });
+    plugin.calls.length = 0;
+    await db.prisma().environmentLease.update({ where: { id: lease.id }, data: { cleanupClaimedBy: "sweep:other", cleanupClaimedUntil: new Date(Date.now() + CLEANUP_CLAIM_MS) } });
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "cleanup_claimed" });
+    await db.prisma().environmentLease.update({ where: { id: lease.id }, data: { cleanupClaimedBy: null, cleanupClaimedUntil: null } });
+    await db.prisma().$executeRaw`UPDATE environment_leases SET metadata = jsonb_set(metadata, '{sandboxDestroy,pluginId}', '"other.plugin"') WHERE id = ${lease.id}::uuid`;
+    await expect(releaseLeaseByPolicy(db.prisma(), registryOf(plugin), { leaseId: lease.id, runId, outcome: "committed" })).resolves.toMatchObject({ kind: "pending_cleanup", code: "destroy_intent_invalid" });
+    expect(plugin.calls).toEqual([]);
+    expect(await row(lease.id)).toMatchObject({ status: "pending_cleanup", cleanupAttempts: 1 });
   });
 
   it("malformed metadata grants nothing: a pending lease whose intent is malformed is not stopped", async () => {

@@ -237,6 +237,21 @@ describe("fake provider faults", () => {
     await expect(provider.exportWorkspace!(handle)).resolves.toBeDefined();
   });
 
+  it("acquire is idempotent per lease id: after a lost reply the same lease gets the same sandbox back", async () => {
+    const provider = createFakeProvider();
+    const req = request();
+    provider.faults.loseReply("acquire");
+    await expect(provider.acquire!(req)).rejects.toMatchObject({ code: "provider_reply_lost" });
+    expect(provider.store.size).toBe(1);
+    const made = [...provider.store.values()][0]!;
+    const again = await provider.acquire!(req);
+    expect(again.identity).toEqual(made.identity);
+    expect(provider.store.size).toBe(1);
+    // Another lease gets its own sandbox.
+    const other = await provider.acquire!(request());
+    expect(other.identity.providerLeaseId).not.toBe(made.identity.providerLeaseId);
+  });
+
   it("loseReply(op) performs the effect, then throws a transport error", async () => {
     const { provider, handle } = await acquired();
     provider.faults.loseReply("stopLease");
