@@ -1,7 +1,7 @@
 // Pure: which entries of a snapshot differ from the baseline (entriesEqual, the one definition
 // of "unchanged" that the merge uses too), and which directories a delta archive must carry so
 // that every changed entry has its parents.
-import { entriesEqual, indexManifest } from "../manifest/equal";
+import { entriesEqual, indexManifest, isSortedUnique } from "../manifest/equal";
 import { ancestorsOf, comparePaths } from "../manifest/paths";
 import type { Manifest, ManifestEntry } from "../manifest/types";
 
@@ -13,6 +13,8 @@ export interface ManifestDelta {
 }
 
 export function diffManifests(baseline: Manifest, snapshot: Manifest): ManifestDelta {
+  if (isSortedUnique(baseline.entries) && isSortedUnique(snapshot.entries))
+    return diffSorted(baseline.entries, snapshot.entries);
   const base = indexManifest(baseline);
   const changed: ManifestEntry[] = [];
   const seen = new Set<string>();
@@ -25,6 +27,30 @@ export function diffManifests(baseline: Manifest, snapshot: Manifest): ManifestD
     changed: changed.sort((a, b) => comparePaths(a.path, b.path)),
     removed: removed.sort(comparePaths),
   };
+}
+
+/** Both sides sorted without duplicates (every parsed or scanned manifest): one merge pass. */
+function diffSorted(base: readonly ManifestEntry[], snap: readonly ManifestEntry[]): ManifestDelta {
+  const changed: ManifestEntry[] = [];
+  const removed: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < base.length || j < snap.length) {
+    const b = base[i];
+    const s = snap[j];
+    if (s === undefined || (b !== undefined && b.path < s.path)) {
+      removed.push((b as ManifestEntry).path);
+      i++;
+    } else if (b === undefined || s.path < b.path) {
+      changed.push(s);
+      j++;
+    } else {
+      if (!entriesEqual(b, s)) changed.push(s);
+      i++;
+      j++;
+    }
+  }
+  return { changed, removed };
 }
 
 /** The changed entries and every ancestor directory of them, each directory before its contents. */

@@ -1,6 +1,8 @@
 // receiveDeltaArchive (host side): what the host does with a delta export before the merge.
-//   1. The manifest is parsed (parseManifest). The baseline is the host's own and the merge
-//      validates it before any write, so it is not parsed twice here.
+//   1. The manifest is parsed (parseManifest), once: the result is frozen and validated, so the
+//      merge it is handed to does not check it again. The baseline is the host's own (parsed
+//      where finalization reads it); the merge runs parseManifest on it before any write (a
+//      no-op for a manifest parseManifest returned).
 //   2. The entries that differ from the baseline are computed here, from the manifest and the
 //      host's own baseline: the sandbox's list is not trusted.
 //   3. No difference: nothing is extracted (the merge then finds no delta, R-LK-6, and writes
@@ -43,13 +45,13 @@ export interface ReceiveDeltaOptions {
 export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<DeltaReceipt> {
   const excluded = compileExclude(opts.exclude);
   const snapshot = parseManifest(opts.manifest);
-  if (snapshot.entries.some((e) => excluded(e.path))) {
+  const excluding = (opts.exclude ?? []).length > 0;
+  if (excluding && snapshot.entries.some((e) => excluded(e.path))) {
     throw new DeltaMismatchError("", "the manifest lists excluded entries");
   }
-  const baseline: Manifest = {
-    version: 1,
-    entries: opts.baseline.entries.filter((e) => !excluded(e.path)),
-  };
+  const baseline: Manifest = excluding
+    ? { version: 1, entries: opts.baseline.entries.filter((e) => !excluded(e.path)) }
+    : opts.baseline;
   const { changed, removed } = diffManifests(baseline, snapshot);
   const receipt: DeltaReceipt = {
     snapshotManifest: snapshot,
@@ -84,14 +86,11 @@ export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<De
     }
   }
   const parents = new Set(changed.flatMap((e) => ancestorsOf(e.path)));
-  const snapshotIndex = indexManifest(snapshot);
   for (const [p, entry] of staged) {
     if (wanted.has(p)) continue;
-    if (
-      entry.type !== "directory" ||
-      !parents.has(p) ||
-      snapshotIndex.get(p)?.type !== "directory"
-    ) {
+    // A parent of a changed entry is listed in the (validated) manifest as a directory, so the
+    // manifest's type of p needs no index of all its entries.
+    if (entry.type !== "directory" || !parents.has(p)) {
       throw new DeltaMismatchError(
         p,
         "the archive holds an entry the manifest does not list as changed",

@@ -25,6 +25,15 @@ export function entriesEqual(a: ManifestEntry | undefined, b: ManifestEntry | un
 
 export function manifestsEqual(a: Manifest, b: Manifest): boolean {
   if (a.entries.length !== b.entries.length) return false;
+  // Both sorted without duplicates (every parsed manifest is): one lockstep pass, no index.
+  if (isSortedUnique(a.entries) && isSortedUnique(b.entries)) {
+    for (let i = 0; i < a.entries.length; i++) {
+      const x = a.entries[i] as ManifestEntry;
+      const y = b.entries[i] as ManifestEntry;
+      if (x.path !== y.path || !entriesEqual(x, y)) return false;
+    }
+    return true;
+  }
   const byPath = new Map(a.entries.map((entry) => [entry.path, entry]));
   if (byPath.size !== a.entries.length) return false;
   for (const entry of b.entries) {
@@ -32,6 +41,14 @@ export function manifestsEqual(a: Manifest, b: Manifest): boolean {
     byPath.delete(entry.path);
   }
   return byPath.size === 0;
+}
+
+/** Strictly increasing paths (plain code-unit order): sorted, and no path twice. */
+export function isSortedUnique(entries: readonly ManifestEntry[]): boolean {
+  for (let i = 1; i < entries.length; i++) {
+    if ((entries[i - 1] as ManifestEntry).path >= (entries[i] as ManifestEntry).path) return false;
+  }
+  return true;
 }
 
 export function indexManifest(manifest: Manifest): Map<string, ManifestEntry> {

@@ -1,5 +1,12 @@
-// Validation of a manifest that comes back from storage (the baseline). A merge trusts the
-// baseline to decide what it may delete, so a malformed one is refused before anything runs.
+// Validation of a manifest that comes back from storage (the baseline) or over the wire (a
+// snapshot). A merge trusts the baseline to decide what it may delete, so a malformed one is
+// refused before anything runs.
+//
+// One parse per manifest per copyback: what parseManifest returns is frozen (the manifest, its
+// entry array and every entry) and remembered, so handing it to parseManifest again (the delta
+// receive passes its result to the merge, finalization passes the stored baseline it parsed)
+// returns it as is. A frozen value cannot have changed since it was checked; anything else, a
+// copy included, is checked in full.
 import { z } from "zod";
 import { ManifestError } from "./errors";
 import { comparePaths, isSafeRelativePath, parentOf } from "./paths";
@@ -19,12 +26,20 @@ const entrySchema = z.object({
 
 const manifestSchema = z.object({ version: z.literal(1), entries: z.array(entrySchema) });
 
+const validated = new WeakSet<object>();
+
+/** True for a manifest parseManifest returned (frozen, sorted, every rule checked). */
+export function isValidatedManifest(value: unknown): value is Manifest {
+  return typeof value === "object" && value !== null && validated.has(value);
+}
+
 /**
- * Returns a sorted copy, or throws ManifestError("invalid_manifest"). Checks what the schema
- * cannot: normalized relative paths, no duplicates, every parent listed as a directory, and
- * the fields each type requires (files: sha256; symlinks: target without NUL).
+ * Returns a sorted, frozen copy, or throws ManifestError("invalid_manifest"). Checks what the
+ * schema cannot: normalized relative paths, no duplicates, every parent listed as a directory,
+ * and the fields each type requires (files: sha256; symlinks: target without NUL).
  */
 export function parseManifest(value: unknown): Manifest {
+  if (isValidatedManifest(value)) return value;
   const parsed = manifestSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -43,25 +58,44 @@ export function parseManifest(value: unknown): Manifest {
     }
     return out;
   });
-  entries.sort((a, b) => comparePaths(a.path, b.path));
-  const types = new Map<string, ManifestEntry["type"]>();
+  // Stored manifests are written sorted: check the order (one comparison per entry) and sort
+  // only when it is not.
+  if (!isSortedByPath(entries)) entries.sort((a, b) => comparePaths(a.path, b.path));
+  // Sorted by code units, a parent ("a") comes before its children ("a/b"): the directories
+  // seen so far are enough to check every parent, and equal neighbours are duplicates.
+  const directories = new Set<string>();
+  let previous: string | undefined;
   for (const entry of entries) {
-    const fail = (why: string): never => {
-      throw new ManifestError(
-        "invalid_manifest",
-        `Invalid manifest entry ${JSON.stringify(entry.path)}: ${why}`,
-        entry.path,
-      );
-    };
-    if (!isSafeRelativePath(entry.path)) fail("not a normalized relative path");
-    if (types.has(entry.path)) fail("listed twice");
-    const parent = parentOf(entry.path);
-    if (parent !== "" && types.get(parent) !== "directory")
-      fail("its parent is not listed as a directory");
-    if (entry.type === "file" && entry.sha256 === undefined) fail("a file needs sha256");
-    if (entry.type === "symlink" && (entry.target === undefined || entry.target.includes("\0")))
-      fail("a symlink needs a target");
-    types.set(entry.path, entry.type);
+    const p = entry.path;
+    if (!isSafeRelativePath(p)) invalidEntry(p, "not a normalized relative path");
+    if (p === previous) invalidEntry(p, "listed twice");
+    const parent = parentOf(p);
+    if (parent !== "" && !directories.has(parent))
+      invalidEntry(p, "its parent is not listed as a directory");
+    if (entry.type === "directory") directories.add(p);
+    else if (entry.type === "file" && entry.sha256 === undefined)
+      invalidEntry(p, "a file needs sha256");
+    else if (entry.type === "symlink" && (entry.target === undefined || entry.target.includes("\0")))
+      invalidEntry(p, "a symlink needs a target");
+    Object.freeze(entry);
+    previous = p;
   }
-  return { version: 1, entries };
+  const manifest: Manifest = Object.freeze({ version: 1, entries: Object.freeze(entries) }) as Manifest;
+  validated.add(manifest);
+  return manifest;
+}
+
+function isSortedByPath(entries: readonly ManifestEntry[]): boolean {
+  for (let i = 1; i < entries.length; i++) {
+    if ((entries[i - 1] as ManifestEntry).path > (entries[i] as ManifestEntry).path) return false;
+  }
+  return true;
+}
+
+function invalidEntry(path: string, why: string): never {
+  throw new ManifestError(
+    "invalid_manifest",
+    `Invalid manifest entry ${JSON.stringify(path)}: ${why}`,
+    path,
+  );
 }

@@ -29,9 +29,26 @@ export function depthOf(path: string): number {
   return depth;
 }
 
-/** A normalized relative path: what a manifest may hold and what the merge may write. */
+/**
+ * A normalized relative path: what a manifest may hold and what the merge may write. No empty,
+ * "." or ".." segment, no leading or trailing "/", no NUL. One pass over the characters (this
+ * runs for every entry of every manifest parsed, 10,000 per copyback in the benchmark).
+ */
 export function isSafeRelativePath(path: string): boolean {
-  if (path === "" || path.startsWith("/") || path.endsWith("/") || path.includes("\0"))
-    return false;
-  return path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
+  const length = path.length;
+  if (length === 0) return false;
+  let segmentStart = 0;
+  for (let i = 0; i <= length; i++) {
+    const code = i === length ? 47 /* "/" ends the last segment */ : path.charCodeAt(i);
+    if (code === 0) return false;
+    if (code !== 47) continue;
+    const segment = i - segmentStart;
+    if (segment === 0) return false; // leading "/", trailing "/" or "//"
+    if (path.charCodeAt(segmentStart) === 46 /* "." */) {
+      if (segment === 1) return false;
+      if (segment === 2 && path.charCodeAt(segmentStart + 1) === 46) return false;
+    }
+    segmentStart = i + 1;
+  }
+  return true;
 }

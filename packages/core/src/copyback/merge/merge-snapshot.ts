@@ -26,10 +26,12 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
   // Input checks first: bad input is refused before the lock is even taken.
   const excluded = compileExclude(opts.exclude);
   const exclude = opts.exclude ?? [];
-  const withoutExcluded = (m: Manifest): Manifest => ({
-    version: 1,
-    entries: m.entries.filter((entry) => !excluded(entry.path)),
-  });
+  // parseManifest returns a manifest it already validated as is (finalization's stored
+  // baseline, the delta receive's snapshot): one parse per manifest per copyback.
+  const withoutExcluded = (m: Manifest): Manifest =>
+    exclude.length === 0
+      ? m
+      : { version: 1, entries: m.entries.filter((entry) => !excluded(entry.path)) };
   const baseline = withoutExcluded(parseManifest(opts.baseline));
   const suppliedSnapshot =
     opts.snapshotManifest === undefined

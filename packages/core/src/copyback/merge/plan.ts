@@ -53,13 +53,14 @@ export function sandboxChanges(
 ): { changed: string[]; removedDirectories: string[] } {
   const changed: string[] = [];
   const removedDirectories: string[] = [];
-  for (const p of new Set([...baseline.keys(), ...snapshot.keys()])) {
-    const b = baseline.get(p);
+  // Every baseline path, then the snapshot's new ones: no union of both key sets is built.
+  for (const [p, b] of baseline) {
     const s = snapshot.get(p);
     if (entriesEqual(b, s)) continue;
     changed.push(p);
-    if (b?.type === "directory" && s?.type !== "directory") removedDirectories.push(p);
+    if (b.type === "directory" && s?.type !== "directory") removedDirectories.push(p);
   }
+  for (const p of snapshot.keys()) if (!baseline.has(p)) changed.push(p);
   return {
     changed: changed.sort(comparePaths),
     removedDirectories: removedDirectories.sort(comparePaths),
