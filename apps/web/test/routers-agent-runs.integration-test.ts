@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
+import { recordFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
 const database = useTestDatabase();
@@ -203,7 +204,11 @@ describe("runs.workspace and the lease in runs.finalization", () => {
           phase,
           status: "succeeded",
           finishedAt: new Date(),
-          metadata: phase === "workspace_finalize" ? { written: ["notes/builder.log", "README.md"], deleted: ["old.txt"], unchanged: false } : { descriptor: {} },
+          // What the finalizer writes: the counts, and the versioned record of the paths.
+          metadata:
+            phase === "workspace_finalize"
+              ? { attempt: 1, written: 2, deleted: 1, unchanged: false, stage: "primary", changes: recordFinalizeChanges(["notes/builder.log", "README.md"], ["old.txt"]) }
+              : { descriptor: {} },
         },
       });
     }
@@ -228,7 +233,7 @@ describe("runs.workspace and the lease in runs.finalization", () => {
       },
     });
     expect(data.changes).toEqual({
-      written: { paths: ["notes/builder.log", "README.md"], total: 2 },
+      written: { paths: ["README.md", "notes/builder.log"], total: 2 },
       deleted: { paths: ["old.txt"], total: 1 },
       unchanged: false,
       omitted: false,

@@ -33,6 +33,7 @@ import { copybackProven } from "./copyback-proven";
 import { exportTimeoutOf, withExportDeadline } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE } from "./export-policy";
 import { exportSnapshot } from "./export-snapshot";
+import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
 import { takeFinalizationOwnership, type FinalizationOwnership, type OwnershipKey } from "./finalization-owner";
 import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
@@ -168,10 +169,11 @@ class Finalization {
       return this.fail(operationId, attempt, error);
     }
 
+    // The counts stay at the top level (older readers); `changes` names the paths (finalize-changes.ts).
     const metadata: Prisma.InputJsonObject =
       result.kind === "omitted"
-        ? { attempt, written: 0, deleted: 0, unchanged: true, omitted: true }
-        : { attempt, ...result.counts, stage: result.stage };
+        ? { attempt, written: 0, deleted: 0, unchanged: true, omitted: true, [FINALIZE_CHANGES_KEY]: recordFinalizeChanges([], []) }
+        : { attempt, ...result.counts, stage: result.stage, [FINALIZE_CHANGES_KEY]: result.changes };
     // The succeeded operation IS the barrier; recorded with the phase move and its run event.
     await withTransaction(db, async (tx) => {
       await finishWorkspaceOperation(tx, operationId, { status: "succeeded", metadata });
@@ -266,7 +268,12 @@ class Finalization {
       exclude: descriptor.excludedPaths,
       consumeSnapshot: true,
     });
-    return { kind: "merged", stage: exported.stage, counts: countsOf(outcome) };
+    return {
+      kind: "merged",
+      stage: exported.stage,
+      counts: countsOf(outcome),
+      changes: outcome.kind === "unchanged" ? recordFinalizeChanges([], []) : recordFinalizeChanges(outcome.written, outcome.deleted),
+    };
   }
 
   /** R-EX-6: the exact plugin pinned on the prepared lease. */
@@ -394,7 +401,7 @@ class Finalization {
 }
 
 type CopybackResult =
-  | { kind: "merged"; stage: "primary" | "salvage"; counts: MergeCounts }
+  | { kind: "merged"; stage: "primary" | "salvage"; counts: MergeCounts; changes: FinalizeChangesRecord }
   | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
 
 function countsOf(outcome: MergeOutcome): MergeCounts {

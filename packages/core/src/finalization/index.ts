@@ -7,6 +7,7 @@ export * from "./export-deadline";
 export * from "./export-policy";
 export * from "./export-snapshot";
 export * from "./finalization-owner";
+export * from "./finalize-changes";
 export * from "./finalize-policy";
 export * from "./finalize-run";
 export * from "./staging";

@@ -10,6 +10,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { copybackProven } from "../../src/finalization/copyback-proven";
 import { EXPORT_OMITTED_MESSAGE } from "../../src/finalization/export-policy";
 import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner } from "../../src/finalization/finalization-owner";
+import { FINALIZE_CHANGES_SCHEMA, MAX_RECORDED_PATHS, readFinalizeChanges } from "../../src/finalization/finalize-changes";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { SALVAGE_INFO_MESSAGE } from "../../src/copyback/archive/salvage";
 import { buildWorld, CONTROLLER, preparedRun, readTree, writeTree, type World } from "./finalization-fixture";
@@ -34,6 +35,9 @@ async function state(runId: string) {
   const issue = await prisma.issue.findUniqueOrThrow({ where: { id: run.nativeIssueId } });
   return { run, coordinator, operations, events, issue };
 }
+
+/** What the happy path's sandbox wrote, in code-unit order. */
+const WRITTEN_PATHS = ["edit.txt", "link-to-docs", "new", "new/file.txt"];
 
 const finalizeOps = (s: Awaited<ReturnType<typeof state>>) => s.operations.filter((o) => o.phase === "workspace_finalize");
 
@@ -73,6 +77,12 @@ describe("finalizeRun", () => {
     const s = await state(run.runId);
     expect(finalizeOps(s)).toHaveLength(1);
     expect(finalizeOps(s)[0]).toMatchObject({ status: "succeeded", errorCode: null, metadata: { written: 4, deleted: 1, unchanged: false } });
+    // The run page names the files: the merge's relative paths, sorted, with the exact counts.
+    expect(readFinalizeChanges(finalizeOps(s)[0]!.metadata)).toEqual({
+      kind: "present",
+      value: { schema: FINALIZE_CHANGES_SCHEMA, written: WRITTEN_PATHS, deleted: ["gone.txt"], writtenCount: 4, deletedCount: 1, truncated: false },
+    });
+    expect(JSON.stringify(finalizeOps(s)[0]!.metadata)).not.toContain(world.hostPath);
     expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(true);
     expect(s.coordinator).toMatchObject({ phase: "committed", attempt: 1, nextAttemptAt: null });
     expect(s.run).toMatchObject({ status: "succeeded", nativePhase: "committed" });
@@ -114,7 +124,35 @@ describe("finalizeRun", () => {
     const tree = await readTree(world.hostPath);
     expect(tree["shared.txt"]).toBe("edited on the host meanwhile");
     expect(tree["host-only.txt"]).toBe("new on the host");
-    expect(finalizeOps(await state(run.runId))[0]).toMatchObject({ status: "succeeded", metadata: { unchanged: true } });
+    expect(finalizeOps(await state(run.runId))[0]).toMatchObject({
+      status: "succeeded",
+      metadata: { unchanged: true, changes: { written: [], deleted: [], writtenCount: 0, deletedCount: 0, truncated: false } },
+    });
+  });
+
+  it("records at most MAX_RECORDED_PATHS paths per list, the first ones in sorted order, with the exact counts and truncated", async () => {
+    const names = Array.from({ length: MAX_RECORDED_PATHS + 3 }, (_, i) => `many-${String(i).padStart(4, "0")}.txt`);
+    await writeTree(world.hostPath, { "old-a.txt": "a", "old-b.txt": "b" });
+    const run = await preparedRun(world, "done");
+    await writeTree(run.sandbox, Object.fromEntries(names.map((name) => [name, "x"])));
+    await import("node:fs/promises").then(async (fs) => {
+      await fs.rm(join(run.sandbox, "old-b.txt"));
+      await fs.rm(join(run.sandbox, "old-a.txt"));
+    });
+    const outcome = await finalizeRun(world.deps(), { runId: run.runId });
+    expect(outcome).toMatchObject({ kind: "committed", counts: { written: names.length, deleted: 2 } });
+    const read = readFinalizeChanges(finalizeOps(await state(run.runId))[0]!.metadata);
+    expect(read).toEqual({
+      kind: "present",
+      value: {
+        schema: FINALIZE_CHANGES_SCHEMA,
+        written: names.slice(0, MAX_RECORDED_PATHS),
+        deleted: ["old-a.txt", "old-b.txt"],
+        writtenCount: names.length,
+        deletedCount: 2,
+        truncated: true,
+      },
+    });
   });
 
   it("a merge conflict writes nothing: operation failed with the structured list, coordinator terminal_failure, run and task untouched", async () => {
@@ -182,7 +220,10 @@ describe("finalizeRun", () => {
     // No warning, no recovery action; the result stays authoritative (R-UA-1).
     expect(s.events.filter((e) => e.level === "warn" || e.level === "error")).toEqual([]);
     expect(await db.prisma().issueRecoveryAction.count({ where: { runId: run.runId } })).toBe(0);
-    expect(finalizeOps(s)[0]).toMatchObject({ status: "succeeded", metadata: { omitted: true, written: 0, deleted: 0 } });
+    expect(finalizeOps(s)[0]).toMatchObject({
+      status: "succeeded",
+      metadata: { omitted: true, written: 0, deleted: 0, changes: { written: [], deleted: [], writtenCount: 0, deletedCount: 0, truncated: false } },
+    });
     expect(s.coordinator.phase).toBe("committed");
     expect(s.run.status).toBe("succeeded");
     expect(s.issue.status).toBe("done");

@@ -1,11 +1,14 @@
 // What a `workspace_finalize` operation says it changed in the host workspace (operation metadata,
-// written by the finalizer): `written` and `deleted` as the merge's relative paths, or as counts
-// only. JSON from the database, so it is parsed; metadata of another shape (an older or failed
-// operation) reads as "no change list", never as an error on the page.
+// written by the finalizer). The finalizer records the versioned `changes` document
+// (@copyback/core finalization/finalize-changes.ts: sorted paths capped per list, exact counts);
+// older operations have `written` and `deleted` at the top level as counts or as path lists. JSON
+// from the database, so it is parsed; metadata of another shape (an older or failed operation)
+// reads as "no change list", never as an error on the page.
 import { z } from "zod";
+import { MAX_RECORDED_PATHS, readFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
 
-/** Paths kept per list: the counts stay exact, the page shows at most this many paths. */
-export const MAX_CHANGED_PATHS = 500;
+/** Paths kept per list: the counts stay exact, the page shows at most this many paths (the finalizer's cap). */
+export const MAX_CHANGED_PATHS = MAX_RECORDED_PATHS;
 
 const changed = z.union([z.array(z.string().max(4096)), z.number().int().min(0)]);
 
@@ -35,6 +38,17 @@ export function finalizeChangesOf(metadata: unknown): FinalizeChanges | null {
   const parsed = finalizeMetadata.safeParse(metadata);
   if (!parsed.success) return null;
   const { written, deleted, unchanged, omitted } = parsed.data;
+  const record = readFinalizeChanges(metadata);
+  if (record.kind === "present") {
+    // The versioned record wins over the top-level counts kept beside it for older readers.
+    const { value } = record;
+    return {
+      written: { paths: value.written, total: value.writtenCount },
+      deleted: { paths: value.deleted, total: value.deletedCount },
+      unchanged: unchanged ?? false,
+      omitted: omitted ?? false,
+    };
+  }
   if (written === undefined && deleted === undefined && unchanged === undefined && omitted === undefined) return null;
   return { written: listOf(written), deleted: listOf(deleted), unchanged: unchanged ?? false, omitted: omitted ?? false };
 }
