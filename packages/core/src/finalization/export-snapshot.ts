@@ -1,15 +1,14 @@
 // The physical export of a sandbox workspace into a private staging directory, applying the
 // export policy (export-policy.ts): extract a safe archive, ask for one salvage export after a
 // rejection, omit the export when the salvage is rejected too. Rejected archives are discarded
-// at once and never extracted, not even partly (R-UA-4: extraction validates first and writes
-// nothing of a rejected archive).
-import { createWriteStream } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+// at once and never extracted, not even partly (R-UA-4: receiveWorkspaceArchive validates the
+// whole stream as it arrives and writes nothing of a rejected archive). The one-pass receive also
+// hashes what it writes, so the merge gets the snapshot's manifest without reading staging again.
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { UnsafeArchiveError } from "../copyback/archive/errors";
-import { extractValidatedArchive } from "../copyback/archive/extract";
+import { receiveWorkspaceArchive } from "../copyback/archive/receive";
+import type { Manifest } from "../copyback/manifest/types";
 import { hasCapability } from "../leases/plugin-for-lease";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
@@ -17,7 +16,7 @@ import { untilAborted } from "./export-deadline";
 import { decideExport, salvageLogMessage, type ExportStage } from "./export-policy";
 
 export type ExportedSnapshot =
-  | { kind: "extracted"; snapshotDir: string; stage: ExportStage; entries: number; bytes: number }
+  | { kind: "extracted"; snapshotDir: string; snapshotManifest: Manifest; stage: ExportStage; entries: number; bytes: number }
   | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
 
 export interface ExportSnapshotInput {
@@ -44,24 +43,24 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
   let archive: Readable = await untilAborted(exportWorkspace(lease, { signal: input.signal }), input.signal, discardStream);
   const violationCodes = new Set<string>();
   for (;;) {
-    const file = join(input.workDir, `${stage}.tar`);
-    await pipeline(archive, createWriteStream(file, { mode: 0o600, flags: "wx" }), { signal: input.signal });
-    let verdict: "safe" | "rejected";
-    let extracted: { entries: number; totalBytes: number } | null = null;
-    try {
-      extracted = await extractValidatedArchive(file, snapshotDir);
-      verdict = "safe";
-    } catch (error) {
-      if (!(error instanceof UnsafeArchiveError)) throw error;
-      for (const v of error.violations) violationCodes.add(v.code);
-      verdict = "rejected";
-    } finally {
-      // The snapshot directory holds the files now; a rejected archive is discarded unread.
-      await rm(file, { force: true });
-    }
+    const received = await receiveWorkspaceArchive({
+      archive: abortable(archive, input.signal),
+      stagingDir: snapshotDir,
+      // A large archive spills into this attempt's private directory, removed with it.
+      spillDirectory: input.workDir,
+    });
+    const verdict = received.kind;
+    if (received.kind === "rejected") for (const v of received.violations) violationCodes.add(v.code);
     const decision = decideExport({ stage, verdict, salvageAvailable: salvageExport !== undefined });
-    if (decision.kind === "extract" && extracted) {
-      return { kind: "extracted", snapshotDir, stage, entries: extracted.entries, bytes: extracted.totalBytes };
+    if (decision.kind === "extract" && received.kind === "safe") {
+      return {
+        kind: "extracted",
+        snapshotDir,
+        snapshotManifest: received.snapshotManifest,
+        stage,
+        entries: received.entries,
+        bytes: received.totalBytes,
+      };
     }
     if (decision.kind === "salvage" && salvageExport) {
       const salvage = await untilAborted(salvageExport(lease, { signal: input.signal }), input.signal, (late) => discardStream(late.archive));
@@ -73,6 +72,21 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
     }
     return { kind: "omitted", salvageTried: stage === "salvage", violationCodes: [...violationCodes].sort() };
   }
+}
+
+/**
+ * The export deadline reaches the stream too: an abort destroys it with the deadline's reason, so
+ * a transfer that stalls mid-archive fails the receive instead of holding the locks.
+ */
+function abortable(stream: Readable, signal: AbortSignal | undefined): Readable {
+  if (!signal) return stream;
+  const onAbort = () => stream.destroy(signal.reason instanceof Error ? signal.reason : new Error("export aborted"));
+  if (signal.aborted) onAbort();
+  else {
+    signal.addEventListener("abort", onAbort, { once: true });
+    stream.once("close", () => signal.removeEventListener("abort", onAbort));
+  }
+  return stream;
 }
 
 /** A stream the provider handed over after the caller gave up on it. */

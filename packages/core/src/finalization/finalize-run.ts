@@ -264,6 +264,8 @@ class Finalization {
       target: descriptor.hostPath,
       baseline: descriptor.baseline,
       snapshotDir: exported.snapshotDir,
+      // Hashed while the archive was received: the merge does not read staging again.
+      snapshotManifest: exported.snapshotManifest,
       locks: this.deps.locks,
       exclude: descriptor.excludedPaths,
       consumeSnapshot: true,
