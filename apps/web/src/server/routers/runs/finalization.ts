@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
+import { FINALIZATION_PHASES } from "@copyback/core/finalization/coordinator-phases";
 import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
 import { finalizeChangesOf } from "./finalize-changes";
@@ -10,15 +11,7 @@ export const runFinalizationOutput = z.object({
   /** The native finalization coordinator; null when the run never had one (legacy or unfinished). */
   coordinator: z
     .object({
-      phase: z.enum([
-        "observed",
-        "result_accepted",
-        "workspace_finalizing",
-        "arbitrating",
-        "committed",
-        "retryable_failure",
-        "terminal_failure",
-      ]),
+      phase: z.enum(FINALIZATION_PHASES),
       attempt: z.number().int(),
       failureCode: z.string().nullable(),
       nextAttemptAt: z.date().nullable(),
