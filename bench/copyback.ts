@@ -208,6 +208,7 @@ try {
     "scan",
     "archive",
     "transfer",
+    "baseline",
     "receive",
     "merge",
     "total",
@@ -223,7 +224,10 @@ try {
     "delta: scan = sandbox manifest with stat cache | archive = tar of the changed entries | transfer = manifest JSON",
   );
   console.log(
-    "round trip | receive = manifest tree check + validate + extract + verify | merge; cpu = CPU time of all stages):",
+    "round trip | baseline = parseManifest of the stored baseline (once per copyback) | receive = manifest tree check +",
+  );
+  console.log(
+    "validate + extract + verify | merge; cpu = CPU time of all stages):",
   );
   console.log(
     renderTable(

@@ -8,6 +8,10 @@
 //   delta: sandbox scan with its stat cache -> tar of the changed entries -> manifest through
 //          JSON (the transfer) -> host receive (whole-manifest tree check, validate, extract,
 //          verify) -> merge with the complete snapshot manifest
+// Both start from the stored baseline as finalization reads it: the JSON value from the
+// database through parseManifest ("baseline" stage; the driver's JSON decoding is not timed).
+// That parse is the only one of the baseline: receive and merge get its frozen result, which
+// parseManifest returns as is.
 // The delta archive is a transfer artifact: it is deleted as soon as it is extracted, before the
 // merge's durability barrier, so that barrier does not flush bytes nobody keeps. The full
 // archive never touches the disk (it is spooled in memory up to 256 MiB).
@@ -20,6 +24,7 @@ import { promisify } from "node:util";
 import {
   exportWorkspaceArchive,
   mergeSnapshot,
+  parseManifest,
   receiveWorkspaceArchive,
   type DirectoryMergeLocks,
   type Manifest,
@@ -39,6 +44,7 @@ export type Stages = Record<string, number>;
 export interface PipelineInput {
   workspace: string;
   target: string;
+  /** The baseline: the sandbox keeps this one; the host reads its stored JSON copy. */
   baseline: Manifest;
   /** Instance root (staging lives in <home>/staging). */
   home: string;
@@ -74,8 +80,14 @@ class StageClock {
   }
 }
 
+/** The host's stored copy of the baseline, as the database driver hands it over. */
+function storedBaseline(baseline: Manifest): unknown {
+  return JSON.parse(JSON.stringify(baseline)) as unknown;
+}
+
 export async function fullPipeline(input: PipelineInput): Promise<PipelineResult> {
   const clock = new StageClock();
+  const stored = storedBaseline(input.baseline);
   const staging = await mkdtemp(path.join(input.home, "staging", "bench-"));
   try {
     const received = await clock.stage("export+receive+extract", () =>
@@ -96,10 +108,11 @@ export async function fullPipeline(input: PipelineInput): Promise<PipelineResult
     delete clock.stages["export+receive+extract"];
     clock.stages["export+validate"] = total - received.phases.extractMs;
     clock.stages.extract = received.phases.extractMs;
+    const baseline = await clock.stage("baseline", async () => parseManifest(stored));
     const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
-        baseline: input.baseline,
+        baseline,
         snapshotDir: staging,
         snapshotManifest: received.snapshotManifest,
         locks: input.locks,
@@ -123,6 +136,7 @@ export async function deltaPipeline(
   input: PipelineInput & { cache?: WorkspaceStatCache },
 ): Promise<DeltaResult> {
   const clock = new StageClock();
+  const stored = storedBaseline(input.baseline);
   const staging = await mkdtemp(path.join(input.home, "staging", "bench-"));
   try {
     const exported = await clock.stage("scan", () =>
@@ -142,11 +156,12 @@ export async function deltaPipeline(
       "transfer",
       async () => JSON.parse(JSON.stringify(exported.manifest)) as unknown,
     );
+    const baseline = await clock.stage("baseline", async () => parseManifest(stored));
     const received = await clock.stage("receive", () =>
       receiveDeltaArchive({
         archive,
         manifest: sent,
-        baseline: input.baseline,
+        baseline,
         stagingDir: staging,
       }),
     );
@@ -154,7 +169,7 @@ export async function deltaPipeline(
     const outcome = await clock.stage("merge", () =>
       mergeSnapshot({
         target: input.target,
-        baseline: input.baseline,
+        baseline,
         snapshotDir: staging,
         snapshotManifest: received.snapshotManifest,
         locks: input.locks,

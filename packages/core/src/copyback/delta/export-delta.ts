@@ -7,7 +7,8 @@ import path from "node:path";
 import { tarStream } from "../archive/export";
 import type { WorkspaceEntry } from "../archive/workspace-walk";
 import { compileExclude } from "../manifest/exclude";
-import type { Manifest, ManifestEntry } from "../manifest/types";
+import { pathIndex } from "../manifest/sorted-index";
+import type { Manifest } from "../manifest/types";
 import { deltaArchivePaths, diffManifests } from "./diff";
 import { scanWorkspace } from "./scan";
 import type { DeltaExport, WorkspaceStatCache } from "./types";
@@ -44,7 +45,7 @@ export async function exportDeltaArchive(
   };
   if (changed.length === 0) return result;
 
-  const byPath = new Map<string, ManifestEntry>(scan.manifest.entries.map((e) => [e.path, e]));
+  const byPath = pathIndex(scan.manifest);
   const list = async (): Promise<WorkspaceEntry[]> =>
     deltaArchivePaths(changed).map((rel) => {
       const absolute = path.join(root, ...rel.split("/"));

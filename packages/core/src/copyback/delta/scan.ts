@@ -13,7 +13,7 @@ import { createLimiter, DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
 import { ManifestError, sanitizeFsError } from "../manifest/errors";
 import { compileExclude } from "../manifest/exclude";
 import { hashFile } from "../manifest/hash-file";
-import { comparePaths, joinRelative } from "../manifest/paths";
+import { comparePaths } from "../manifest/paths";
 import type { ManifestEntry } from "../manifest/types";
 import type { CachedFileStat, WorkspaceScan, WorkspaceStatCache } from "./types";
 
@@ -47,7 +47,9 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
   const absolute = (rel: string) => (rel === "" ? rootReal : `${rootReal}/${rel}`);
 
   const entries: ManifestEntry[] = [];
-  const files: Record<string, CachedFileStat> = {};
+  // New cache records (files hashed now), and the files whose previous record still holds.
+  const hashed: [string, CachedFileStat][] = [];
+  const reused: string[] = [];
   const toHash: { rel: string; stat: Stats }[] = [];
   let sinceYield = 0;
   try {
@@ -56,36 +58,24 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     const pending = [""];
     while (pending.length > 0) {
       const dir = pending.pop() as string;
-      for (const dirent of readdirSync(absolute(dir), { withFileTypes: true })) {
+      // Both forms of each child's path from the parent's, once per directory.
+      const absoluteDir = absolute(dir);
+      const relativePrefix = dir === "" ? "" : `${dir}/`;
+      for (const dirent of readdirSync(absoluteDir, { withFileTypes: true })) {
         if (++sinceYield >= ENTRIES_PER_TURN) {
           sinceYield = 0;
           await yieldToEventLoop();
         }
-        const rel = joinRelative(dir, dirent.name);
+        const rel = relativePrefix + dirent.name;
         if (excluded(rel)) continue;
+        const abs = `${absoluteDir}/${dirent.name}`;
         // A link needs no lstat: it is read, never followed, and its mode means nothing.
         if (dirent.isSymbolicLink()) {
-          entries.push({
-            path: rel,
-            type: "symlink",
-            mode: 0o777,
-            target: readlinkSync(absolute(rel)),
-          });
+          entries.push({ path: rel, type: "symlink", mode: 0o777, target: readlinkSync(abs) });
           continue;
         }
-        const stat = lstatSync(absolute(rel));
-        if (stat.isDirectory()) {
-          entries.push({ path: rel, type: "directory", mode: stat.mode & 0o777 });
-          pending.push(rel);
-        } else if (stat.isSymbolicLink()) {
-          // Replaced by a link since it was listed.
-          entries.push({
-            path: rel,
-            type: "symlink",
-            mode: 0o777,
-            target: readlinkSync(absolute(rel)),
-          });
-        } else if (stat.isFile()) {
+        const stat = lstatSync(abs);
+        if (stat.isFile()) {
           const cached = previous[rel];
           if (cached !== undefined && sameFile(cached, stat)) {
             entries.push({
@@ -95,10 +85,16 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
               sha256: cached.sha256,
               size: cached.size,
             });
-            files[rel] = cached;
+            reused.push(rel);
           } else {
             toHash.push({ rel, stat });
           }
+        } else if (stat.isDirectory()) {
+          entries.push({ path: rel, type: "directory", mode: stat.mode & 0o777 });
+          pending.push(rel);
+        } else if (stat.isSymbolicLink()) {
+          // Replaced by a link since it was listed.
+          entries.push({ path: rel, type: "symlink", mode: 0o777, target: readlinkSync(abs) });
         } else {
           throw new ManifestError(
             "unsupported_entry",
@@ -112,33 +108,34 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     await Promise.all(
       toHash.map(({ rel, stat }) =>
         limit(async () => {
-          const hashed = await hashFile(absolute(rel));
-          if (!hashed.isFile) {
+          const read = await hashFile(absolute(rel));
+          if (!read.isFile) {
             throw new ManifestError(
               "unsupported_entry",
               `${JSON.stringify(rel)} changed type while it was read`,
               rel,
             );
           }
-          hashedBytes += hashed.size;
+          hashedBytes += read.size;
           entries.push({
             path: rel,
             type: "file",
-            mode: hashed.mode,
-            sha256: hashed.sha256,
-            size: hashed.size,
+            mode: read.mode,
+            sha256: read.sha256,
+            size: read.size,
           });
           // The stat taken before reading: if the file changed meanwhile, its ctime moved on
           // and the next scan hashes it again.
           if (stat.ctimeMs < cacheableBefore && stat.mtimeMs < cacheableBefore) {
-            files[rel] = {
-              size: hashed.size,
-              mode: hashed.mode,
+            const record: CachedFileStat = {
+              size: read.size,
+              mode: read.mode,
               ino: stat.ino,
               mtimeMs: stat.mtimeMs,
               ctimeMs: stat.ctimeMs,
-              sha256: hashed.sha256,
+              sha256: read.sha256,
             };
+            hashed.push([rel, record]);
           }
         }),
       ),
@@ -146,13 +143,35 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     entries.sort((a, b) => comparePaths(a.path, b.path));
     return {
       manifest: { version: 1, entries },
-      cache: { version: 1, files },
+      cache: nextCache(opts.cache, previous, reused, hashed),
       hashedFiles: toHash.length,
       hashedBytes,
     };
   } catch (error) {
     throw sanitizeFsError(error, [{ root: rootReal }]);
   }
+}
+
+/**
+ * The cache for the next scan. When every previous record still holds and nothing new was
+ * cached, that is the previous cache itself (no record of 10,000 keys built again).
+ */
+function nextCache(
+  given: WorkspaceStatCache | undefined,
+  previous: Record<string, CachedFileStat>,
+  reused: readonly string[],
+  hashed: readonly [string, CachedFileStat][],
+): WorkspaceStatCache {
+  if (
+    given?.version === 1 &&
+    hashed.length === 0 &&
+    reused.length === Object.keys(previous).length
+  )
+    return given;
+  const files: Record<string, CachedFileStat> = {};
+  for (const rel of reused) files[rel] = previous[rel] as CachedFileStat;
+  for (const [rel, record] of hashed) files[rel] = record;
+  return { version: 1, files };
 }
 
 function sameFile(cached: CachedFileStat, stat: Stats): boolean {

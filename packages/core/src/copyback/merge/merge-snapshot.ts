@@ -6,10 +6,11 @@
 import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
-import { indexManifest, manifestsEqual } from "../manifest/equal";
+import { manifestsEqual } from "../manifest/equal";
 import { sanitizeFsError } from "../manifest/errors";
 import { compileExclude } from "../manifest/exclude";
 import { parseManifest } from "../manifest/parse";
+import { pathIndex } from "../manifest/sorted-index";
 import { scanManifest } from "../manifest/take-manifest";
 import type { Manifest } from "../manifest/types";
 import { applyPlan } from "./apply";
@@ -87,8 +88,8 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
       return outcome;
     }
 
-    const b = indexManifest(baseline);
-    const s = indexManifest(snapshot);
+    const b = pathIndex(baseline);
+    const s = pathIndex(snapshot);
     const changes = sandboxChanges(b, s);
     let planned;
     try {

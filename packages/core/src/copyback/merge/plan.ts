@@ -13,6 +13,7 @@
 // kept (with its host mode); one the sandbox replaced by a file or link is a conflict.
 import { entriesEqual } from "../manifest/equal";
 import { comparePaths, depthOf, parentOf } from "../manifest/paths";
+import { SortedEntryIndex } from "../manifest/sorted-index";
 import type { ManifestEntry } from "../manifest/types";
 import type { MergeConflict } from "./errors";
 import type { HostState } from "./host-probe";
@@ -53,6 +54,33 @@ export function sandboxChanges(
 ): { changed: string[]; removedDirectories: string[] } {
   const changed: string[] = [];
   const removedDirectories: string[] = [];
+  if (baseline instanceof SortedEntryIndex && snapshot instanceof SortedEntryIndex) {
+    // Both sorted: one merge pass over the two entry arrays, already in path order.
+    const bs = baseline.sorted;
+    const ss = snapshot.sorted;
+    let i = 0;
+    let j = 0;
+    while (i < bs.length || j < ss.length) {
+      const b = bs[i];
+      const s = ss[j];
+      if (s === undefined || (b !== undefined && b.path < s.path)) {
+        changed.push((b as ManifestEntry).path);
+        if (b?.type === "directory") removedDirectories.push(b.path);
+        i++;
+      } else if (b === undefined || s.path < b.path) {
+        changed.push(s.path);
+        j++;
+      } else {
+        if (!entriesEqual(b, s)) {
+          changed.push(b.path);
+          if (b.type === "directory" && s.type !== "directory") removedDirectories.push(b.path);
+        }
+        i++;
+        j++;
+      }
+    }
+    return { changed, removedDirectories };
+  }
   // Every baseline path, then the snapshot's new ones: no union of both key sets is built.
   for (const [p, b] of baseline) {
     const s = snapshot.get(p);

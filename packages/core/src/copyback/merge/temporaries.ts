@@ -49,9 +49,11 @@ export async function cleanStrayTemporaries(
       withFileTypes: true,
     });
     for (const dirent of dirents) {
+      // Most entries are plain files that are not ours: nothing to build or match for them.
+      const temporary = dirent.name.startsWith(TEMPORARY_PREFIX) && isTemporaryName(dirent.name);
+      if (!temporary && !dirent.isDirectory()) continue;
       const child = joinRelative(rel, dirent.name);
       if (excluded(child)) continue;
-      const temporary = isTemporaryName(dirent.name);
       if (dirent.isDirectory()) {
         if (temporary) strays.push({ rel: child, directory: true });
         else pending.push(child);
