@@ -226,9 +226,7 @@ try {
   console.log(
     "round trip | baseline = parseManifest of the stored baseline (once per copyback) | receive = manifest tree check +",
   );
-  console.log(
-    "validate + extract + verify | merge; cpu = CPU time of all stages):",
-  );
+  console.log("validate + extract + verify | merge; cpu = CPU time of all stages):");
   console.log(
     renderTable(
       ["scenario", ...stageCols],

@@ -9,8 +9,13 @@ import {
   receiveDeltaArchive,
   DeltaMismatchError,
 } from "../../src/copyback/delta/index";
-import { takeManifest, type Manifest } from "../../src/copyback/manifest/index";
-import { classifyCopybackFailure, MergeConflictError } from "../../src/copyback/merge/index";
+import { takeManifest, parseManifest, type Manifest } from "../../src/copyback/manifest/index";
+import { isValidatedManifest } from "../../src/copyback/manifest/parse";
+import {
+  classifyCopybackFailure,
+  mergeSnapshot,
+  MergeConflictError,
+} from "../../src/copyback/merge/index";
 import { UnsafeArchiveError } from "../../src/copyback/archive/index";
 import { snapshotTree } from "../cli/helpers";
 import { deltaCopyback, removeTempDirs, saveArchive, tempDir } from "./helpers";
@@ -101,6 +106,63 @@ describe("delta copyback", () => {
     });
     expect(exported.archive).toBeNull();
     expect(outcome).toEqual({ kind: "unchanged" });
+    expect(await snapshotTree(w.host)).toEqual(before);
+  });
+
+  it("R-LK-6: each manifest parsed once (stored baseline, received snapshot): an unchanged snapshot still takes the lock and runs both hooks; a changed one still runs the conflict preflight", async () => {
+    const w = await world();
+    const baseline = parseManifest(JSON.parse(JSON.stringify(w.baseline)));
+    const events: string[] = [];
+    const locks = {
+      withLock: async <T>(target: string, fn: (lease: { target: string }) => Promise<T>) => {
+        events.push("lock");
+        try {
+          return await fn({ target });
+        } finally {
+          events.push("unlock");
+        }
+      },
+    };
+    const hooks = {
+      authorize: async () => void events.push("authorize"),
+      publish: async (o: { kind: string }) => void events.push(`publish ${o.kind}`),
+    };
+    const copyback = async () => {
+      const exported = await exportDeltaArchive(w.sandbox, baseline);
+      const archive = await saveArchive(exported, path.join(w.work, `d-${events.length}.tar`));
+      const staging = await mkdtemp(path.join(w.work, "staging-"));
+      const receipt = await receiveDeltaArchive({
+        archive,
+        manifest: JSON.parse(JSON.stringify(exported.manifest)),
+        baseline,
+        stagingDir: staging,
+      });
+      // The receipt's manifest is the validated one: the merge takes it without a second check.
+      expect(isValidatedManifest(receipt.snapshotManifest)).toBe(true);
+      expect(parseManifest(receipt.snapshotManifest)).toBe(receipt.snapshotManifest);
+      return mergeSnapshot({
+        target: w.host,
+        baseline,
+        snapshotDir: staging,
+        snapshotManifest: receipt.snapshotManifest,
+        locks,
+        hooks,
+        consumeSnapshot: true,
+      });
+    };
+
+    await writeFile(path.join(w.host, "README.md"), "edited on the host\n");
+    const before = await snapshotTree(w.host);
+    expect(await copyback()).toEqual({ kind: "unchanged" });
+    expect(events).toEqual(["lock", "authorize", "publish unchanged", "unlock"]);
+    expect(await snapshotTree(w.host)).toEqual(before);
+
+    // Changed on both sides: the preflight finds the conflict, nothing is written or published.
+    events.length = 0;
+    await writeFile(path.join(w.sandbox, "README.md"), "edited in the sandbox\n");
+    await writeFile(path.join(w.sandbox, "src/extra.ts"), "extra\n");
+    await expect(copyback()).rejects.toBeInstanceOf(MergeConflictError);
+    expect(events).toEqual(["lock", "authorize", "unlock"]);
     expect(await snapshotTree(w.host)).toEqual(before);
   });
 

@@ -67,6 +67,37 @@ describe("scanWorkspace", () => {
     expect(await readFile(file, "utf8")).toBe("export {}\r");
   });
 
+  it("keeps the previous cache object while every record holds; drops the records of changed and removed files", async () => {
+    const root = await workspace();
+    const first = await scanWorkspace(root);
+    const cache = { version: 1 as const, files: await trustedCache(root, first.manifest.entries) };
+    const same = await scanWorkspace(root, { cache });
+    expect(same.hashedFiles).toBe(0);
+    expect(same.cache).toBe(cache);
+
+    await writeFile(path.join(root, "a.txt"), "alpha v2"); // changed: racy now, not cached
+    const { rm } = await import("node:fs/promises");
+    await rm(path.join(root, "run.sh"));
+    const after = await scanWorkspace(root, { cache });
+    expect(after.hashedFiles).toBe(1);
+    expect(after.cache).not.toBe(cache);
+    expect(Object.keys(after.cache.files).sort()).toEqual([
+      "node_modules/x/i.js",
+      "src/b.ts",
+      "src/deep/c.bin",
+    ]);
+    expect(after.cache.files["src/b.ts"]).toBe(cache.files["src/b.ts"]);
+    expect(after.manifest).toEqual(await takeManifest(root));
+    // The cache given in was not changed.
+    expect(Object.keys(cache.files).sort()).toEqual([
+      "a.txt",
+      "node_modules/x/i.js",
+      "run.sh",
+      "src/b.ts",
+      "src/deep/c.bin",
+    ]);
+  });
+
   it("refuses a FIFO like takeManifest (unsupported_entry)", async () => {
     const root = await workspace();
     const { execFileSync } = await import("node:child_process");

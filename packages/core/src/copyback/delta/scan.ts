@@ -162,11 +162,7 @@ function nextCache(
   reused: readonly string[],
   hashed: readonly [string, CachedFileStat][],
 ): WorkspaceStatCache {
-  if (
-    given?.version === 1 &&
-    hashed.length === 0 &&
-    reused.length === Object.keys(previous).length
-  )
+  if (given?.version === 1 && hashed.length === 0 && reused.length === Object.keys(previous).length)
     return given;
   const files: Record<string, CachedFileStat> = {};
   for (const rel of reused) files[rel] = previous[rel] as CachedFileStat;

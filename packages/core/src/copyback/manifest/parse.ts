@@ -75,12 +75,18 @@ export function parseManifest(value: unknown): Manifest {
     if (entry.type === "directory") directories.add(p);
     else if (entry.type === "file" && entry.sha256 === undefined)
       invalidEntry(p, "a file needs sha256");
-    else if (entry.type === "symlink" && (entry.target === undefined || entry.target.includes("\0")))
+    else if (
+      entry.type === "symlink" &&
+      (entry.target === undefined || entry.target.includes("\0"))
+    )
       invalidEntry(p, "a symlink needs a target");
     Object.freeze(entry);
     previous = p;
   }
-  const manifest: Manifest = Object.freeze({ version: 1, entries: Object.freeze(entries) }) as Manifest;
+  const manifest: Manifest = Object.freeze({
+    version: 1,
+    entries: Object.freeze(entries),
+  }) as Manifest;
   validated.add(manifest);
   return manifest;
 }
