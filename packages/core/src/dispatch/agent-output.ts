@@ -39,7 +39,6 @@ export interface OutputSummary {
 interface PendingLine {
   stream: OutputStream;
   text: string;
-  at: Date;
   seq: number;
 }
 
@@ -57,6 +56,13 @@ export class AgentOutputRecorder {
   #truncated = false;
   #dropped = 0;
   #lastAt = 0;
+  /**
+   * Output can arrive before the provider reports the process (onStart): lines are held until
+   * `started()` has stamped the `agent.started` event, so the log never shows output first.
+   */
+  #started = false;
+  /** The truncation event, written after the lines before it. */
+  #truncationPending = false;
 
   constructor(db: PrismaClient, run: { companyId: string; runId: string }, log: DispatchLog, limits: OutputLimits = DEFAULT_OUTPUT_LIMITS) {
     this.#db = db;
@@ -78,8 +84,20 @@ export class AgentOutputRecorder {
     }
   }
 
+  /**
+   * The agent process exists: returns the timestamp for its `agent.started` event, earlier than
+   * every output line's, and releases the lines held until now.
+   */
+  started(): Date {
+    const at = this.#stamp();
+    this.#started = true;
+    this.#flush();
+    return at;
+  }
+
   /** Flushes the last partial lines and every pending batch; resolves when all are written. */
   async close(): Promise<OutputSummary> {
+    this.#started = true;
     for (const stream of ["stdout", "stderr"] as const) {
       if (this.#partial[stream] !== "") this.#accept(stream, this.#partial[stream]);
       this.#partial[stream] = "";
@@ -98,42 +116,54 @@ export class AgentOutputRecorder {
     const size = Buffer.byteLength(text);
     if (this.#lines >= this.#limits.maxEvents || this.#bytes + size > this.#limits.maxBytes) {
       this.#truncated = true;
+      this.#truncationPending = true;
       this.#dropped += 1;
       this.#flush();
-      this.#enqueueTruncated();
       return;
     }
     this.#lines += 1;
     this.#bytes += size;
-    // Strictly increasing timestamps keep lines of one batch in order on the run page (which
-    // orders by created_at); a burst drifts by at most maxEvents milliseconds.
-    this.#lastAt = Math.max(Date.now(), this.#lastAt + 1);
-    this.#pending.push({ stream, text, at: new Date(this.#lastAt), seq: this.#lines });
+    this.#pending.push({ stream, text, seq: this.#lines });
     if (this.#pending.length >= this.#limits.batchLines) this.#flush();
     else this.#timer ??= setTimeout(() => this.#flush(), this.#limits.batchDelayMs);
+  }
+
+  /**
+   * Strictly increasing timestamps keep the start event and the lines in order on the run page
+   * (which orders by created_at); a burst drifts by at most maxEvents milliseconds.
+   */
+  #stamp(): Date {
+    this.#lastAt = Math.max(Date.now(), this.#lastAt + 1);
+    return new Date(this.#lastAt);
   }
 
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.length === 0) return;
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#chain(() =>
-      this.#db.runEvent.createMany({
-        data: batch.map((line) => ({
-          ...this.#run,
-          level: "info" as const,
-          code: "agent.output",
-          message: line.text,
-          payload: { stream: line.stream, seq: line.seq },
-          createdAt: line.at,
-        })),
-      }),
-    );
+    if (!this.#started) return;
+    const { batchLines } = this.#limits;
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, batchLines).map((line) => ({ ...line, at: this.#stamp() }));
+      this.#chain(() =>
+        this.#db.runEvent.createMany({
+          data: batch.map((line) => ({
+            ...this.#run,
+            level: "info" as const,
+            code: "agent.output",
+            message: line.text,
+            payload: { stream: line.stream, seq: line.seq },
+            createdAt: line.at,
+          })),
+        }),
+      );
+    }
+    if (this.#truncationPending) {
+      this.#truncationPending = false;
+      this.#enqueueTruncated(this.#stamp());
+    }
   }
 
-  #enqueueTruncated(): void {
+  #enqueueTruncated(at: Date): void {
     const { maxEvents, maxBytes } = this.#limits;
     this.#chain(() =>
       this.#db.runEvent.create({
@@ -143,6 +173,7 @@ export class AgentOutputRecorder {
           code: "agent.output_truncated",
           message: `The agent's output passed this run's log budget (${maxEvents} lines or ${maxBytes} bytes); the rest is not recorded.`,
           payload: { maxEvents, maxBytes, recordedLines: this.#lines, recordedBytes: this.#bytes },
+          createdAt: at,
         },
       }),
     );

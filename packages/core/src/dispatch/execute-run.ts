@@ -228,13 +228,17 @@ class RunSteps {
         timeoutMs: context.adapter.timeoutSeconds * 1000,
         signal,
         onStart: async (process) => {
+          // Stamped before any output line (the recorder holds lines until now).
+          const startedAt = output.started();
           // R-OWN-12: the agent's process identity, recorded before it can do anything lasting.
           if (process) await recordAgentProcess(db, context.runId, process).catch((error: unknown) => this.#log.warn({ runId: context.runId, err: error }, "could not record the agent process"));
-          await this.#event("info", "agent.started", `The agent started${process ? ` (pid ${process.pid})` : ""}.`, {
-            argv: context.argv,
-            process: process ? { ...process } : null,
-            timeoutSeconds: context.adapter.timeoutSeconds,
-          });
+          await this.#event(
+            "info",
+            "agent.started",
+            `The agent started${process ? ` (pid ${process.pid})` : ""}.`,
+            { argv: context.argv, process: process ? { ...process } : null, timeoutSeconds: context.adapter.timeoutSeconds },
+            startedAt,
+          );
         },
         onOutput: (stream, chunk) => output.write(stream, chunk),
       });
@@ -368,9 +372,9 @@ class RunSteps {
     }
   }
 
-  async #event(level: Level, code: string, message: string, payload?: Prisma.InputJsonObject): Promise<void> {
+  async #event(level: Level, code: string, message: string, payload?: Prisma.InputJsonObject, createdAt?: Date): Promise<void> {
     try {
-      await recordRunEvent(this.#deps.db, { companyId: this.#claimed.companyId, runId: this.#claimed.runId, level, code, message, payload });
+      await recordRunEvent(this.#deps.db, { companyId: this.#claimed.companyId, runId: this.#claimed.runId, level, code, message, payload, createdAt });
     } catch (error) {
       this.#log.warn({ runId: this.#claimed.runId, code, err: error }, "could not record a run event");
     }

@@ -12,6 +12,8 @@ export interface RunEventEntry {
   code: string;
   message: string;
   payload?: Prisma.InputJsonObject;
+  /** When the entry happened, if not now (an event ordered against lines stamped earlier). */
+  createdAt?: Date;
 }
 
 export async function recordRunEvent(db: DbOrTx, entry: RunEventEntry): Promise<void> {
@@ -23,6 +25,7 @@ export async function recordRunEvent(db: DbOrTx, entry: RunEventEntry): Promise<
       code: entry.code,
       message: entry.message,
       payload: entry.payload ?? {},
+      ...(entry.createdAt ? { createdAt: entry.createdAt } : {}),
     },
   });
 }

@@ -47,6 +47,7 @@ describe("AgentOutputRecorder", () => {
   it("joins lines split across chunks, keeps streams apart and flushes the last partial line", async () => {
     const { db, rows } = recordingDb();
     const recorder = new AgentOutputRecorder(db, run, log, limits({}));
+    recorder.started();
     recorder.write("stdout", "hel");
     recorder.write("stderr", "oops\r\n");
     recorder.write("stdout", "lo\nwor");
@@ -91,6 +92,22 @@ describe("AgentOutputRecorder", () => {
     expect(summary.bytes).toBeLessThanOrEqual(100);
     expect(rows[0]?.message).toMatch(/^x+ \[line cut\]$/);
     expect(rows.filter((r) => r.code === "agent.output_truncated")).toHaveLength(1);
+  });
+
+  it("holds output that arrives before the process is reported, and orders it after agent.started", async () => {
+    const { db, rows } = recordingDb();
+    const recorder = new AgentOutputRecorder(db, run, log, limits({ batchLines: 2, maxEvents: 3 }));
+    recorder.write("stdout", "early 1\nearly 2\nearly 3\n");
+    await new Promise((resolve) => setTimeout(resolve, 20)); // past batchDelayMs: still nothing written
+    expect(rows).toEqual([]);
+    recorder.write("stdout", "over budget\n");
+    expect(rows).toEqual([]);
+    const startedAt = recorder.started();
+    await recorder.close();
+    expect(rows.map((r) => r.code)).toEqual(["agent.output", "agent.output", "agent.output", "agent.output_truncated"]);
+    const times = rows.map((r) => r.createdAt?.getTime() ?? 0);
+    expect(Math.min(...times)).toBeGreaterThan(startedAt.getTime());
+    expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
   it("a failed write is logged and dropped; later lines are still written", async () => {

@@ -78,6 +78,7 @@ describe("a run on the local provider", () => {
     for (const code of ["run.started", "run.dispatched", "lease.acquired", "workspace.prepared", "agent.started", "agent.output", "agent.exited", "result.accepted", "run.committed", "lease.released"]) {
       expect(s.codes).toContain(code);
     }
+    expect(s.codes.indexOf("agent.started")).toBeLessThan(s.codes.indexOf("agent.output"));
     expect(s.codes.indexOf("agent.started")).toBeLessThan(s.codes.indexOf("agent.exited"));
     expect(s.codes.indexOf("agent.exited")).toBeLessThan(s.codes.indexOf("run.committed"));
     const output = s.events.filter((e) => e.code === "agent.output").map((e) => [e.message, (e.payload as { stream: string }).stream]);
