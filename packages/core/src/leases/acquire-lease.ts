@@ -31,7 +31,8 @@ import {
 } from "./lease-types";
 import { newDestroyIntent } from "./destroy-lease";
 import { failureOf, messageOf, parseLeaseInput } from "./lease-failure";
-import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { hasCapability } from "../providers/registry";
+import { pluginForLease } from "./plugin-for-lease";
 import { decideAcquireRetry } from "./provider-retry-policy";
 import { patchLease, transitionLease } from "./transition-lease";
 

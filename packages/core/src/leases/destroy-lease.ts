@@ -13,7 +13,8 @@ import { failureOf } from "./lease-failure";
 import { handleOf, pendingOutcome, releaseClaimOf } from "./lease-cleanup";
 import { DESTROY_INTENT_SCHEMA, LEASE_METADATA_KEYS, readDestroyIntent, type DestroyIntent } from "./lease-metadata";
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow } from "./lease-types";
-import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { hasCapability } from "../providers/registry";
+import { pluginForLease } from "./plugin-for-lease";
 import { decideDestroyRetry } from "./provider-retry-policy";
 import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
 

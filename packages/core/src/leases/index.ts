@@ -7,6 +7,6 @@ export { decideLeaseRelease, type ReleaseDecision } from "./release-policy";
 export { decideAcquireRetry, decideDestroyRetry, ACQUIRE_ATTEMPTS, DESTROY_ATTEMPTS, DESTROY_BACKOFF_MS, type ProviderRetryDecision } from "./provider-retry-policy";
 export { canTransition, forbiddenTransitions, isTerminal } from "./lease-status";
 export { transitionLease, patchLease, claimPendingCleanup, recordCleanupAttempt, type LeaseDb, type LeaseMetadataPatch, type TransitionLeaseInput } from "./transition-lease";
-export { pluginForLease, hasCapability, type PluginLookup } from "./plugin-for-lease";
+export { pluginForLease, type PluginLookup } from "./plugin-for-lease";
 export * from "./lease-metadata";
 export * from "./lease-types";

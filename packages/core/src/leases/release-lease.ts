@@ -30,7 +30,8 @@ import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingClean
 export { CLEANUP_CLAIM_MS };
 import { destroyLeaseSandbox } from "./destroy-lease";
 import { CLEANUP_CLAIM_MS, handleOf, pendingOutcome, releaseClaimOf } from "./lease-cleanup";
-import { hasCapability, pluginForLease } from "./plugin-for-lease";
+import { hasCapability } from "../providers/registry";
+import { pluginForLease } from "./plugin-for-lease";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
 

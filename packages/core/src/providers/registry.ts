@@ -18,9 +18,20 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   inspect: "inspect",
 };
 
+/** The provider operation of a capability (every one is named after its capability but the stop). */
+type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease" ? "stopLease" : C & keyof EnvironmentProvider;
+
+/** Whether the plugin advertises `capability` and implements its operation (a type guard). */
+export function hasCapability<C extends ProviderCapability>(
+  plugin: EnvironmentProvider,
+  capability: C,
+): plugin is EnvironmentProvider & Required<Pick<EnvironmentProvider, OperationOf<C>>> {
+  return plugin.capabilities.has(capability) && typeof plugin[OPERATION_OF[capability]] === "function";
+}
+
 /** R-EX-6: refuses a capability the plugin does not advertise (or advertises without the operation). */
 export function requireCapability(plugin: EnvironmentProvider, capability: ProviderCapability): void {
-  if (plugin.capabilities.has(capability) && typeof plugin[OPERATION_OF[capability]] === "function") return;
+  if (hasCapability(plugin, capability)) return;
   throw new DomainError(
     "conflict",
     "provider_capability_missing",
