@@ -24,6 +24,8 @@ const schema = z.object({
   // How long one copyback try may spend exporting a sandbox before it is aborted and retried
   // (finalization/export-deadline.ts); the run's finalization lock is held meanwhile.
   COPYBACK_EXPORT_TIMEOUT_MS: z.coerce.number().int().min(1).max(2 ** 31 - 1).default(600_000),
+  // How often the reconciler passes over its sweeps (finalization recovery, orphans, holds).
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
   WORKER_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
   WORKER_HEALTH_HOST: z.string().default("127.0.0.1"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),

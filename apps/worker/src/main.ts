@@ -1,9 +1,11 @@
 // The worker process: connects to the database, dispatches queued runs from its loop, serves
 // liveness, stops on signals (the first drains the runs in flight, the second forces the exit).
-// Later issues add passes (reconciler, cleanup sweeps) to the loop's pass.
+// A second loop runs the reconciler (recovery sweeps) at start and every RECONCILE_INTERVAL_MS.
 import { pino } from "pino";
 import { createPrismaClient } from "@copyback/db";
 import { createWorkerDispatch } from "./dispatch";
+import { createWorkerReconciler } from "./reconcile";
+import { createWorkerRuntime } from "./runtime";
 import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { serveLiveness } from "./liveness";
@@ -20,16 +22,16 @@ const prisma = createPrismaClient({
 
 // A settled run frees a slot: the loop then claims again at once instead of after its sleep.
 let wakeLoop = (): void => undefined;
-const dispatcher = await createWorkerDispatch({
+const runtime = await createWorkerRuntime({
   prisma,
   databaseUrl: env.DATABASE_URL,
   instanceRoot: env.COPYBACK_HOME,
-  concurrency: env.WORKER_CONCURRENCY,
   apiUrl: env.COPYBACK_API_URL,
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   log,
-  onSlotFreed: () => wakeLoop(),
 });
+const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, onSlotFreed: () => wakeLoop() });
+const reconciler = createWorkerReconciler(runtime, log);
 
 const loop = new WorkerLoop({
   intervalMs: env.WORKER_POLL_INTERVAL_MS,
@@ -38,6 +40,17 @@ const loop = new WorkerLoop({
   onError: (error) => log.error({ err: error }, "worker pass failed"),
 });
 wakeLoop = () => loop.wake();
+
+const reconcileLoop = new WorkerLoop({
+  intervalMs: env.RECONCILE_INTERVAL_MS,
+  pass: async (signal) => {
+    const result = await reconciler.pass(signal);
+    const acted = Object.entries(result.outcomes).filter(([, counts]) => Object.keys(counts).length > 0);
+    if (acted.length > 0 || result.errors > 0) log.info({ outcomes: Object.fromEntries(acted), errors: result.errors }, "reconciler pass");
+    return { busy: result.busy };
+  },
+  onError: (error) => log.error({ err: error }, "reconciler pass failed"),
+});
 
 const liveness = await serveLiveness({
   host: env.WORKER_HEALTH_HOST,
@@ -54,6 +67,7 @@ installStopSignals({
   graceful: (signal) => {
     log.info({ signal }, "stopping gracefully: no new runs; runs in flight may finish; send the signal again to force");
     void loop.stop();
+    void reconcileLoop.stop();
   },
   forced: (signal) => {
     log.warn({ signal, inFlight: dispatcher.inFlight }, "forced stop");
@@ -61,8 +75,15 @@ installStopSignals({
   },
 });
 
-await loop.start();
+await Promise.all([loop.start(), reconcileLoop.start()]);
 const drained = await dispatcher.drain(env.WORKER_DRAIN_TIMEOUT_MS);
+// A finalization is never cut off by closing the database under it: a copyback stopped mid-way
+// would leave a receipt that only an operator could release. Each one has its own export
+// deadline; a second signal still forces the exit.
+if (runtime.finalizations.size > 0) {
+  log.info({ finalizations: runtime.finalizations.size }, "waiting for finalizations in flight before closing the database");
+  await Promise.allSettled([...runtime.finalizations]);
+}
 await liveness.close();
 await prisma.$disconnect();
-log.info({ passes: loop.status.passes, ...drained }, "worker stopped");
+log.info({ passes: loop.status.passes, reconcilePasses: reconcileLoop.status.passes, ...drained }, "worker stopped");

@@ -11,7 +11,8 @@
 import type { Prisma, PrismaClient } from "@copyback/db";
 import type { DirectoryMergeLocks } from "../copyback/locks/index";
 import { isDomainError } from "../errors";
-import { finalizeRun, type FinalizeRunDeps } from "../finalization/finalize-run";
+import { leaseOutcomeAfterFinalize } from "../finalization/finalize-outcome-policy";
+import { finalizeRun, isOwnershipLoss, type FinalizeOutcome, type FinalizeRunDeps } from "../finalization/finalize-run";
 import { acquireLease } from "../leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
 import type { ProcessIdentity } from "../process/process-identity";
@@ -49,6 +50,8 @@ export interface ExecuteRunDeps {
   retry?: FinalizeRunDeps["retry"];
   /** How long one copyback try may spend exporting before it is aborted and retried (default 10 minutes). */
   exportTimeoutMs?: FinalizeRunDeps["exportTimeoutMs"];
+  /** Finalizations in flight in this process; the worker awaits them before closing the database. */
+  finalizations?: Set<Promise<unknown>>;
 }
 
 type Level = "debug" | "info" | "warn" | "error";
@@ -296,36 +299,46 @@ class RunSteps {
   }
 
   async #finalize(context: ReadyRunContext, started: number): Promise<void> {
-    let outcome: Awaited<ReturnType<typeof finalizeRun>>;
+    let outcome: FinalizeOutcome;
+    const finalizing = finalizeRun(this.#deps, { runId: context.runId });
+    // The worker's shutdown awaits this before it closes the database (a finalization cut off
+    // mid-copy would leave a receipt that only an operator could release).
+    this.#deps.finalizations?.add(finalizing);
     try {
-      outcome = await finalizeRun(this.#deps, { runId: context.runId });
+      outcome = await finalizing;
     } catch (error) {
       this.#log.error({ runId: context.runId, err: error }, "finalization threw");
+      if (leftForReconciler(error)) {
+        // Ownership lost, the phase moved, or the database failed under it: the barrier may
+        // already prove the files are on the host, so no failure is written here. The run, its
+        // result and its lease stay for the reconciler, which judges the receipt (R-OWN-8, R-OWN-11).
+        await this.#event("warn", "finalization.left_to_reconciler", `Finalization stopped before it settled (${codeOf(error, "finalization_interrupted")}); the reconciler continues it.`, {
+          code: codeOf(error, "finalization_interrupted"),
+        });
+        return;
+      }
       await this.settleFailure(codeOf(error, "finalization_failed"), `Finalization failed: ${messageOf(error)}`);
       return;
+    } finally {
+      this.#deps.finalizations?.delete(finalizing);
     }
     this.#log.info({ runId: context.runId, outcome: outcome.kind, ms: Date.now() - started }, "run finalized");
-    switch (outcome.kind) {
-      case "committed":
-      case "omitted_export_committed":
-      case "already_committed":
-        await this.#release("committed");
-        return;
-      case "not_finalizable":
-        await this.#event("warn", "finalization.not_finalizable", `The run could not be finalized (${outcome.reason}).`, { reason: outcome.reason });
-        await this.#release("failed");
-        return;
-      case "busy":
-        // Another controller holds this run's finalization lock: it is exporting from this lease
-        // now, so the lease is left to it (releasing would stop the sandbox under its copyback).
-        await this.#event("info", "finalization.busy", "Another process is finalizing this run; the lease is left to it.");
-        return;
-      default:
-        // conflict, retryable or terminal failure: the coordinator records which; the lease is
-        // stopped and retained by policy so the files survive for the retry or the recovery.
-        await this.#release("failed");
-        return;
+    if (outcome.kind === "busy") {
+      // Another controller holds this run's finalization: it is exporting from this lease now, so
+      // the lease is left to it (releasing would stop the sandbox under its copyback).
+      await this.#event("info", "finalization.busy", "Another process is finalizing this run; the lease is left to it.");
+      return;
     }
+    if (outcome.kind === "owner_unverified") {
+      // R-ORP-3: the hold keeps the run, its result and its lease exactly as they are.
+      await this.#event("warn", "finalization.held", "An earlier copyback owner could not be verified; the run waits for an operator.", { actionId: outcome.actionId });
+      return;
+    }
+    if (outcome.kind === "not_finalizable") {
+      await this.#event("warn", "finalization.not_finalizable", `The run could not be finalized (${outcome.reason}).`, { reason: outcome.reason });
+    }
+    const lease = leaseOutcomeAfterFinalize(outcome);
+    if (lease !== null) await this.#release(lease);
   }
 
   /** Fails the run (if it is still running) and releases any lease by policy. Never throws. */
@@ -390,6 +403,17 @@ function describeExit(exec: ExecResult): string {
   if (exec.timedOut) return "The agent ran past its time limit and was killed.";
   if (exec.exitCode === null) return `The agent was killed by ${exec.signal ?? "a signal"}.`;
   return `The agent exited with code ${exec.exitCode}.`;
+}
+
+/**
+ * Which finalization errors leave the run to the reconciler instead of failing it: ownership loss
+ * and a moved phase (someone else owns the outcome), and anything that is not a domain refusal
+ * (a database or infrastructure failure says nothing about the files).
+ */
+function leftForReconciler(error: unknown): boolean {
+  if (isOwnershipLoss(error)) return true;
+  if (!isDomainError(error)) return true;
+  return error.code === "finalization_phase_changed";
 }
 
 function codeOf(error: unknown, fallback: string): string {

@@ -11,12 +11,23 @@
 // host, pid, processStart, bootId } (R-OWN-7), through the ordinary pool, and clears it on
 // completion (only if the token is still its own). Publication checks both the lock connection
 // and the durable token (R-OWN-9). A receipt left by an earlier owner is never overwritten here:
-// judging whether that owner stopped is the recovery path's job (R-OWN-8, R-OWN-11).
+// judging whether that owner stopped is decideTakeover's (R-OWN-8, R-OWN-10, R-OWN-11): a live
+// controller -> busy; a dead one with a durable barrier, or this boot's own joined token ->
+// replaced exactly (token-checked); anything else -> owner_unverified for an operator.
 import { randomBytes } from "node:crypto";
 import { openDedicatedConnection, Prisma, type DedicatedConnection, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import { DomainError } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
+import { probeProcess } from "../process/read-process-identity";
+import { decideTakeover, type TakeoverDecision, type UnverifiedReason } from "../recovery/policies/decide-takeover";
+import { copybackProven } from "./copyback-proven";
+
+export const FINALIZATION_OWNERSHIP_LOST = "finalization_ownership_lost";
+
+export function ownershipLost(): DomainError {
+  return new DomainError("conflict", FINALIZATION_OWNERSHIP_LOST, "The copyback no longer owns this run; nothing was published.");
+}
 
 export const FINALIZATION_OWNER_KEY = "nativeWorkspaceFinalizationOwner";
 
@@ -64,21 +75,36 @@ export interface FinalizationOwnership {
   readonly receipt: FinalizationOwnerReceipt;
   /** R-OWN-9: throws `finalization_ownership_lost` unless the lock connection answers and the durable token is still ours. */
   assertPublishable(tx: TransactionClient): Promise<void>;
+  /** The same check outside a transaction (the merge's authorize and publish hooks, R-LK-6). */
+  assertHeld(): Promise<void>;
   /** Joins the probe, clears the receipt (token-checked), ends the lock transaction and closes the connection. */
   release(): Promise<{ receiptCleared: boolean }>;
 }
 
 export type OwnershipAttempt =
-  | { kind: "owned"; ownership: FinalizationOwnership }
-  /** R-OWN-2: someone else owns the copyback (or an earlier owner's receipt is still present). */
-  | { kind: "busy"; reason: "lock_held" | "owner_receipt_present" };
+  | { kind: "owned"; ownership: FinalizationOwnership; takeover: "none" | "controller_gone_with_barrier" | "resume_same_boot" }
+  /**
+   * R-OWN-2, R-OWN-8: someone else owns the copyback: the lock is held, the recorded controller
+   * lives, or the receipt changed under this attempt. Nothing was written.
+   */
+  | { kind: "busy"; reason: "lock_held" | "owner_alive" | "owner_receipt_changed" }
+  /** R-OWN-11, R-ORP-4: a leftover receipt whose copyback nobody can prove stopped; nothing was written. */
+  | { kind: "owner_unverified"; reason: UnverifiedReason; receipt: FinalizationOwnerReceipt | null };
 
 /** R-OWN-13: probe at a third of idle_in_transaction_session_timeout, at most every 30 s. */
 const MAX_PROBE_INTERVAL_MS = 30_000;
 
+/**
+ * R-OWN-10: tokens this process joined (its copyback callback finished) but could not clear.
+ * Process memory is exactly "this controller boot": a new process or boot starts empty, and an
+ * unknown token is never in it.
+ */
+const joinedTokens = new Map<string, string>();
+
 export async function takeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
   const connection = await openDedicatedConnection(deps.databaseUrl, { applicationName: "copyback-finalization-owner" });
   let handedOver = false;
+  let stopProbe: (() => Promise<void>) | null = null;
   try {
     await connection.query("BEGIN");
     const locked = await connection.query<{ locked: boolean }>(
@@ -87,6 +113,21 @@ export async function takeFinalizationOwnership(deps: OwnershipDeps, key: Owners
     );
     if (locked.rows[0]?.locked !== true) return { kind: "busy", reason: "lock_held" };
 
+    const run = await deps.db.heartbeatRun.findFirst({
+      where: { id: key.runId, companyId: key.companyId, nativeIssueId: key.issueId, runtimeMode: "native" },
+      select: { runnerProfileJson: true },
+    });
+    if (!run) throw new DomainError("not_found", "not_found", "Run was not found.");
+    const existing = readFinalizationOwner(run.runnerProfileJson);
+    const decision = await decideAboutReceipt(deps, key, existing);
+    if (decision.kind === "busy") return { kind: "busy", reason: decision.reason };
+    if (decision.kind === "require_stop_verification") {
+      return { kind: "owner_unverified", reason: decision.reason, receipt: existing.kind === "receipt" ? existing.receipt : null };
+    }
+
+    // The probe runs before the receipt exists, so no receipt is ever written without the live
+    // owner object that clears it (a failing probe start leaves nothing behind).
+    stopProbe = await startProbe(connection);
     const receipt: FinalizationOwnerReceipt = {
       token: randomBytes(24).toString("base64url"),
       host: deps.controller.host,
@@ -94,26 +135,50 @@ export async function takeFinalizationOwnership(deps: OwnershipDeps, key: Owners
       processStart: deps.controller.startTime,
       bootId: deps.controller.bootId,
     };
-    // Written through the pool, not the lock transaction (R-OWN-6: it holds no row locks).
-    const written = await deps.db.$executeRaw`
-      UPDATE heartbeat_runs
-      SET runner_profile_json = runner_profile_json || jsonb_build_object(${FINALIZATION_OWNER_KEY}::text, ${JSON.stringify(receipt)}::jsonb),
-          updated_at = now()
-      WHERE id = ${key.runId}::uuid AND company_id = ${key.companyId}::uuid AND native_issue_id = ${key.issueId}::uuid
-        AND runtime_mode = 'native' AND NOT (runner_profile_json ? ${FINALIZATION_OWNER_KEY})`;
-    if (written !== 1) {
-      const run = await deps.db.heartbeatRun.findFirst({
-        where: { id: key.runId, companyId: key.companyId, nativeIssueId: key.issueId, runtimeMode: "native" },
-        select: { id: true },
-      });
-      if (!run) throw new DomainError("not_found", "not_found", "Run was not found.");
-      return { kind: "busy", reason: "owner_receipt_present" };
-    }
+    const previousToken = existing.kind === "receipt" ? existing.receipt.token : null;
+    // Written through the pool, not the lock transaction (R-OWN-6: it holds no row locks). A
+    // takeover replaces exactly the receipt it judged; a fresh take never overwrites one.
+    const written =
+      previousToken === null
+        ? await deps.db.$executeRaw`
+            UPDATE heartbeat_runs
+            SET runner_profile_json = runner_profile_json || jsonb_build_object(${FINALIZATION_OWNER_KEY}::text, ${JSON.stringify(receipt)}::jsonb),
+                updated_at = now()
+            WHERE id = ${key.runId}::uuid AND company_id = ${key.companyId}::uuid AND native_issue_id = ${key.issueId}::uuid
+              AND runtime_mode = 'native' AND NOT (runner_profile_json ? ${FINALIZATION_OWNER_KEY})`
+        : await deps.db.$executeRaw`
+            UPDATE heartbeat_runs
+            SET runner_profile_json = runner_profile_json || jsonb_build_object(${FINALIZATION_OWNER_KEY}::text, ${JSON.stringify(receipt)}::jsonb),
+                updated_at = now()
+            WHERE id = ${key.runId}::uuid AND company_id = ${key.companyId}::uuid AND native_issue_id = ${key.issueId}::uuid
+              AND runtime_mode = 'native' AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${previousToken}`;
+    if (written !== 1) return { kind: "busy", reason: "owner_receipt_changed" };
+    if (previousToken !== null) joinedTokens.delete(key.runId);
+    const ownership = new Ownership(deps.db, connection, key, receipt, stopProbe);
     handedOver = true;
-    return { kind: "owned", ownership: new Ownership(deps.db, connection, key, receipt, await startProbe(connection)) };
+    return { kind: "owned", ownership, takeover: decision.kind === "free" ? "none" : decision.kind === "takeover" ? decision.reason : "resume_same_boot" };
   } finally {
-    if (!handedOver) await closeLockConnection(connection);
+    if (!handedOver) {
+      await stopProbe?.().catch(() => undefined);
+      await closeLockConnection(connection);
+    }
   }
+}
+
+/** Loads what decideTakeover needs about a leftover receipt (R-OWN-12 probe, the barrier, this boot's evidence). */
+async function decideAboutReceipt(deps: OwnershipDeps, key: OwnershipKey, existing: ReturnType<typeof readFinalizationOwner>): Promise<TakeoverDecision> {
+  if (existing.kind === "none") return decideTakeover({ receipt: existing, self: deps.controller, liveness: null, barrier: false, joinedToken: null });
+  const liveness =
+    existing.kind === "receipt"
+      ? await probeProcess({ pid: existing.receipt.pid, startTime: existing.receipt.processStart, bootId: existing.receipt.bootId, host: existing.receipt.host })
+      : null;
+  return decideTakeover({
+    receipt: existing,
+    self: deps.controller,
+    liveness,
+    barrier: await copybackProven(deps.db, key),
+    joinedToken: joinedTokens.get(key.runId) ?? null,
+  });
 }
 
 class Ownership implements FinalizationOwnership {
@@ -128,20 +193,26 @@ class Ownership implements FinalizationOwnership {
   ) {}
 
   async assertPublishable(tx: TransactionClient): Promise<void> {
-    const lost = () =>
-      new DomainError("conflict", "finalization_ownership_lost", "The copyback no longer owns this run; nothing was published.");
-    if (this.#released) throw lost();
+    await this.#assert(tx, true);
+  }
+
+  async assertHeld(): Promise<void> {
+    await this.#assert(this.db, false);
+  }
+
+  async #assert(db: PrismaClient | TransactionClient, lockRow: boolean): Promise<void> {
+    if (this.#released) throw ownershipLost();
     try {
       await this.connection.query("SELECT 1");
     } catch {
-      throw lost();
+      throw ownershipLost();
     }
-    const rows = await tx.$queryRaw<{ id: string }[]>(Prisma.sql`
+    const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
       SELECT id FROM heartbeat_runs
       WHERE id = ${this.key.runId}::uuid
         AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}
-      FOR UPDATE`);
-    if (rows.length !== 1) throw lost();
+      ${lockRow ? Prisma.sql`FOR UPDATE` : Prisma.empty}`);
+    if (rows.length !== 1) throw ownershipLost();
   }
 
   release(): Promise<{ receiptCleared: boolean }> {
@@ -160,8 +231,11 @@ class Ownership implements FinalizationOwnership {
         WHERE id = ${this.key.runId}::uuid
           AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}`;
       receiptCleared = cleared === 1;
+      if (receiptCleared) joinedTokens.delete(this.key.runId);
     } catch {
-      // R-OWN-10: the receipt stays; contenders refuse it while this controller lives.
+      // R-OWN-10: the callback joined but the clear failed; the receipt stays (contenders refuse
+      // it while this controller lives) and only this process may resume it after reconnecting.
+      joinedTokens.set(this.key.runId, this.receipt.token);
     } finally {
       await closeLockConnection(this.connection);
     }

@@ -13,7 +13,7 @@
 // Lease release by policy is the caller's (releaseLeaseByPolicy after this returns).
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
+import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import type { MergeConflict } from "../copyback/merge/errors";
 import { mergeSnapshot } from "../copyback/merge/merge-snapshot";
 import { runWithCopybackRetries, type CopybackRetryOptions } from "../copyback/merge/retries";
@@ -23,7 +23,9 @@ import type { ProcessIdentity } from "../process/process-identity";
 import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { completeRun } from "../runs/settle-run";
+import { openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
+import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
+import { completeRun, failRunInTransaction } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
 import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
 import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
@@ -34,7 +36,7 @@ import { exportTimeoutOf, withExportDeadline } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE } from "./export-policy";
 import { exportSnapshot } from "./export-snapshot";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
-import { takeFinalizationOwnership, type FinalizationOwnership, type OwnershipKey } from "./finalization-owner";
+import { FINALIZATION_OWNERSHIP_LOST, takeFinalizationOwnership, type FinalizationOwnership, type OwnershipAttempt, type OwnershipKey } from "./finalization-owner";
 import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
 import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
@@ -79,8 +81,13 @@ export type FinalizeOutcome =
   | { kind: "conflict"; operationId: string; conflicts: MergeConflict[] }
   | { kind: "retryable_failure"; operationId: string | null; code: string; nextAttemptAt: Date }
   | { kind: "terminal_failure"; operationId: string | null; code: string }
-  /** R-OWN-2: another owner holds the run (or an earlier owner's receipt is still present); nothing was written. */
-  | { kind: "busy"; reason: "lock_held" | "owner_receipt_present" }
+  /** R-OWN-2, R-OWN-8: another owner holds the run (the lock, or a live recorded controller); nothing was written. */
+  | { kind: "busy"; reason: "lock_held" | "owner_alive" | "owner_receipt_changed" }
+  /**
+   * R-OWN-11, R-ORP-4: a leftover receipt nobody can prove stopped. The board-owned hold is open
+   * (actionId); the run, its result and its lease are kept; no provider turn.
+   */
+  | { kind: "owner_unverified"; actionId: string; reason: UnverifiedReason }
   | { kind: "not_finalizable"; reason: NotFinalizableReason };
 
 /** At most this many conflicts are stored on the operation and the coordinator (the count is kept). */
@@ -103,6 +110,20 @@ export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string 
   }
   const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller }, key);
   if (taken.kind === "busy") return { kind: "busy", reason: taken.reason };
+  if (taken.kind === "owner_unverified") return holdUnverifiedOwner(deps.db, key, taken);
+  if (taken.takeover !== "none") {
+    await recordRunEvent(deps.db, {
+      companyId: key.companyId,
+      runId: key.runId,
+      level: "info",
+      code: "finalization.takeover",
+      message:
+        taken.takeover === "resume_same_boot"
+          ? "This controller resumed the finalization it joined before (its receipt could not be cleared then)."
+          : "The previous controller exited after its copyback finished (the success barrier exists); finalization continues.",
+      payload: { reason: taken.takeover },
+    });
+  }
   try {
     return await new Finalization(deps, key, taken.ownership, exportTimeoutMs).run();
   } finally {
@@ -155,7 +176,7 @@ class Finalization {
 
   private async copyback(from: FinalizationPhase, resultId: string): Promise<FinalizeOutcome> {
     const { db } = this.deps;
-    const moved = await withTransaction(db, (tx) =>
+    const moved = await this.owned((tx) =>
       advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } }),
     );
     if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
@@ -166,6 +187,9 @@ class Finalization {
     try {
       result = await this.exportAndMerge(operationId, attempt);
     } catch (error) {
+      // Ownership lost mid-copy: nothing is written as this owner any more; the run is left to
+      // the reconciler, which judges the receipt (R-OWN-8, R-OWN-11).
+      if (isOwnershipLoss(error)) throw error;
       return this.fail(operationId, attempt, error);
     }
 
@@ -174,8 +198,9 @@ class Finalization {
       result.kind === "omitted"
         ? { attempt, written: 0, deleted: 0, unchanged: true, omitted: true, [FINALIZE_CHANGES_KEY]: recordFinalizeChanges([], []) }
         : { attempt, ...result.counts, stage: result.stage, [FINALIZE_CHANGES_KEY]: result.changes };
-    // The succeeded operation IS the barrier; recorded with the phase move and its run event.
-    await withTransaction(db, async (tx) => {
+    // The succeeded operation IS the barrier; recorded with the phase move and its run event,
+    // as this owner (R-OWN-9: the lock connection answers and the token is still ours).
+    await this.owned(async (tx) => {
       await finishWorkspaceOperation(tx, operationId, { status: "succeeded", metadata });
       await advanceFinalization(tx, { runId: this.key.runId, from: ["workspace_finalizing"], to: "arbitrating" });
       if (result.kind === "omitted") {
@@ -269,6 +294,9 @@ class Finalization {
       locks: this.deps.locks,
       exclude: descriptor.excludedPaths,
       consumeSnapshot: true,
+      // R-OWN-9, R-LK-6: under the directory-merge lock, ownership is re-checked before the first
+      // host write and again before publishing (also for an unchanged snapshot).
+      hooks: { authorize: () => this.ownership.assertHeld(), publish: () => this.ownership.assertHeld() },
     });
     return {
       kind: "merged",
@@ -293,8 +321,7 @@ class Finalization {
 
   private async fail(operationId: string, attempt: number, error: unknown): Promise<FinalizeOutcome> {
     const decision = decideCopybackFailure(error, { attempt, now: this.now() });
-    const { db } = this.deps;
-    return withTransaction(db, async (tx): Promise<FinalizeOutcome> => {
+    return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (decision.kind === "conflict") {
         const conflicts = decision.conflicts.slice(0, MAX_STORED_CONFLICTS);
         const detail = { conflicts: conflicts.map((c) => ({ ...c })), conflictCount: decision.conflicts.length };
@@ -309,6 +336,7 @@ class Finalization {
           operationId,
           conflictCount: decision.conflicts.length,
         }));
+        await this.endRunFailed(tx, decision.code, `The sandbox's changes conflict with host changes made since the run started (${decision.conflicts.length}); nothing was written.`);
         return { kind: "conflict", operationId, conflicts: decision.conflicts };
       }
       await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.code, metadata: { attempt } });
@@ -336,6 +364,7 @@ class Finalization {
         operationId,
         errorCode: decision.code,
       }));
+      await this.endRunFailed(tx, decision.code, `The copyback failed (${decision.code}).`);
       return { kind: "terminal_failure", operationId, code: decision.code };
     });
   }
@@ -352,7 +381,7 @@ class Finalization {
     const path: FinalizationPhase[] = from === "result_accepted" ? ["workspace_finalizing", "arbitrating"] : from === "arbitrating" ? [] : ["arbitrating"];
     let phase = from;
     for (const to of path) {
-      const moved = await withTransaction(db, (tx) => advanceFinalization(tx, { runId: this.key.runId, from: [phase], to }));
+      const moved = await this.owned((tx) => advanceFinalization(tx, { runId: this.key.runId, from: [phase], to }));
       if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
       phase = to;
     }
@@ -365,6 +394,8 @@ class Finalization {
           throw new DomainError("conflict", "finalization_phase_changed", "The coordinator left arbitrating during the commit.");
         }
         await completeRun(tx, { runId: this.key.runId });
+        // R-ORP-3: verified finalization clears the run's unverified-owner holds after commitment.
+        await resolveOwnerHoldsOnCommit(tx, { companyId: this.key.companyId, runId: this.key.runId });
         await recordRunEvent(tx, this.event("info", "run.committed", "Finalization committed: the files are on the host and the result is applied.", {
           operationId,
           omitted: "omitted" in how,
@@ -375,7 +406,7 @@ class Finalization {
         ? { kind: "omitted_export_committed", operationId, arbiter }
         : { kind: "committed", barrier: how.barrier, operationId, counts: how.counts, arbiter };
     } catch (error) {
-      if (isDomainError(error) && (error.code === "finalization_ownership_lost" || error.code === "finalization_phase_changed")) throw error;
+      if (isOwnershipLoss(error) || (isDomainError(error) && error.code === "finalization_phase_changed")) throw error;
       return this.failArbitration(error);
     }
   }
@@ -384,10 +415,11 @@ class Finalization {
   private async failArbitration(error: unknown): Promise<FinalizeOutcome> {
     const code = errorCodeOf(error, "finalization_commit_failed");
     const { attempt } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
-    return withTransaction(this.deps.db, async (tx): Promise<FinalizeOutcome> => {
+    return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (isDomainError(error)) {
         await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "terminal_failure", patch: { failureCode: code } });
         await recordRunEvent(tx, this.event("error", "finalization.commit_failed", `Applying the result failed (${code}).`, { errorCode: code }));
+        await this.endRunFailed(tx, code, `Applying the result to the task failed (${code}).`);
         return { kind: "terminal_failure", operationId: null, code };
       }
       const nextAttemptAt = nextFinalizationAttemptAt(this.now(), attempt);
@@ -395,6 +427,19 @@ class Finalization {
       await recordRunEvent(tx, this.event("warn", "finalization.commit_failed", `Applying the result failed (${code}); it will be retried.`, { errorCode: code }));
       return { kind: "retryable_failure", operationId: null, code, nextAttemptAt };
     });
+  }
+
+  /** A coordinator write made while owning: ownership is checked in the same transaction (R-OWN-9). */
+  private owned<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.deps.db, async (tx) => {
+      await this.ownership.assertPublishable(tx);
+      return fn(tx);
+    });
+  }
+
+  /** A terminal coordinator ends its run in the same transaction: failed, code kept, task through the arbiter. */
+  private async endRunFailed(tx: TransactionClient, code: string, message: string): Promise<void> {
+    await failRunInTransaction(tx, { runId: this.key.runId, code, message });
   }
 
   private event(level: RunEventEntry["level"], code: string, message: string, payload: Prisma.InputJsonObject): RunEventEntry {
@@ -410,4 +455,52 @@ function countsOf(outcome: MergeOutcome): MergeCounts {
   return outcome.kind === "unchanged"
     ? { written: 0, deleted: 0, unchanged: true }
     : { written: outcome.written.length, deleted: outcome.deleted.length, unchanged: false };
+}
+
+/** True when the error (or a cause it wraps) says this process no longer owns the copyback. */
+export function isOwnershipLoss(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    if ((current as { code?: unknown }).code === FINALIZATION_OWNERSHIP_LOST) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * R-OWN-11, R-ORP-4: a leftover receipt that nobody can prove stopped becomes (or stays) the
+ * board-owned unverified-owner hold. The run, its accepted result, its descriptor and its lease
+ * are kept as they are (R-ORP-3); no provider turn, no automatic wake.
+ */
+async function holdUnverifiedOwner(
+  db: PrismaClient,
+  key: OwnershipKey,
+  taken: Extract<OwnershipAttempt, { kind: "owner_unverified" }>,
+): Promise<FinalizeOutcome> {
+  const coordinator = await db.nativeRunFinalization.findUnique({ where: { runId: key.runId }, select: { phase: true, resultId: true } });
+  const leases = await db.environmentLease.findMany({ where: { runId: key.runId, companyId: key.companyId }, select: { id: true }, orderBy: { createdAt: "asc" } });
+  const opened = await withTransaction(db, async (tx) => {
+    const action = await openOwnerUnverifiedAction(tx, {
+      companyId: key.companyId,
+      issueId: key.issueId,
+      runId: key.runId,
+      receipt: taken.receipt,
+      reason: taken.reason,
+      phase: coordinator?.phase ?? "unknown",
+      resultId: coordinator?.resultId ?? null,
+      leaseIds: leases.map((lease) => lease.id),
+    });
+    if (action.created) {
+      await recordRunEvent(tx, {
+        companyId: key.companyId,
+        runId: key.runId,
+        level: "warn",
+        code: "finalization.owner_unverified",
+        message: "An earlier copyback of this run may still be running and cannot be verified from here; an operator must confirm it stopped.",
+        payload: { actionId: action.actionId, reason: taken.reason },
+      });
+    }
+    return action;
+  });
+  return { kind: "owner_unverified", actionId: opened.actionId, reason: taken.reason };
 }

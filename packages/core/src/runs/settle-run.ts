@@ -30,7 +30,16 @@ const UNFINISHED_PHASES: FinalizationPhase[] = [
 ];
 
 export function failRun(db: PrismaClient, input: FailRunInput): Promise<FailRunOutcome> {
-  return withTransaction(db, async (tx) => {
+  return withTransaction(db, (tx) => failRunInTransaction(tx, input));
+}
+
+/**
+ * failRun inside the caller's transaction: a finalizer that settles its coordinator as
+ * terminal_failure ends the run in that same transaction, so a settled coordinator never leaves
+ * its run `running` (the coordinator move below is then a no-op).
+ */
+export async function failRunInTransaction(tx: TransactionClient, input: FailRunInput): Promise<FailRunOutcome> {
+  {
     const run = await lockRun(tx, input.runId);
     if (run.status !== "queued" && run.status !== "running") {
       return { kind: "already_finished", status: run.status };
@@ -74,7 +83,7 @@ export function failRun(db: PrismaClient, input: FailRunInput): Promise<FailRunO
     });
     const arbiter = await arbitrateRunFailure(tx, { runId: run.id, code: input.code });
     return { kind: "failed", arbiter };
-  });
+  }
 }
 
 /**

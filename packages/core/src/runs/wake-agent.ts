@@ -47,6 +47,20 @@ export function wakeAgent(db: PrismaClient, input: WakeAgentInput): Promise<{ ru
       await assignInTransaction(tx, issue, input.agentId, input.actor);
       issue = await lockIssue(tx, input.companyId, input.issueId);
     }
+    // R-ORP-3, R-RR-7: an open recovery hold keeps the task's saved work for its own recovery;
+    // a wake cannot start (or pretend to resume) work past it. Refused with the reason.
+    const hold = await tx.issueRecoveryAction.findFirst({
+      where: { companyId: input.companyId, issueId: issue.id, status: { in: ["active", "escalated"] } },
+      orderBy: { createdAt: "asc" },
+      select: { id: true, cause: true, runId: true },
+    });
+    if (hold) {
+      throw conflict(
+        "recovery_hold_open",
+        "This task's saved work is waiting for recovery (see the task's notice); the agent cannot be woken until it is resolved.",
+        { actionId: hold.id, cause: hold.cause, runId: hold.runId },
+      );
+    }
     const active = await activeRun(tx, issue.id);
     if (active) return { runId: active.id, created: false };
 

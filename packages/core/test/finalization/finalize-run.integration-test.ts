@@ -155,7 +155,7 @@ describe("finalizeRun", () => {
     });
   });
 
-  it("a merge conflict writes nothing: operation failed with the structured list, coordinator terminal_failure, run and task untouched", async () => {
+  it("a merge conflict writes nothing to the host: operation failed with the structured list, coordinator terminal_failure, and the run ends failed with the task blocked in the same transaction", async () => {
     await writeTree(world.hostPath, { "conflict.txt": "baseline" });
     const run = await preparedRun(world);
     await writeFile(join(world.hostPath, "conflict.txt"), "host version");
@@ -172,8 +172,9 @@ describe("finalizeRun", () => {
       metadata: { conflictCount: 1, conflicts: [{ path: "conflict.txt", kind: "both_changed" }] },
     });
     expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "workspace_merge_conflict", failureDetail: { conflictCount: 1 } });
-    expect(s.run.status).toBe("running");
-    expect(s.issue.status).toBe("in_progress");
+    // A settled coordinator never leaves its run running (issue 9 item 3).
+    expect(s.run).toMatchObject({ status: "failed", errorCode: "workspace_merge_conflict" });
+    expect(s.issue.status).toBe("blocked");
     expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(false);
     expect(readFinalizationOwner(s.run.runnerProfileJson)).toEqual({ kind: "none" });
     expect(await stagingEntries()).toEqual([]);
@@ -288,16 +289,20 @@ describe("finalizeRun", () => {
     expect((await finalizeRun(world.deps(), { runId: run.runId })).kind).toBe("committed");
   });
 
-  it("R-OWN-8 an earlier owner's receipt is never overwritten: busy, nothing written", async () => {
+  it("R-ORP-4 a receipt of a controller on another host is never overwritten: owner_unverified, one board hold, nothing else written", async () => {
     const run = await preparedRun(world);
     const foreign = { token: "t".repeat(24), host: "other-host", pid: 7, processStart: "1", bootId: "b" };
     await db.prisma().$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || jsonb_build_object(${FINALIZATION_OWNER_KEY}::text, ${JSON.stringify(foreign)}::jsonb) WHERE id = ${run.runId}::uuid`;
     const before = await state(run.runId);
-    expect(await finalizeRun(world.deps(), { runId: run.runId })).toEqual({ kind: "busy", reason: "owner_receipt_present" });
+    const outcome = await finalizeRun(world.deps(), { runId: run.runId });
+    expect(outcome).toMatchObject({ kind: "owner_unverified", reason: "controller_on_other_host" });
     const after = await state(run.runId);
     expect(after.operations).toEqual(before.operations);
     expect(after.coordinator).toEqual(before.coordinator);
     expect(readFinalizationOwner(after.run.runnerProfileJson)).toEqual({ kind: "receipt", receipt: foreign });
+    const actions = await db.prisma().issueRecoveryAction.findMany({ where: { runId: run.runId } });
+    expect(actions).toHaveLength(1);
+    expect(actions[0]).toMatchObject({ cause: "native_workspace_finalization_owner_unverified", ownerType: "board", status: "active" });
   });
 
   it("R-OWN-4 a committed run is not finalized twice", async () => {
@@ -330,7 +335,7 @@ describe("finalizeRun", () => {
     expect(finalizeOps(s)).toHaveLength(1);
   });
 
-  it("R-OWN-9 a lost lock connection stops publication: the barrier stands, nothing is committed, and the next owner commits from the barrier", async () => {
+  it("R-OWN-9 a lock connection lost mid-export stops the copyback before any host write; the joined owner clears its receipt and the next owner copies and commits", async () => {
     const run = await preparedRun(world, "done");
     await writeTree(run.sandbox, { "before-loss.txt": "copied" });
     world.provider.faults.onExport = async () => {
@@ -342,11 +347,46 @@ describe("finalizeRun", () => {
       world.provider.faults.onExport = undefined;
     }
     let s = await state(run.runId);
+    // The merge's authorize hook found the lock gone: nothing reached the host, no barrier.
+    expect((await readTree(world.hostPath))["before-loss.txt"]).toBeUndefined();
+    expect(s.coordinator.phase).toBe("workspace_finalizing");
+    expect(s.run.status).toBe("running");
+    expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(false);
+    // The copyback was joined before the token went: the receipt is cleared, the next owner may proceed.
+    expect(readFinalizationOwner(s.run.runnerProfileJson)).toEqual({ kind: "none" });
+
+    expect(await finalizeRun(world.deps(), { runId: run.runId })).toMatchObject({ kind: "committed", barrier: "written" });
+    s = await state(run.runId);
+    expect(s.coordinator.phase).toBe("committed");
+    expect(s.issue.status).toBe("done");
+    expect((await readTree(world.hostPath))["before-loss.txt"]).toBe("copied");
+  });
+
+  it("R-OWN-9 a lock connection lost after the barrier: publication fails, the barrier stands, nothing is committed, and the next owner commits from the barrier", async () => {
+    const run = await preparedRun(world, "done");
+    await writeTree(run.sandbox, { "after-barrier.txt": "copied" });
+    // Fault injected inside the barrier's own transaction: the owner's lock backend is terminated
+    // as the barrier commits, so the next (commit) transaction finds the connection gone.
+    const prisma = db.prisma();
+    await prisma.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION test_kill_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.code = 'workspace.merged' THEN
+          PERFORM pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'copyback-finalization-owner' AND datname = current_database();
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await prisma.$executeRawUnsafe(`CREATE TRIGGER test_kill_owner AFTER INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION test_kill_owner()`);
+    try {
+      await expect(finalizeRun(world.deps(), { runId: run.runId })).rejects.toMatchObject({ code: "finalization_ownership_lost" });
+    } finally {
+      await prisma.$executeRawUnsafe(`DROP TRIGGER test_kill_owner ON run_events`);
+      await prisma.$executeRawUnsafe(`DROP FUNCTION test_kill_owner()`);
+    }
+    let s = await state(run.runId);
     expect(s.coordinator.phase).toBe("arbitrating");
     expect(s.run.status).toBe("running");
     expect(s.issue.status).toBe("in_progress");
     expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(true);
-    // The copyback was joined before the token went: the receipt is cleared, the next owner may proceed.
     expect(readFinalizationOwner(s.run.runnerProfileJson)).toEqual({ kind: "none" });
 
     const exportsBefore = world.provider.exports;

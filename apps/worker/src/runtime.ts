@@ -1,0 +1,41 @@
+// What the worker's dispatch and its reconciler share: one provider registry (local and fake
+// plugins), this instance's directory-merge locks, this process's identity as the controller of
+// the runs it drives (R-OWN-12), and the set of finalizations in flight (awaited at shutdown).
+import { mkdir } from "node:fs/promises";
+import type { PrismaClient } from "@copyback/db";
+import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
+import type { ExecuteRunDeps } from "@copyback/core/dispatch/index";
+import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
+import { createDefaultRegistry } from "@copyback/core/providers/index";
+
+export interface WorkerRuntimeOptions {
+  prisma: PrismaClient;
+  /** The same database, for finalization's dedicated ownership connection (R-OWN-6). */
+  databaseUrl: string;
+  instanceRoot: string;
+  apiUrl?: string;
+  /** Export deadline of each copyback try (COPYBACK_EXPORT_TIMEOUT_MS). */
+  exportTimeoutMs?: number;
+  log: ExecuteRunDeps["log"];
+}
+
+export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>> };
+
+export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<WorkerRuntime> {
+  await mkdir(opts.instanceRoot, { recursive: true, mode: 0o700 });
+  const controller = await readProcessIdentity(process.pid);
+  // Without its own identity the worker could not record who drives a run; it must not claim any.
+  if (!controller) throw new Error("cannot read this process's identity from /proc; refusing to dispatch runs");
+  return {
+    db: opts.prisma,
+    registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot }),
+    instanceRoot: opts.instanceRoot,
+    locks: new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
+    databaseUrl: opts.databaseUrl,
+    controller,
+    apiUrl: opts.apiUrl,
+    exportTimeoutMs: opts.exportTimeoutMs,
+    log: opts.log,
+    finalizations: new Set(),
+  };
+}

@@ -1,0 +1,179 @@
+// The one writer of issue_recovery_actions (DESIGN.md section 8). Opening is idempotent by
+// company, issue, cause and fingerprint (the partial unique index
+// issue_recovery_actions_one_open_per_fingerprint); a repeated open neither rewrites the row nor
+// spends an attempt (R-OWN-5). Resolutions made by the reconciler are attributed to the system
+// and leave the issue's activity timestamps and everyone's inbox alone.
+import { createHash } from "node:crypto";
+import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { z } from "zod";
+import type { DbOrTx } from "../runs/run-log";
+import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "./causes";
+import type { UnverifiedReason } from "./policies/decide-takeover";
+
+export const OWNER_UNVERIFIED_EVIDENCE_SCHEMA = "copyback.owner-unverified-evidence.v1";
+export const OWNER_ATTESTATION_SCHEMA = "copyback.owner-stop-attestation.v1";
+
+/** What an unverified-owner action records: enough for the exact API call, nothing that grants anything by itself. */
+export const ownerUnverifiedEvidence = z.object({
+  schema: z.literal(OWNER_UNVERIFIED_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  /** The receipt's token (null for a malformed receipt): the attestation must name it. */
+  ownerToken: z.string().nullable(),
+  owner: z.object({ host: z.string(), pid: z.number(), processStart: z.string(), bootId: z.string() }).nullable(),
+  reason: z.string(),
+  phase: z.string(),
+  resultId: z.string().nullable(),
+  leaseIds: z.array(z.string()),
+  detectedAt: z.string(),
+  attestation: z
+    .object({
+      schema: z.literal(OWNER_ATTESTATION_SCHEMA),
+      ownerToken: z.string(),
+      owner: z.unknown(),
+      stopEvidence: z.string(),
+      actor: z.object({ type: z.string(), id: z.string().nullable() }),
+      attestedAt: z.string(),
+    })
+    .optional(),
+});
+export type OwnerUnverifiedEvidence = z.infer<typeof ownerUnverifiedEvidence>;
+
+export function readOwnerUnverifiedEvidence(evidence: unknown): OwnerUnverifiedEvidence | null {
+  const parsed = ownerUnverifiedEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/** R-OWN-5: one action per run and owner fingerprint (the token's hash, never the token itself). */
+export function ownerFingerprint(runId: string, token: string | null): string {
+  const digest = createHash("sha256").update(token ?? "malformed-receipt").digest("hex").slice(0, 32);
+  return `${runId}:${token === null ? "malformed" : "owner"}:${digest}`;
+}
+
+export interface OpenOwnerUnverifiedInput {
+  companyId: string;
+  issueId: string;
+  runId: string;
+  receipt: { token: string; host: string; pid: number; processStart: string; bootId: string } | null;
+  reason: UnverifiedReason;
+  phase: string;
+  resultId: string | null;
+  leaseIds: string[];
+}
+
+export type OpenOutcome = { actionId: string; created: boolean };
+
+/**
+ * Opens the board-owned unverified-owner hold, or keeps the open one of the same fingerprint.
+ * No automatic wake (R-ORP-4): wake_policy says so. Keeping rewrites nothing except instructions
+ * an older version of the product wrote (R-ATT-4: the copyback-specific next action also on
+ * older actions whose budget is spent); attempts are never spent.
+ */
+export async function openOwnerUnverifiedAction(db: DbOrTx, input: OpenOwnerUnverifiedInput): Promise<OpenOutcome> {
+  const fingerprint = ownerFingerprint(input.runId, input.receipt?.token ?? null);
+  const evidence: OwnerUnverifiedEvidence = {
+    schema: OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    ownerToken: input.receipt?.token ?? null,
+    owner: input.receipt ? { host: input.receipt.host, pid: input.receipt.pid, processStart: input.receipt.processStart, bootId: input.receipt.bootId } : null,
+    reason: input.reason,
+    phase: input.phase,
+    resultId: input.resultId,
+    leaseIds: input.leaseIds,
+    detectedAt: new Date().toISOString(),
+  };
+  const inserted = await db.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseIds[0] ?? null}::uuid,
+            ${OWNER_UNVERIFIED_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${OWNER_UNVERIFIED_NEXT_ACTION},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await db.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: OWNER_UNVERIFIED_CAUSE, fingerprint, status: { in: ["active", "escalated"] } },
+    select: { id: true, nextAction: true },
+  });
+  if (!existing) {
+    // Resolved between the insert and the read: open a fresh one on the next pass.
+    return { actionId: "", created: false };
+  }
+  if (existing.nextAction !== OWNER_UNVERIFIED_NEXT_ACTION) {
+    await db.issueRecoveryAction.update({ where: { id: existing.id }, data: { nextAction: OWNER_UNVERIFIED_NEXT_ACTION } });
+  }
+  return { actionId: existing.id, created: false };
+}
+
+/** R-ATT-3: the operator's attestation, recorded on the action (which stays open until commitment). */
+export async function recordOwnerAttestation(
+  tx: TransactionClient,
+  input: { actionId: string; ownerToken: string; owner: unknown; stopEvidence: string; actor: { type: string; id: string | null } },
+): Promise<void> {
+  const attestation = {
+    schema: OWNER_ATTESTATION_SCHEMA,
+    ownerToken: input.ownerToken,
+    owner: input.owner,
+    stopEvidence: input.stopEvidence,
+    actor: input.actor,
+    attestedAt: new Date().toISOString(),
+  };
+  await tx.$executeRaw`
+    UPDATE issue_recovery_actions
+    SET evidence = evidence || jsonb_build_object('attestation', ${JSON.stringify(attestation)}::jsonb), updated_at = now()
+    WHERE id = ${input.actionId}::uuid`;
+}
+
+const OPEN = ["active", "escalated"] as const;
+
+/** R-ORP-3: verified finalization clears the run's unverified-owner holds after commitment (system). */
+export async function resolveOwnerHoldsOnCommit(tx: TransactionClient, input: { companyId: string; runId: string }): Promise<number> {
+  const resolved = await tx.issueRecoveryAction.updateMany({
+    where: { companyId: input.companyId, runId: input.runId, cause: OWNER_UNVERIFIED_CAUSE, status: { in: [...OPEN] } },
+    data: { status: "resolved", outcome: "copyback_committed", resolvedAt: new Date(), resolvedByType: "system" },
+  });
+  return resolved.count;
+}
+
+/**
+ * R-OWN-5: ordinary stale-action cleanup. An open unverified-owner action is stale once its run no
+ * longer carries its token AND nothing is still waiting on it: the receipt was replaced by another
+ * owner, or the coordinator settled. A cleared receipt under an unfinished coordinator (attested,
+ * or released by the maintenance SQL) stays open until the sweep commits (R-ATT-3). Task
+ * completion or cancellation plays no part. Attributed to the system; no activity row, no issue
+ * timestamp.
+ */
+export async function cleanupStaleOwnerActions(db: PrismaClient, limit: number): Promise<number> {
+  const stale = await db.$queryRaw<{ id: string; final_phase: string | null }[]>(Prisma.sql`
+    SELECT a.id, CASE WHEN f.phase IN ('committed', 'terminal_failure') THEN f.phase::text END AS final_phase
+    FROM issue_recovery_actions a
+    JOIN heartbeat_runs r ON r.id = a.run_id AND r.company_id = a.company_id
+    LEFT JOIN native_run_finalizations f ON f.run_id = r.id
+    WHERE a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
+      AND (r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token') IS DISTINCT FROM (a.evidence ->> 'ownerToken')
+      AND (r.runner_profile_json ? 'nativeWorkspaceFinalizationOwner' OR f.phase IN ('committed', 'terminal_failure') OR f.phase IS NULL)
+    ORDER BY a.created_at
+    LIMIT ${limit}`);
+  let count = 0;
+  for (const row of stale) {
+    const updated = await db.issueRecoveryAction.updateMany({
+      where: { id: row.id, status: { in: [...OPEN] } },
+      data: {
+        status: "resolved",
+        outcome: row.final_phase === "committed" ? "copyback_committed" : "stale_owner_receipt",
+        resolvedAt: new Date(),
+        resolvedByType: "system",
+      },
+    });
+    count += updated.count;
+  }
+  return count;
+}
+
+/** R-ATT-4: open unverified-owner holds carry the copyback instructions (only differing rows are written). */
+export async function refreshOwnerHoldInstructions(db: PrismaClient): Promise<number> {
+  const updated = await db.issueRecoveryAction.updateMany({
+    where: { cause: OWNER_UNVERIFIED_CAUSE, status: { in: [...OPEN] }, OR: [{ nextAction: null }, { nextAction: { not: OWNER_UNVERIFIED_NEXT_ACTION } }] },
+    data: { nextAction: OWNER_UNVERIFIED_NEXT_ACTION },
+  });
+  return updated.count;
+}

@@ -1,0 +1,62 @@
+// R-ATT-3: admission of an operator's stop attestation, pure. The shell (operator/
+// attest-owner-stop.ts) loads the snapshot inside one transaction that holds the run's advisory
+// lock and short row locks, and writes the admitted outcome in that same transaction.
+import type { FinalizationPhase } from "@copyback/db/client";
+import type { ProcessLiveness } from "../../process/process-identity";
+import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../binding";
+import { OWNER_UNVERIFIED_CAUSE } from "../causes";
+
+/** R-ATT-3: saved-result copyback may resume from these phases; the retry schedule stays as it is. */
+export const ATTESTABLE_PHASES: readonly FinalizationPhase[] = ["result_accepted", "workspace_finalizing", "retryable_failure"];
+
+export interface AttestationSnapshot {
+  request: { runId: string; ownerToken: string };
+  action: { cause: string; status: string; runId: string | null; ownerToken: string | null; attestedToken: string | null };
+  /** pg_try_advisory_xact_lock on the run's finalization key succeeded in this transaction. */
+  lockAcquired: boolean;
+  /** The run's current receipt: its token, or none, or malformed. */
+  receipt: { kind: "none" } | { kind: "malformed" } | { kind: "receipt"; token: string };
+  /** Probe of the receipt's controller; null without a readable receipt. */
+  liveness: ProcessLiveness | null;
+  binding: BindingSnapshot;
+}
+
+export type AttestationRejectCode =
+  | "action_not_owner_unverified"
+  | "action_not_open"
+  | "run_mismatch"
+  | "copyback_lock_active"
+  | "owner_changed"
+  | "owner_receipt_malformed"
+  | "controller_alive"
+  | BindingRejectCode;
+
+export type AttestationDecision =
+  | { kind: "admit" }
+  /** The same attestation was already recorded and its receipt released: nothing to write. */
+  | { kind: "already_attested" }
+  | { kind: "reject"; code: AttestationRejectCode; message: string };
+
+export function decideAttestation(s: AttestationSnapshot): AttestationDecision {
+  const reject = (code: AttestationRejectCode, message: string): AttestationDecision => ({ kind: "reject", code, message });
+  const { action, request } = s;
+  if (action.cause !== OWNER_UNVERIFIED_CAUSE) return reject("action_not_owner_unverified", "This recovery action is not an unverified copyback owner hold.");
+  if (action.runId !== request.runId) return reject("run_mismatch", "The recovery action belongs to another run.");
+  if (action.ownerToken !== request.ownerToken) return reject("owner_changed", "The owner token is not the one this recovery action holds.");
+  if (action.status !== "active" && action.status !== "escalated") return reject("action_not_open", `The recovery action is ${action.status}.`);
+  // A copyback in progress holds the lock (its connection may be gone while its tar children live
+  // on, so a free lock alone admits nothing: the checks below still apply).
+  if (!s.lockAcquired) return reject("copyback_lock_active", "A copyback of this run holds its finalization lock right now.");
+  if (s.receipt.kind === "none") {
+    // Idempotent repeat: this action's attestation released exactly this token already.
+    if (action.attestedToken === request.ownerToken) return { kind: "already_attested" };
+    return reject("owner_changed", "The run no longer carries that owner receipt.");
+  }
+  if (s.receipt.kind === "malformed") return reject("owner_receipt_malformed", "The run's owner receipt cannot be read; inspect the run before attesting.");
+  // Never release a newer owner (R-ATT-3).
+  if (s.receipt.token !== request.ownerToken) return reject("owner_changed", "The run carries a newer owner receipt.");
+  if (s.liveness?.kind === "alive") return reject("controller_alive", "The recorded controller is still running on this host.");
+  const binding = checkRunBinding(s.binding, ATTESTABLE_PHASES);
+  if (binding.kind === "reject") return reject(binding.code, binding.message);
+  return { kind: "admit" };
+}

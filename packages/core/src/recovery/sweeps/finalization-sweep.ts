@@ -1,0 +1,92 @@
+// The finalization sweep (issue 9 item 4): due coordinators (result_accepted, workspace_finalizing,
+// arbitrating, retryable_failure past next_attempt_at) are selected through the partial index
+// native_run_finalizations_due, the oldest of each company first (fair across companies), and
+// finalized by the SAME finalizeRun as the live path, under the same advisory lock. A busy run is
+// skipped with nothing written and no retry spent (R-OWN-2); finalizeRun re-reads the terminal
+// state, the retry time and the barrier under ownership (R-OWN-3, R-OWN-4).
+//
+// A run still in result_accepted whose recorded controller lives (or cannot be observed from this
+// host) is left to it: its agent may still be working after its finish call, and no export may
+// start under it. Runs held by an open unverified-owner action for their current receipt are not
+// selected at all: only an operator's attestation (or the receipt changing) makes them due again.
+import { Prisma, type PrismaClient } from "@copyback/db/client";
+import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-policy";
+import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-run";
+import { releaseLeaseByPolicy } from "../../leases/release-lease";
+import type { LeaseProviderRegistry } from "../../leases/lease-types";
+import { probeProcess } from "../../process/read-process-identity";
+import { OWNER_UNVERIFIED_CAUSE } from "../causes";
+import type { Sweep, SweepLog } from "./sweep";
+
+export interface FinalizationUnit {
+  runId: string;
+  companyId: string;
+}
+
+export interface FinalizationSweepDeps extends FinalizeRunDeps {
+  registry: FinalizeRunDeps["registry"] & LeaseProviderRegistry;
+  log?: SweepLog;
+}
+
+/** The due selection, shared with bench/reconciler.ts (which prints its plan). */
+export function dueFinalizationsSql(limit: number): Prisma.Sql {
+  return Prisma.sql`
+    WITH due AS (
+      SELECT f.run_id, f.company_id,
+             row_number() OVER (PARTITION BY f.company_id ORDER BY COALESCE(f.next_attempt_at, f.updated_at), f.run_id) AS company_rank,
+             COALESCE(f.next_attempt_at, f.updated_at) AS due_at
+      FROM native_run_finalizations f
+      JOIN heartbeat_runs r ON r.id = f.run_id
+      WHERE f.phase IN ('result_accepted', 'workspace_finalizing', 'arbitrating', 'retryable_failure')
+        AND (f.phase <> 'retryable_failure' OR f.next_attempt_at IS NULL OR f.next_attempt_at <= now())
+        AND r.runtime_mode = 'native'
+        AND NOT EXISTS (
+          SELECT 1 FROM issue_recovery_actions a
+          WHERE a.run_id = f.run_id AND a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
+            AND a.evidence ->> 'ownerToken' = r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token'
+        )
+    )
+    SELECT run_id AS "runId", company_id AS "companyId" FROM due
+    ORDER BY company_rank, due_at, run_id
+    LIMIT ${limit}`;
+}
+
+export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<FinalizationUnit> {
+  const db: PrismaClient = deps.db;
+  return {
+    name: "finalization",
+    idOf: (unit) => unit.runId,
+    due: (limit) => db.$queryRaw<FinalizationUnit[]>(dueFinalizationsSql(limit)),
+    async handle(unit) {
+      const run = await db.heartbeatRun.findUnique({
+        where: { id: unit.runId },
+        select: { controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true, runnerProfileJson: true, finalization: { select: { phase: true } } },
+      });
+      if (!run?.finalization) return "gone";
+      if (run.finalization.phase === "result_accepted" && run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost) {
+        const controller = await probeProcess({ pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost });
+        if (controller.kind !== "dead") return `skipped_controller_${controller.kind}`;
+      }
+      const outcome = await finalizeRun(deps, { runId: unit.runId });
+      const leaseOutcome = leaseOutcomeAfterFinalize(outcome);
+      if (leaseOutcome !== null) await releaseRunLeases(deps, unit.runId, leaseOutcome);
+      deps.log?.info({ runId: unit.runId, outcome: outcome.kind }, "reconciler finalized a run");
+      return outcome.kind;
+    },
+  };
+}
+
+/** Releases the run's unsettled leases by policy, as the live path does after finalization. */
+async function releaseRunLeases(deps: FinalizationSweepDeps, runId: string, outcome: "committed" | "failed"): Promise<void> {
+  const leases = await deps.db.environmentLease.findMany({
+    where: { runId, status: { in: ["active", "pending_cleanup"] } },
+    select: { id: true },
+  });
+  for (const lease of leases) {
+    try {
+      await releaseLeaseByPolicy(deps.db, deps.registry, { leaseId: lease.id, runId, outcome });
+    } catch (error) {
+      deps.log?.warn({ runId, leaseId: lease.id, err: error }, "reconciler could not release a lease by policy");
+    }
+  }
+}

@@ -1,0 +1,20 @@
+// Maintenance of unverified-owner holds (R-OWN-5, R-ATT-4): stale holds (their receipt replaced,
+// or their coordinator settled) are resolved by the system, and every open hold keeps the
+// copyback-specific instructions, also older ones whose budget was spent. Both are single
+// statements that write only what differs, so repeated passes write nothing.
+import type { PrismaClient } from "@copyback/db/client";
+import { cleanupStaleOwnerActions, refreshOwnerHoldInstructions } from "../actions";
+import type { Sweep } from "./sweep";
+
+export function ownerHoldsSweep(deps: { db: PrismaClient }): Sweep<"pass"> {
+  return {
+    name: "owner_holds",
+    idOf: () => "pass",
+    due: async () => ["pass"],
+    async handle() {
+      const refreshed = await refreshOwnerHoldInstructions(deps.db);
+      const stale = await cleanupStaleOwnerActions(deps.db, 500);
+      return `refreshed_${refreshed}_stale_${stale}`;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// What the task view shows about recovery, derived in ONE place (DESIGN.md section 8; R-UI-1,
+// R-UI-2, R-UI-5). Pure: open recovery actions and the task's runs in, one notice out.
+//   - normal work (no notice) while a live run or an eligible bounded retry exists and nothing
+//     is held;
+//   - "Restoring saved work…" once the server confirmed recovery or an operator queued it (an
+//     unverified-owner hold with a recorded attestation), until commitment resolves it;
+//   - a compact operator-attention notice with "Inspect run" otherwise.
+// The notice never carries a process id, host name, token, shutdown form or resume control;
+// diagnostics live under "Recovery details" for the roles allowed to see them.
+import { OWNER_UNVERIFIED_CAUSE } from "./causes";
+
+export interface NoticeAction {
+  id: string;
+  cause: string;
+  status: string;
+  runId: string | null;
+  /** The operator's attestation (or another confirmed recovery) is recorded: recovery is queued. */
+  recoveryQueued: boolean;
+  createdAt: Date;
+}
+
+export type TaskNotice =
+  | { kind: "none" }
+  | { kind: "restoring"; runId: string | null; message: string }
+  | { kind: "attention"; runId: string | null; actionId: string; cause: string; message: string };
+
+export const RESTORING_MESSAGE = "Restoring saved work…";
+
+const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
+  [OWNER_UNVERIFIED_CAUSE]:
+    "Saving this task's work back to the workspace was interrupted. The work and its result are kept; an administrator needs to confirm before it continues.",
+};
+const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
+
+export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
+  const open = actions
+    .filter((a) => a.status === "active" || a.status === "escalated")
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+  // Anything still waiting for a person wins over a queued restore: it is what needs doing.
+  const waiting = open.find((a) => !a.recoveryQueued);
+  if (waiting) {
+    return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message: ATTENTION_MESSAGES[waiting.cause] ?? DEFAULT_ATTENTION };
+  }
+  const queued = open.find((a) => a.recoveryQueued);
+  if (queued) return { kind: "restoring", runId: queued.runId, message: RESTORING_MESSAGE };
+  return { kind: "none" };
+}
