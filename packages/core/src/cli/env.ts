@@ -2,11 +2,15 @@
 import os from "node:os";
 import { z } from "zod";
 
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
 const schema = z.object({
-  COPYBACK_HOME: z
-    .string()
-    .optional()
-    .transform((value) => (value === undefined || value.trim() === "" ? undefined : value)),
+  COPYBACK_HOME: optionalText,
+  DATABASE_URL: optionalText,
+  COPYBACK_DB_PORT: optionalText,
 });
 
 export interface CliEnv {
@@ -14,9 +18,18 @@ export interface CliEnv {
   copybackHome: string | undefined;
   /** The user's home directory, for the default instance root `~/.copyback`. */
   userHome: string;
+  /** DATABASE_URL (the `recovery` commands); unset: the instance root's embedded database. */
+  databaseUrl?: string | undefined;
+  /** COPYBACK_DB_PORT, validated where it is used (the embedded database's port). */
+  embeddedPort?: string | undefined;
 }
 
 export function readCliEnv(): CliEnv {
   const parsed = schema.parse(process.env);
-  return { copybackHome: parsed.COPYBACK_HOME, userHome: os.homedir() };
+  return {
+    copybackHome: parsed.COPYBACK_HOME,
+    userHome: os.homedir(),
+    databaseUrl: parsed.DATABASE_URL,
+    embeddedPort: parsed.COPYBACK_DB_PORT,
+  };
 }

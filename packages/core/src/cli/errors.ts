@@ -1,5 +1,6 @@
 // How the CLI turns a thrown error into an exit status and a message. Pure policy: errors are
 // recognised by their stable `code` (the engine's contract), never by message text.
+import { isDomainError, type DomainErrorKind } from "../errors";
 import { EXIT, type ExitCode } from "./exit-codes";
 
 /** An expected failure raised by the CLI itself (bad input, refused environment). */
@@ -67,6 +68,16 @@ const ENVIRONMENT_CODES = new Set([
   "lock_file_replaced",
 ]);
 
+/** Domain errors of the services (the web shell maps the same kinds to HTTP statuses). */
+const DOMAIN_EXIT: Record<DomainErrorKind, ExitCode> = {
+  conflict: EXIT.failed,
+  not_found: EXIT.failed,
+  forbidden: EXIT.failed,
+  unauthenticated: EXIT.failed,
+  invalid: EXIT.usage,
+  unavailable: EXIT.environment,
+};
+
 /** errno codes of a filesystem call: an I/O failure of the command (1), except the ones below. */
 const ERRNO = /^E[A-Z0-9]+$/;
 
@@ -78,6 +89,16 @@ export function describeFailure(error: unknown): DescribedFailure {
       message: error.message,
       expected: true,
       ...(error.details ? { details: error.details } : {}),
+    };
+  }
+  if (isDomainError(error)) {
+    // A service's refusal (a recovery action's 409 code, not_found): the command's answer.
+    return {
+      exitCode: DOMAIN_EXIT[error.kind],
+      code: error.code,
+      message: error.message,
+      expected: true,
+      ...(error.details ? { details: { ...error.details } } : {}),
     };
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -33,3 +33,20 @@ export function capped(items: readonly string[], max: number, indent = "    "): 
     shown.push(`${indent}... and ${items.length - max} more (--json lists all)`);
   return shown;
 }
+
+/** How long ago, coarse: "45s", "12m", "3h 5m", "2d 4h". */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+/** The first sentence of a text, at most `max` characters ("..." when cut). */
+export function firstSentence(text: string, max: number): string {
+  const sentence = /^.*?[.!?](\s|$)/.exec(text)?.[0]?.trim() ?? text;
+  return sentence.length <= max ? sentence : `${sentence.slice(0, max - 3).trimEnd()}...`;
+}

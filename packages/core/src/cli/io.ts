@@ -21,6 +21,8 @@ export interface CommandResult {
 export interface CommandContext {
   /** The instance root (resolved: --home, else COPYBACK_HOME, else ~/.copyback). */
   home: string;
+  /** The environment as env.ts read it (DATABASE_URL for the `recovery` commands). */
+  env: CliEnv;
   json: boolean;
   /** Progress and warnings for the operator: always stderr, so stdout stays one document. */
   note(line: string): void;

@@ -43,8 +43,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       state.command = name;
       const cmd = a[a.length - 1] as Command;
       const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const env = io.env ?? readCliEnv();
       const ctx: CommandContext = {
-        home: resolveInstanceRoot(globals.home, io.env ?? readCliEnv()),
+        home: resolveInstanceRoot(globals.home, env),
+        env,
         json: globals.json === true,
         note: (line) => io.stderr(`copyback ${name}: ${line}\n`),
       };

@@ -27,7 +27,7 @@ import { openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recover
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
-import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
+import { closeInterruptedFinalizeOperations, errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
 import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
 import { advanceFinalization } from "./coordinator";
 import type { FinalizationPhase } from "./coordinator-phases";
@@ -162,6 +162,7 @@ class Finalization {
       case "not_finalizable":
         return decision;
       case "arbitrate": {
+        await this.owned((tx) => closeInterruptedFinalizeOperations(tx, this.key));
         const barrierOperation = await db.workspaceOperation.findFirstOrThrow({
           where: { ...this.key, phase: "workspace_finalize", status: "succeeded" },
           orderBy: { finishedAt: "desc" },
@@ -176,9 +177,10 @@ class Finalization {
 
   private async copyback(from: FinalizationPhase, resultId: string): Promise<FinalizeOutcome> {
     const { db } = this.deps;
-    const moved = await this.owned((tx) =>
-      advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } }),
-    );
+    const moved = await this.owned(async (tx) => {
+      await closeInterruptedFinalizeOperations(tx, this.key);
+      return advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } });
+    });
     if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
     const { attempt } = await db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
 

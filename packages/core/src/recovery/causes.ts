@@ -11,7 +11,7 @@ export const OWNER_UNVERIFIED_CAUSE = "native_workspace_finalization_owner_unver
 export const OWNER_UNVERIFIED_NEXT_ACTION =
   "An instance operator verifies through the deployment platform that the recorded controller and its copyback subprocesses have stopped, " +
   "then attests it (POST /api/issues/:id/recovery-actions/resume-workspace-finalization, or `copyback recovery attest`). " +
-  "Keep the sandbox, the accepted result and the workspace descriptor; do not start a new agent run or delete workspace contents. " +
+  "Keep the sandbox, the accepted result and the workspace descriptor as they are: no new agent turn, nothing deleted from the workspace. " +
   "The reconciler then finishes the copyback of the same run and applies its saved result.";
 
 export const RECOVERY_ACTION_OPEN_STATUSES = ["active", "escalated"] as const;

@@ -53,3 +53,16 @@ export function errorCodeOf(error: unknown, fallback: string): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^[A-Za-z0-9_.-]{1,80}$/.test(code) ? code : fallback;
 }
+
+/**
+ * Closes the `running` finalize operations an earlier owner of the run left behind when it died
+ * (its copyback stopped without settling them). Called by the next owner, under ownership, so a
+ * recovered run never keeps a running operation (R-ATT-5).
+ */
+export async function closeInterruptedFinalizeOperations(db: DbOrTx, key: { companyId: string; runId: string; issueId: string }): Promise<number> {
+  const closed = await db.workspaceOperation.updateMany({
+    where: { companyId: key.companyId, runId: key.runId, issueId: key.issueId, phase: "workspace_finalize", status: "running" },
+    data: { status: "failed", errorCode: "finalization_interrupted", finishedAt: new Date() },
+  });
+  return closed.count;
+}

@@ -83,7 +83,7 @@ async function settle(db: PrismaClient, runId: string, as: "committed" | "termin
 }
 
 /** R-ORP-2: fails the run only if its row is the version the sweep saw and no result was accepted since. */
-async function markProcessLost(db: PrismaClient, unit: OrphanUnit, log?: SweepLog): Promise<string> {
+export async function markProcessLost(db: PrismaClient, unit: OrphanUnit, log?: SweepLog): Promise<string> {
   return withTransaction(db, async (tx) => {
     // Waits for a publisher holding the row; once it commits, the row's xmin differs and the
     // row no longer qualifies (the WHERE is re-checked on the newest version).

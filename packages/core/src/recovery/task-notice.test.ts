@@ -1,0 +1,124 @@
+// R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
+import { describe, expect, it } from "vitest";
+import { OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { RESTORING_MESSAGE, deriveTaskNotice, type NoticeAction, type TaskNotice } from "./task-notice";
+
+const T0 = new Date("2025-03-01T10:00:00Z");
+const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
+
+function action(overrides: Partial<NoticeAction> = {}): NoticeAction {
+  return { id: "action-1", cause: OWNER_UNVERIFIED_CAUSE, status: "active", runId: "run-1", recoveryQueued: false, createdAt: T0, ...overrides };
+}
+
+/** Identifiers a receipt carries: none of them may reach the task view. */
+const PID = "4242";
+const HOST = "worker-a.internal";
+const TOKEN = "c0ffee00-dead-4bee-8f00-0123456789ab";
+const BOOT = "0b6c6f0e-1c1a-4c55-9d43-7a1f6f0f0a01";
+
+function messageOf(n: TaskNotice): string {
+  return n.kind === "none" ? "" : n.message;
+}
+
+function assertNoIdentifiers(text: string): void {
+  for (const secret of [PID, HOST, TOKEN, BOOT]) expect(text).not.toContain(secret);
+  expect(text).not.toMatch(/\d/);
+  expect(text).not.toMatch(/\b(pid|process id|host|hostname|token|boot)\b/i);
+  // No shutdown form or manual resume control.
+  expect(text).not.toMatch(/\b(shut ?down|kill|resume|attest)\b/i);
+}
+
+describe("deriveTaskNotice", () => {
+  it("R-UI-2: no open recovery action looks like normal work (no notice)", () => {
+    expect(deriveTaskNotice([])).toEqual({ kind: "none" });
+  });
+
+  it("R-UI-2: an open unverified-owner hold shows a compact operator-attention notice for its run", () => {
+    const notice = deriveTaskNotice([action()]);
+    expect(notice).toMatchObject({ kind: "attention", runId: "run-1", actionId: "action-1", cause: OWNER_UNVERIFIED_CAUSE });
+  });
+
+  it("R-UI-2: an escalated hold is still open and shown", () => {
+    expect(deriveTaskNotice([action({ status: "escalated" })]).kind).toBe("attention");
+  });
+
+  it("R-UI-2: an unknown cause gets the generic attention notice", () => {
+    const notice = deriveTaskNotice([action({ cause: "some_future_cause" })]);
+    expect(notice).toMatchObject({ kind: "attention", cause: "some_future_cause" });
+    expect(messageOf(notice)).toMatch(/operator/);
+  });
+
+  it("R-UI-1: an attested (queued) recovery shows only \"Restoring saved work…\"", () => {
+    const notice = deriveTaskNotice([action({ recoveryQueued: true })]);
+    expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: "Restoring saved work…" });
+    expect(RESTORING_MESSAGE).toBe("Restoring saved work…");
+  });
+
+  it("R-UI-1: the notice is removed once commitment resolved the action", () => {
+    expect(deriveTaskNotice([action({ recoveryQueued: true, status: "resolved" })])).toEqual({ kind: "none" });
+  });
+
+  it.each(["resolved", "cancelled"])("R-UI-2: %s actions are ignored", (status) => {
+    expect(deriveTaskNotice([action({ status })])).toEqual({ kind: "none" });
+    expect(deriveTaskNotice([action({ status, recoveryQueued: true })])).toEqual({ kind: "none" });
+  });
+
+  it("R-UI-2: a resolved action beside an open one shows the open one", () => {
+    const notice = deriveTaskNotice([action({ id: "old", status: "resolved", createdAt: at(0) }), action({ id: "new", createdAt: at(5) })]);
+    expect(notice).toMatchObject({ kind: "attention", actionId: "new" });
+  });
+
+  it("R-UI-1: attention wins over restoring (whichever is older)", () => {
+    const queuedFirst = [action({ id: "queued", recoveryQueued: true, createdAt: at(0) }), action({ id: "waiting", createdAt: at(5) })];
+    const waitingFirst = [action({ id: "waiting", createdAt: at(0) }), action({ id: "queued", recoveryQueued: true, createdAt: at(5) })];
+    for (const actions of [queuedFirst, waitingFirst, [...queuedFirst].reverse()]) {
+      expect(deriveTaskNotice(actions)).toMatchObject({ kind: "attention", actionId: "waiting" });
+    }
+  });
+
+  it("R-UI-2: of several waiting actions the oldest is shown, whatever the input order", () => {
+    const older = action({ id: "b-older", runId: "run-1", createdAt: at(0) });
+    const newer = action({ id: "a-newer", runId: "run-2", createdAt: at(5) });
+    expect(deriveTaskNotice([newer, older])).toMatchObject({ kind: "attention", actionId: "b-older", runId: "run-1" });
+    expect(deriveTaskNotice([older, newer])).toMatchObject({ kind: "attention", actionId: "b-older", runId: "run-1" });
+  });
+
+  it("R-UI-2: equal creation times are ordered by id (deterministic)", () => {
+    const a = action({ id: "a", createdAt: at(0) });
+    const b = action({ id: "b", createdAt: at(0) });
+    expect(deriveTaskNotice([b, a])).toMatchObject({ actionId: "a" });
+    expect(deriveTaskNotice([a, b])).toMatchObject({ actionId: "a" });
+  });
+
+  it("R-UI-1: restoring names the oldest queued recovery's run", () => {
+    const notice = deriveTaskNotice([action({ id: "2", runId: "run-2", recoveryQueued: true, createdAt: at(5) }), action({ id: "1", runId: "run-1", recoveryQueued: true, createdAt: at(0) })]);
+    expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: RESTORING_MESSAGE });
+  });
+
+  it("R-UI-1: the notice messages contain no pid, host or token, nor a shutdown or resume control", () => {
+    const notices = [
+      deriveTaskNotice([action()]),
+      deriveTaskNotice([action({ cause: "some_future_cause" })]),
+      deriveTaskNotice([action({ recoveryQueued: true })]),
+    ];
+    for (const notice of notices) {
+      expect(notice.kind).not.toBe("none");
+      assertNoIdentifiers(messageOf(notice));
+    }
+  });
+
+  it("R-UI-1: the whole notice carries only ids of the run and action, never the receipt's identifiers", () => {
+    const notice = deriveTaskNotice([action({ id: "action-9", runId: "run-9" })]);
+    const keys = Object.keys(notice).sort();
+    expect(keys).toEqual(["actionId", "cause", "kind", "message", "runId"]);
+    const text = JSON.stringify(notice);
+    for (const secret of [PID, HOST, TOKEN, BOOT]) expect(text).not.toContain(secret);
+  });
+
+  it("R-UI-2: the attention notice never asks the task's user to certify recovered files", () => {
+    const message = messageOf(deriveTaskNotice([action()]));
+    expect(message).not.toMatch(/\b(you|your)\b/i);
+    expect(message).not.toMatch(/certif|verify that|confirm that/i);
+    expect(message).toMatch(/kept/);
+  });
+});
