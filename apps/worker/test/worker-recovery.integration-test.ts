@@ -1,0 +1,139 @@
+// The worker as a real process, SIGKILLed in the middle of a large export (issue 9, "Done when"):
+// the restarted worker opens exactly one unverified-owner hold and starts no provider turn; an
+// operator's attestation lets the same run commit the sandbox's exact bytes. Times from restart
+// to the hold and from attestation to commit are printed.
+import type { ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
+import { useTestDatabase } from "@copyback/db/testing";
+import { OWNER_UNVERIFIED_CAUSE, attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
+import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { killChildren, startWorkerChild } from "./worker-child";
+
+const database = useTestDatabase();
+const children: ChildProcess[] = [];
+let instanceRoot = "";
+
+beforeAll(async () => {
+  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-recovery-"));
+  await seedDemo(database.prisma(), { instanceRoot });
+});
+afterEach(() => killChildren(children));
+afterAll(async () => {
+  await rm(instanceRoot, { recursive: true, force: true });
+});
+
+const startWorker = () =>
+  startWorkerChild(children, {
+    DATABASE_URL: database.url(),
+    COPYBACK_HOME: instanceRoot,
+    WORKER_POLL_INTERVAL_MS: "100",
+    RECONCILE_INTERVAL_MS: "250",
+    WORKER_CONCURRENCY: "2",
+  });
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, intervalMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** sha256 of every regular file under root, by relative path. */
+async function hashes(root: string, rel = ""): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
+    const child = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) Object.assign(out, await hashes(root, child));
+    else if (entry.isFile()) out[child] = createHash("sha256").update(await readFile(path.join(root, child))).digest("hex");
+  }
+  return out;
+}
+
+describe("a worker killed mid-export", () => {
+  it("R-OWN-11, R-ORP-4, R-ATT-3: SIGKILL after workspace.export_started: the restarted worker opens exactly one hold and no provider turn; the attestation commits the sandbox's exact bytes", { timeout: 180_000 }, async () => {
+    const prisma = database.prisma();
+    const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
+    // 400 files of 1 MiB of random bytes: an export that takes long enough to be killed inside.
+    const bulk = await prisma.agent.create({
+      data: {
+        companyId: DEMO_COMPANY_ID,
+        name: "Bulk writer",
+        environmentId: builder.environmentId,
+        adapterConfig: { timeoutSeconds: 300 },
+        command: [
+          "/bin/sh",
+          "-c",
+          `mkdir -p bulk && i=0; while [ $i -lt 400 ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote 400 MiB"}' > "$COPYBACK_RESULT_FILE"`,
+        ],
+      },
+    });
+    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Document the motor controller API" }, include: { executionWorkspace: true } });
+    await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
+    const hostPath = issue.executionWorkspace?.hostPath ?? "";
+
+    const first = await startWorker();
+    const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
+    await until("workspace.export_started", () => prisma.runEvent.findFirst({ where: { runId, code: "workspace.export_started" } }), 120_000, 5);
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    const killed = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(killed.status).toBe("running");
+    expect((await prisma.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).phase).toBe("workspace_finalizing");
+    expect(await prisma.workspaceOperation.count({ where: { runId, phase: "workspace_finalize", status: "succeeded" } })).toBe(0);
+    const lease = await prisma.environmentLease.findFirstOrThrow({ where: { runId } });
+    const sandbox = path.join(instanceRoot, "sandboxes", lease.providerLeaseId ?? "", "workspace");
+    const sandboxHashes = await hashes(path.join(sandbox, "bulk"));
+    expect(Object.keys(sandboxHashes)).toHaveLength(400);
+    const agentTurnsBefore = await prisma.runEvent.count({ where: { runId, code: "agent.started" } });
+
+    const restartedAt = performance.now();
+    const second = await startWorker();
+    const action = await until(
+      "the unverified-owner hold",
+      () => prisma.issueRecoveryAction.findFirst({ where: { runId, cause: OWNER_UNVERIFIED_CAUSE, status: "active" } }),
+      60_000,
+      20,
+    );
+    const restartToNoticeMs = performance.now() - restartedAt;
+    // A few more passes: still exactly one hold, no provider turn, no new run.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await prisma.issueRecoveryAction.count({ where: { runId } })).toBe(1);
+    expect(await prisma.runEvent.count({ where: { runId, code: "agent.started" } })).toBe(agentTurnsBefore);
+    expect(await prisma.heartbeatRun.count({ where: { nativeIssueId: issue.id } })).toBe(1);
+    expect((await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status).toBe("running");
+
+    const evidence = readOwnerUnverifiedEvidence(action.evidence);
+    expect(evidence?.reason).toBe("controller_exited_without_barrier");
+    const attestedAt = performance.now();
+    const answer = await attestOwnerStop(prisma, {
+      companyId: DEMO_COMPANY_ID,
+      issueId: issue.id,
+      actor: { type: "local_board", id: null },
+      actionId: action.id,
+      runId,
+      ownerToken: evidence?.ownerToken ?? "",
+      controllerAndCopybackStopped: true,
+      stopEvidence: `worker pid ${killed.controllerPid} and its tar children are gone (ps shows none)`,
+    });
+    expect(answer).toMatchObject({ status: "attested", runId, leaseIds: [lease.id] });
+    await until("the commit", async () => (await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status === "succeeded", 120_000, 20);
+    const attestToCommitMs = performance.now() - attestedAt;
+    console.log(`[worker recovery] restart -> hold ${restartToNoticeMs.toFixed(0)} ms; attestation -> commit ${attestToCommitMs.toFixed(0)} ms (400 MiB)`);
+
+    expect(await hashes(path.join(hostPath, "bulk"))).toEqual(sandboxHashes);
+    expect((await prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status).toBe("in_review");
+    expect(await prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).toMatchObject({ status: "resolved", resolvedByType: "system" });
+    expect(await prisma.runEvent.count({ where: { runId, code: "agent.started" } })).toBe(agentTurnsBefore);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+  });
+});
