@@ -1,7 +1,13 @@
 // R-OWN-5: one unverified-owner action per run and owner fingerprint; the evidence an action
 // records is read back through one schema that refuses anything malformed.
 import { describe, expect, it } from "vitest";
-import { OWNER_ATTESTATION_SCHEMA, OWNER_UNVERIFIED_EVIDENCE_SCHEMA, ownerFingerprint, readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "./actions";
+import {
+  OWNER_ATTESTATION_SCHEMA,
+  OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
+  ownerFingerprint,
+  readOwnerUnverifiedEvidence,
+  type OwnerUnverifiedEvidence,
+} from "./actions";
 
 const RUN = "3f2c1a4e-8b7d-4c6e-9f1a-2b3c4d5e6f70";
 const OTHER_RUN = "7a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d";
@@ -12,7 +18,12 @@ function evidence(overrides: Record<string, unknown> = {}): Record<string, unkno
     schema: OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
     runId: RUN,
     ownerToken: TOKEN,
-    owner: { host: "worker-a", pid: 4242, processStart: "918273", bootId: "0b6c6f0e-1c1a-4c55-9d43-7a1f6f0f0a01" },
+    owner: {
+      host: "worker-a",
+      pid: 4242,
+      processStart: "918273",
+      bootId: "0b6c6f0e-1c1a-4c55-9d43-7a1f6f0f0a01",
+    },
     reason: "controller_exited_without_barrier",
     phase: "workspace_finalizing",
     resultId: "result-1",
@@ -53,7 +64,8 @@ describe("ownerFingerprint", () => {
 
   it("R-OWN-5: a malformed receipt is distinct from every token, also one spelled like its placeholder", () => {
     const malformed = ownerFingerprint(RUN, null);
-    for (const token of ["", "malformed", "malformed-receipt", "null", TOKEN]) expect(ownerFingerprint(RUN, token)).not.toBe(malformed);
+    for (const token of ["", "malformed", "malformed-receipt", "null", TOKEN])
+      expect(ownerFingerprint(RUN, token)).not.toBe(malformed);
   });
 
   it("R-OWN-5: many distinct tokens give distinct fingerprints", () => {
@@ -74,15 +86,25 @@ describe("readOwnerUnverifiedEvidence", () => {
   });
 
   it("R-OWN-5: reads the evidence of a malformed receipt (no token, no owner)", () => {
-    expect(readOwnerUnverifiedEvidence(evidence({ ownerToken: null, owner: null, reason: "receipt_malformed" }))).toMatchObject({ ownerToken: null, owner: null });
+    expect(
+      readOwnerUnverifiedEvidence(
+        evidence({ ownerToken: null, owner: null, reason: "receipt_malformed" }),
+      ),
+    ).toMatchObject({ ownerToken: null, owner: null });
   });
 
   it("R-ATT-3: reads a recorded attestation", () => {
-    expect(readOwnerUnverifiedEvidence(evidence({ attestation: ATTESTATION }))?.attestation).toEqual(ATTESTATION);
+    expect(
+      readOwnerUnverifiedEvidence(evidence({ attestation: ATTESTATION }))?.attestation,
+    ).toEqual(ATTESTATION);
   });
 
   it("R-ATT-3: reads an attestation by an actor without id (the system or the local board)", () => {
-    expect(readOwnerUnverifiedEvidence(evidence({ attestation: { ...ATTESTATION, actor: { type: "system", id: null } } }))?.attestation?.actor).toEqual({ type: "system", id: null });
+    expect(
+      readOwnerUnverifiedEvidence(
+        evidence({ attestation: { ...ATTESTATION, actor: { type: "system", id: null } } }),
+      )?.attestation?.actor,
+    ).toEqual({ type: "system", id: null });
   });
 
   it.each<[string, unknown]>([
@@ -99,17 +121,35 @@ describe("readOwnerUnverifiedEvidence", () => {
     ["no run id", evidence({ runId: undefined })],
     ["a numeric token", evidence({ ownerToken: 7 })],
     ["a missing token (must be null, not absent)", evidence({ ownerToken: undefined })],
-    ["an owner without pid", evidence({ owner: { host: "worker-a", processStart: "1", bootId: "b" } })],
-    ["an owner with a string pid", evidence({ owner: { host: "worker-a", pid: "4242", processStart: "1", bootId: "b" } })],
+    [
+      "an owner without pid",
+      evidence({ owner: { host: "worker-a", processStart: "1", bootId: "b" } }),
+    ],
+    [
+      "an owner with a string pid",
+      evidence({ owner: { host: "worker-a", pid: "4242", processStart: "1", bootId: "b" } }),
+    ],
     ["no reason", evidence({ reason: undefined })],
     ["no phase", evidence({ phase: undefined })],
     ["lease ids that are not strings", evidence({ leaseIds: [1] })],
     ["lease ids that are not an array", evidence({ leaseIds: "lease-1" })],
     ["no detection time", evidence({ detectedAt: undefined })],
-    ["an attestation of another schema", evidence({ attestation: { ...ATTESTATION, schema: "copyback.owner-stop-attestation.v0" } })],
-    ["an attestation without token", evidence({ attestation: { ...ATTESTATION, ownerToken: undefined } })],
-    ["an attestation without stop evidence", evidence({ attestation: { ...ATTESTATION, stopEvidence: undefined } })],
-    ["an attestation without actor", evidence({ attestation: { ...ATTESTATION, actor: undefined } })],
+    [
+      "an attestation of another schema",
+      evidence({ attestation: { ...ATTESTATION, schema: "copyback.owner-stop-attestation.v0" } }),
+    ],
+    [
+      "an attestation without token",
+      evidence({ attestation: { ...ATTESTATION, ownerToken: undefined } }),
+    ],
+    [
+      "an attestation without stop evidence",
+      evidence({ attestation: { ...ATTESTATION, stopEvidence: undefined } }),
+    ],
+    [
+      "an attestation without actor",
+      evidence({ attestation: { ...ATTESTATION, actor: undefined } }),
+    ],
     ["an attestation that is null", evidence({ attestation: null })],
   ])("R-OWN-5: refuses malformed evidence: %s", (_name, value) => {
     expect(readOwnerUnverifiedEvidence(value)).toBeNull();

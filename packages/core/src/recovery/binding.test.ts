@@ -2,13 +2,22 @@
 // only while the task is still bound to that exact running native run and its accepted result.
 import type { FinalizationPhase } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
-import { checkRunBinding, type BindingDecision, type BindingRejectCode, type BindingSnapshot } from "./binding";
+import {
+  checkRunBinding,
+  type BindingDecision,
+  type BindingRejectCode,
+  type BindingSnapshot,
+} from "./binding";
 
 const RUN = "run-1";
 const ISSUE = "issue-1";
 const COMPANY = "company-1";
 const RESULT = "result-1";
-const RESUMABLE: readonly FinalizationPhase[] = ["result_accepted", "workspace_finalizing", "retryable_failure"];
+const RESUMABLE: readonly FinalizationPhase[] = [
+  "result_accepted",
+  "workspace_finalizing",
+  "retryable_failure",
+];
 
 type Overrides = {
   run?: Partial<NonNullable<BindingSnapshot["run"]>> | null;
@@ -20,9 +29,32 @@ type Overrides = {
 
 function snap(o: Overrides = {}): BindingSnapshot {
   return {
-    run: o.run === null ? null : { id: RUN, companyId: COMPANY, issueId: ISSUE, status: "running", runtimeMode: "native", ...o.run },
-    issue: o.issue === null ? null : { id: ISSUE, companyId: COMPANY, status: "in_progress", executionRunId: RUN, checkoutRunId: RUN, ...o.issue },
-    coordinator: o.coordinator === null ? null : { phase: "workspace_finalizing", resultId: RESULT, ...o.coordinator },
+    run:
+      o.run === null
+        ? null
+        : {
+            id: RUN,
+            companyId: COMPANY,
+            issueId: ISSUE,
+            status: "running",
+            runtimeMode: "native",
+            ...o.run,
+          },
+    issue:
+      o.issue === null
+        ? null
+        : {
+            id: ISSUE,
+            companyId: COMPANY,
+            status: "in_progress",
+            executionRunId: RUN,
+            checkoutRunId: RUN,
+            ...o.issue,
+          },
+    coordinator:
+      o.coordinator === null
+        ? null
+        : { phase: "workspace_finalizing", resultId: RESULT, ...o.coordinator },
     acceptedResultId: o.acceptedResultId === undefined ? RESULT : o.acceptedResultId,
     otherActiveRunIds: o.otherActiveRunIds ?? [],
   };
@@ -52,50 +84,136 @@ describe("checkRunBinding", () => {
   it.each<[string, Overrides, BindingRejectCode]>([
     ["R-RW-4: run_not_found: no run", { run: null }, "run_not_found"],
     ["R-RW-4: run_not_found: no task", { issue: null }, "run_not_found"],
-    ["R-RW-4: run_not_found: the task is another issue than the run's", { issue: { id: "issue-2" } }, "run_not_found"],
-    ["R-RW-4: run_not_found: the task belongs to another company", { issue: { companyId: "company-2" } }, "run_not_found"],
+    [
+      "R-RW-4: run_not_found: the task is another issue than the run's",
+      { issue: { id: "issue-2" } },
+      "run_not_found",
+    ],
+    [
+      "R-RW-4: run_not_found: the task belongs to another company",
+      { issue: { companyId: "company-2" } },
+      "run_not_found",
+    ],
     ["R-RW-4: run_not_native: a legacy run", { run: { runtimeMode: "legacy" } }, "run_not_native"],
     ["R-RW-4: run_not_running: a queued run", { run: { status: "queued" } }, "run_not_running"],
     ["R-RW-4: run_not_running: a failed run", { run: { status: "failed" } }, "run_not_running"],
-    ["R-RW-4: run_not_running: a succeeded run", { run: { status: "succeeded" } }, "run_not_running"],
-    ["R-RW-4: run_not_running: a cancelled run", { run: { status: "cancelled" } }, "run_not_running"],
-    ["R-RW-4: run_not_running: a timed-out run", { run: { status: "timed_out" } }, "run_not_running"],
+    [
+      "R-RW-4: run_not_running: a succeeded run",
+      { run: { status: "succeeded" } },
+      "run_not_running",
+    ],
+    [
+      "R-RW-4: run_not_running: a cancelled run",
+      { run: { status: "cancelled" } },
+      "run_not_running",
+    ],
+    [
+      "R-RW-4: run_not_running: a timed-out run",
+      { run: { status: "timed_out" } },
+      "run_not_running",
+    ],
     ["R-RW-4: task_closed: the task is done", { issue: { status: "done" } }, "task_closed"],
-    ["R-RW-4: task_closed: the task is cancelled", { issue: { status: "cancelled" } }, "task_closed"],
-    ["R-RW-4: newer_execution: the task executes another run", { issue: { executionRunId: "run-2", checkoutRunId: "run-2" } }, "newer_execution"],
-    ["R-RW-4: newer_execution: the task executes no run", { issue: { executionRunId: null } }, "newer_execution"],
-    ["R-RW-4: checkout_changed: another run holds the checkout", { issue: { checkoutRunId: "run-2" } }, "checkout_changed"],
-    ["R-RW-4: newer_run: another queued or running run of the task", { otherActiveRunIds: ["run-2"] }, "newer_run"],
-    ["R-RW-4: newer_run: several other runs (a queued/running legacy execution included)", { otherActiveRunIds: ["run-2", "legacy-run-3"] }, "newer_run"],
-    ["R-RW-4: result_unbound: the coordinator result differs from the accepted result", { coordinator: { resultId: "result-2" } }, "result_unbound"],
+    [
+      "R-RW-4: task_closed: the task is cancelled",
+      { issue: { status: "cancelled" } },
+      "task_closed",
+    ],
+    [
+      "R-RW-4: newer_execution: the task executes another run",
+      { issue: { executionRunId: "run-2", checkoutRunId: "run-2" } },
+      "newer_execution",
+    ],
+    [
+      "R-RW-4: newer_execution: the task executes no run",
+      { issue: { executionRunId: null } },
+      "newer_execution",
+    ],
+    [
+      "R-RW-4: checkout_changed: another run holds the checkout",
+      { issue: { checkoutRunId: "run-2" } },
+      "checkout_changed",
+    ],
+    [
+      "R-RW-4: newer_run: another queued or running run of the task",
+      { otherActiveRunIds: ["run-2"] },
+      "newer_run",
+    ],
+    [
+      "R-RW-4: newer_run: several other runs (a queued/running legacy execution included)",
+      { otherActiveRunIds: ["run-2", "legacy-run-3"] },
+      "newer_run",
+    ],
+    [
+      "R-RW-4: result_unbound: the coordinator result differs from the accepted result",
+      { coordinator: { resultId: "result-2" } },
+      "result_unbound",
+    ],
     ["R-RW-4: result_unbound: no accepted result", { acceptedResultId: null }, "result_unbound"],
-    ["R-RW-4: result_unbound: the coordinator has no result", { coordinator: { resultId: null } }, "result_unbound"],
-    ["R-RW-4: result_unbound: no coordinator and no accepted result", { coordinator: null, acceptedResultId: null }, "result_unbound"],
+    [
+      "R-RW-4: result_unbound: the coordinator has no result",
+      { coordinator: { resultId: null } },
+      "result_unbound",
+    ],
+    [
+      "R-RW-4: result_unbound: no coordinator and no accepted result",
+      { coordinator: null, acceptedResultId: null },
+      "result_unbound",
+    ],
     ["R-RW-4: result_unbound: no coordinator", { coordinator: null }, "result_unbound"],
-    ["R-RW-4: phase_not_resumable: a phase not allowed", { coordinator: { phase: "arbitrating" } }, "phase_not_resumable"],
+    [
+      "R-RW-4: phase_not_resumable: a phase not allowed",
+      { coordinator: { phase: "arbitrating" } },
+      "phase_not_resumable",
+    ],
   ])("%s", (_name, overrides, code) => {
     const decision = checkRunBinding(snap(overrides), RESUMABLE);
     expect(codeOf(decision)).toBe(code);
     if (decision.kind === "reject") expect(decision.message.length).toBeGreaterThan(0);
   });
 
-  it.each<FinalizationPhase>(["observed", "result_accepted", "workspace_finalizing", "arbitrating", "committed", "retryable_failure", "terminal_failure"])(
-    "R-RW-4: phase %s is bound exactly when the caller allows it",
-    (phase) => {
-      const s = snap({ coordinator: { phase } });
-      expect(checkRunBinding(s, [phase])).toEqual(BOUND);
-      const others = (["observed", "result_accepted", "workspace_finalizing", "arbitrating", "committed", "retryable_failure", "terminal_failure"] as const).filter((p) => p !== phase);
-      expect(codeOf(checkRunBinding(s, others))).toBe("phase_not_resumable");
-      expect(codeOf(checkRunBinding(s, []))).toBe("phase_not_resumable");
-    },
-  );
+  it.each<FinalizationPhase>([
+    "observed",
+    "result_accepted",
+    "workspace_finalizing",
+    "arbitrating",
+    "committed",
+    "retryable_failure",
+    "terminal_failure",
+  ])("R-RW-4: phase %s is bound exactly when the caller allows it", (phase) => {
+    const s = snap({ coordinator: { phase } });
+    expect(checkRunBinding(s, [phase])).toEqual(BOUND);
+    const others = (
+      [
+        "observed",
+        "result_accepted",
+        "workspace_finalizing",
+        "arbitrating",
+        "committed",
+        "retryable_failure",
+        "terminal_failure",
+      ] as const
+    ).filter((p) => p !== phase);
+    expect(codeOf(checkRunBinding(s, others))).toBe("phase_not_resumable");
+    expect(codeOf(checkRunBinding(s, []))).toBe("phase_not_resumable");
+  });
 
   it("R-RW-4: a closed task wins over a newer run (the first change is named)", () => {
-    expect(codeOf(checkRunBinding(snap({ issue: { status: "done" }, otherActiveRunIds: ["run-2"] }), RESUMABLE))).toBe("task_closed");
+    expect(
+      codeOf(
+        checkRunBinding(
+          snap({ issue: { status: "done" }, otherActiveRunIds: ["run-2"] }),
+          RESUMABLE,
+        ),
+      ),
+    ).toBe("task_closed");
   });
 
   it("R-RW-4: the binding ids are compared exactly, not by prefix or case", () => {
-    expect(codeOf(checkRunBinding(snap({ issue: { executionRunId: RUN.toUpperCase() } }), RESUMABLE))).toBe("newer_execution");
-    expect(codeOf(checkRunBinding(snap({ coordinator: { resultId: `${RESULT} ` } }), RESUMABLE))).toBe("result_unbound");
+    expect(
+      codeOf(checkRunBinding(snap({ issue: { executionRunId: RUN.toUpperCase() } }), RESUMABLE)),
+    ).toBe("newer_execution");
+    expect(
+      codeOf(checkRunBinding(snap({ coordinator: { resultId: `${RESULT} ` } }), RESUMABLE)),
+    ).toBe("result_unbound");
   });
 });

@@ -1,13 +1,26 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
 import { OWNER_UNVERIFIED_CAUSE } from "./causes";
-import { RESTORING_MESSAGE, deriveTaskNotice, type NoticeAction, type TaskNotice } from "./task-notice";
+import {
+  RESTORING_MESSAGE,
+  deriveTaskNotice,
+  type NoticeAction,
+  type TaskNotice,
+} from "./task-notice";
 
 const T0 = new Date("2025-03-01T10:00:00Z");
 const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
 
 function action(overrides: Partial<NoticeAction> = {}): NoticeAction {
-  return { id: "action-1", cause: OWNER_UNVERIFIED_CAUSE, status: "active", runId: "run-1", recoveryQueued: false, createdAt: T0, ...overrides };
+  return {
+    id: "action-1",
+    cause: OWNER_UNVERIFIED_CAUSE,
+    status: "active",
+    runId: "run-1",
+    recoveryQueued: false,
+    createdAt: T0,
+    ...overrides,
+  };
 }
 
 /** Identifiers a receipt carries: none of them may reach the task view. */
@@ -35,7 +48,12 @@ describe("deriveTaskNotice", () => {
 
   it("R-UI-2: an open unverified-owner hold shows a compact operator-attention notice for its run", () => {
     const notice = deriveTaskNotice([action()]);
-    expect(notice).toMatchObject({ kind: "attention", runId: "run-1", actionId: "action-1", cause: OWNER_UNVERIFIED_CAUSE });
+    expect(notice).toMatchObject({
+      kind: "attention",
+      runId: "run-1",
+      actionId: "action-1",
+      cause: OWNER_UNVERIFIED_CAUSE,
+    });
   });
 
   it("R-UI-2: an escalated hold is still open and shown", () => {
@@ -48,14 +66,16 @@ describe("deriveTaskNotice", () => {
     expect(messageOf(notice)).toMatch(/operator/);
   });
 
-  it("R-UI-1: an attested (queued) recovery shows only \"Restoring saved work…\"", () => {
+  it('R-UI-1: an attested (queued) recovery shows only "Restoring saved work…"', () => {
     const notice = deriveTaskNotice([action({ recoveryQueued: true })]);
     expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: "Restoring saved work…" });
     expect(RESTORING_MESSAGE).toBe("Restoring saved work…");
   });
 
   it("R-UI-1: the notice is removed once commitment resolved the action", () => {
-    expect(deriveTaskNotice([action({ recoveryQueued: true, status: "resolved" })])).toEqual({ kind: "none" });
+    expect(deriveTaskNotice([action({ recoveryQueued: true, status: "resolved" })])).toEqual({
+      kind: "none",
+    });
   });
 
   it.each(["resolved", "cancelled"])("R-UI-2: %s actions are ignored", (status) => {
@@ -64,13 +84,22 @@ describe("deriveTaskNotice", () => {
   });
 
   it("R-UI-2: a resolved action beside an open one shows the open one", () => {
-    const notice = deriveTaskNotice([action({ id: "old", status: "resolved", createdAt: at(0) }), action({ id: "new", createdAt: at(5) })]);
+    const notice = deriveTaskNotice([
+      action({ id: "old", status: "resolved", createdAt: at(0) }),
+      action({ id: "new", createdAt: at(5) }),
+    ]);
     expect(notice).toMatchObject({ kind: "attention", actionId: "new" });
   });
 
   it("R-UI-1: attention wins over restoring (whichever is older)", () => {
-    const queuedFirst = [action({ id: "queued", recoveryQueued: true, createdAt: at(0) }), action({ id: "waiting", createdAt: at(5) })];
-    const waitingFirst = [action({ id: "waiting", createdAt: at(0) }), action({ id: "queued", recoveryQueued: true, createdAt: at(5) })];
+    const queuedFirst = [
+      action({ id: "queued", recoveryQueued: true, createdAt: at(0) }),
+      action({ id: "waiting", createdAt: at(5) }),
+    ];
+    const waitingFirst = [
+      action({ id: "waiting", createdAt: at(0) }),
+      action({ id: "queued", recoveryQueued: true, createdAt: at(5) }),
+    ];
     for (const actions of [queuedFirst, waitingFirst, [...queuedFirst].reverse()]) {
       expect(deriveTaskNotice(actions)).toMatchObject({ kind: "attention", actionId: "waiting" });
     }
@@ -79,8 +108,16 @@ describe("deriveTaskNotice", () => {
   it("R-UI-2: of several waiting actions the oldest is shown, whatever the input order", () => {
     const older = action({ id: "b-older", runId: "run-1", createdAt: at(0) });
     const newer = action({ id: "a-newer", runId: "run-2", createdAt: at(5) });
-    expect(deriveTaskNotice([newer, older])).toMatchObject({ kind: "attention", actionId: "b-older", runId: "run-1" });
-    expect(deriveTaskNotice([older, newer])).toMatchObject({ kind: "attention", actionId: "b-older", runId: "run-1" });
+    expect(deriveTaskNotice([newer, older])).toMatchObject({
+      kind: "attention",
+      actionId: "b-older",
+      runId: "run-1",
+    });
+    expect(deriveTaskNotice([older, newer])).toMatchObject({
+      kind: "attention",
+      actionId: "b-older",
+      runId: "run-1",
+    });
   });
 
   it("R-UI-2: equal creation times are ordered by id (deterministic)", () => {
@@ -91,7 +128,10 @@ describe("deriveTaskNotice", () => {
   });
 
   it("R-UI-1: restoring names the oldest queued recovery's run", () => {
-    const notice = deriveTaskNotice([action({ id: "2", runId: "run-2", recoveryQueued: true, createdAt: at(5) }), action({ id: "1", runId: "run-1", recoveryQueued: true, createdAt: at(0) })]);
+    const notice = deriveTaskNotice([
+      action({ id: "2", runId: "run-2", recoveryQueued: true, createdAt: at(5) }),
+      action({ id: "1", runId: "run-1", recoveryQueued: true, createdAt: at(0) }),
+    ]);
     expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: RESTORING_MESSAGE });
   });
 

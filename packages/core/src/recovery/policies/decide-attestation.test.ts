@@ -5,7 +5,13 @@ import { describe, expect, it } from "vitest";
 import type { ProcessLiveness } from "../../process/process-identity";
 import type { BindingSnapshot } from "../binding";
 import { OWNER_UNVERIFIED_CAUSE } from "../causes";
-import { ATTESTABLE_PHASES, decideAttestation, type AttestationDecision, type AttestationRejectCode, type AttestationSnapshot } from "./decide-attestation";
+import {
+  ATTESTABLE_PHASES,
+  decideAttestation,
+  type AttestationDecision,
+  type AttestationRejectCode,
+  type AttestationSnapshot,
+} from "./decide-attestation";
 
 const RUN = "run-1";
 const ISSUE = "issue-1";
@@ -16,7 +22,13 @@ const TOKEN = "tok-old";
 function binding(overrides: Partial<BindingSnapshot> = {}): BindingSnapshot {
   return {
     run: { id: RUN, companyId: COMPANY, issueId: ISSUE, status: "running", runtimeMode: "native" },
-    issue: { id: ISSUE, companyId: COMPANY, status: "in_progress", executionRunId: RUN, checkoutRunId: RUN },
+    issue: {
+      id: ISSUE,
+      companyId: COMPANY,
+      status: "in_progress",
+      executionRunId: RUN,
+      checkoutRunId: RUN,
+    },
     coordinator: { phase: "workspace_finalizing", resultId: RESULT },
     acceptedResultId: RESULT,
     otherActiveRunIds: [],
@@ -37,7 +49,14 @@ function snap(o: Overrides = {}): AttestationSnapshot {
     receipt: { kind: "receipt", token: TOKEN },
     liveness: { kind: "dead", reason: "no_such_pid" },
     ...rest,
-    action: { cause: OWNER_UNVERIFIED_CAUSE, status: "active", runId: RUN, ownerToken: TOKEN, attestedToken: null, ...action },
+    action: {
+      cause: OWNER_UNVERIFIED_CAUSE,
+      status: "active",
+      runId: RUN,
+      ownerToken: TOKEN,
+      attestedToken: null,
+      ...action,
+    },
     binding: binding(b),
   };
 }
@@ -54,54 +73,190 @@ describe("decideAttestation", () => {
   });
 
   it("R-ATT-3: admission works from result_accepted, workspace_finalizing and retryable_failure only", () => {
-    expect([...ATTESTABLE_PHASES].sort()).toEqual(["result_accepted", "retryable_failure", "workspace_finalizing"]);
+    expect([...ATTESTABLE_PHASES].sort()).toEqual([
+      "result_accepted",
+      "retryable_failure",
+      "workspace_finalizing",
+    ]);
   });
 
-  it.each<FinalizationPhase>(["result_accepted", "workspace_finalizing", "retryable_failure"])("R-ATT-3: admitted from %s", (phase) => {
-    expect(decideAttestation(snap({ binding: { coordinator: { phase, resultId: RESULT } } }))).toEqual(ADMIT);
-  });
+  it.each<FinalizationPhase>(["result_accepted", "workspace_finalizing", "retryable_failure"])(
+    "R-ATT-3: admitted from %s",
+    (phase) => {
+      expect(
+        decideAttestation(snap({ binding: { coordinator: { phase, resultId: RESULT } } })),
+      ).toEqual(ADMIT);
+    },
+  );
 
-  it.each<FinalizationPhase>(["observed", "arbitrating", "committed", "terminal_failure"])("R-ATT-3: phase_not_resumable from %s", (phase) => {
-    expect(codeOf(decideAttestation(snap({ binding: { coordinator: { phase, resultId: RESULT } } })))).toBe("phase_not_resumable");
-  });
+  it.each<FinalizationPhase>(["observed", "arbitrating", "committed", "terminal_failure"])(
+    "R-ATT-3: phase_not_resumable from %s",
+    (phase) => {
+      expect(
+        codeOf(decideAttestation(snap({ binding: { coordinator: { phase, resultId: RESULT } } }))),
+      ).toBe("phase_not_resumable");
+    },
+  );
 
   it.each<[string, Overrides, AttestationRejectCode]>([
-    ["R-ATT-3: action_not_owner_unverified: another cause cannot release an owner", { action: { cause: "native_workspace_export_failed" } }, "action_not_owner_unverified"],
-    ["R-ATT-3: action_not_open: a resolved action", { action: { status: "resolved" } }, "action_not_open"],
-    ["R-ATT-3: action_not_open: a cancelled action", { action: { status: "cancelled" } }, "action_not_open"],
-    ["R-ATT-3: run_mismatch: the action belongs to another run", { action: { runId: "run-2" } }, "run_mismatch"],
+    [
+      "R-ATT-3: action_not_owner_unverified: another cause cannot release an owner",
+      { action: { cause: "native_workspace_export_failed" } },
+      "action_not_owner_unverified",
+    ],
+    [
+      "R-ATT-3: action_not_open: a resolved action",
+      { action: { status: "resolved" } },
+      "action_not_open",
+    ],
+    [
+      "R-ATT-3: action_not_open: a cancelled action",
+      { action: { status: "cancelled" } },
+      "action_not_open",
+    ],
+    [
+      "R-ATT-3: run_mismatch: the action belongs to another run",
+      { action: { runId: "run-2" } },
+      "run_mismatch",
+    ],
     ["R-ATT-3: run_mismatch: the action has no run", { action: { runId: null } }, "run_mismatch"],
-    ["R-ATT-3: run_mismatch: the request names another run", { request: { runId: "run-2", ownerToken: TOKEN } }, "run_mismatch"],
-    ["R-ATT-3: copyback_lock_active: a copyback holds the run's advisory lock", { lockAcquired: false }, "copyback_lock_active"],
-    ["R-ATT-3: owner_changed: the request names a token the action does not hold", { request: { runId: RUN, ownerToken: "tok-guess" } }, "owner_changed"],
-    ["R-ATT-3: owner_changed: the action recorded a malformed receipt (no token)", { action: { ownerToken: null } }, "owner_changed"],
-    ["R-ATT-3: owner_changed: the run carries a newer owner receipt", { receipt: { kind: "receipt", token: "tok-new" } }, "owner_changed"],
-    ["R-ATT-3: owner_changed: the receipt is gone and this action never attested it", { receipt: { kind: "none" }, liveness: null }, "owner_changed"],
-    ["R-ATT-3: owner_receipt_malformed: the run's receipt cannot be read", { receipt: { kind: "malformed" }, liveness: null }, "owner_receipt_malformed"],
-    ["R-ATT-3: controller_alive: an observably live local controller", { liveness: { kind: "alive" } }, "controller_alive"],
+    [
+      "R-ATT-3: run_mismatch: the request names another run",
+      { request: { runId: "run-2", ownerToken: TOKEN } },
+      "run_mismatch",
+    ],
+    [
+      "R-ATT-3: copyback_lock_active: a copyback holds the run's advisory lock",
+      { lockAcquired: false },
+      "copyback_lock_active",
+    ],
+    [
+      "R-ATT-3: owner_changed: the request names a token the action does not hold",
+      { request: { runId: RUN, ownerToken: "tok-guess" } },
+      "owner_changed",
+    ],
+    [
+      "R-ATT-3: owner_changed: the action recorded a malformed receipt (no token)",
+      { action: { ownerToken: null } },
+      "owner_changed",
+    ],
+    [
+      "R-ATT-3: owner_changed: the run carries a newer owner receipt",
+      { receipt: { kind: "receipt", token: "tok-new" } },
+      "owner_changed",
+    ],
+    [
+      "R-ATT-3: owner_changed: the receipt is gone and this action never attested it",
+      { receipt: { kind: "none" }, liveness: null },
+      "owner_changed",
+    ],
+    [
+      "R-ATT-3: owner_receipt_malformed: the run's receipt cannot be read",
+      { receipt: { kind: "malformed" }, liveness: null },
+      "owner_receipt_malformed",
+    ],
+    [
+      "R-ATT-3: controller_alive: an observably live local controller",
+      { liveness: { kind: "alive" } },
+      "controller_alive",
+    ],
     ["R-ATT-3: run_not_found: no run", { binding: { run: null } }, "run_not_found"],
     ["R-ATT-3: run_not_found: no task", { binding: { issue: null } }, "run_not_found"],
-    ["R-ATT-3: run_not_native: a legacy run", { binding: { run: { id: RUN, companyId: COMPANY, issueId: ISSUE, status: "running", runtimeMode: "legacy" } } }, "run_not_native"],
-    ["R-ATT-3: run_not_running: the run already ended", { binding: { run: { id: RUN, companyId: COMPANY, issueId: ISSUE, status: "failed", runtimeMode: "native" } } }, "run_not_running"],
+    [
+      "R-ATT-3: run_not_native: a legacy run",
+      {
+        binding: {
+          run: {
+            id: RUN,
+            companyId: COMPANY,
+            issueId: ISSUE,
+            status: "running",
+            runtimeMode: "legacy",
+          },
+        },
+      },
+      "run_not_native",
+    ],
+    [
+      "R-ATT-3: run_not_running: the run already ended",
+      {
+        binding: {
+          run: {
+            id: RUN,
+            companyId: COMPANY,
+            issueId: ISSUE,
+            status: "failed",
+            runtimeMode: "native",
+          },
+        },
+      },
+      "run_not_running",
+    ],
     [
       "R-ATT-3: task_closed: the task was cancelled",
-      { binding: { issue: { id: ISSUE, companyId: COMPANY, status: "cancelled", executionRunId: RUN, checkoutRunId: RUN } } },
+      {
+        binding: {
+          issue: {
+            id: ISSUE,
+            companyId: COMPANY,
+            status: "cancelled",
+            executionRunId: RUN,
+            checkoutRunId: RUN,
+          },
+        },
+      },
       "task_closed",
     ],
     [
       "R-ATT-3: newer_execution: the task is bound to another execution",
-      { binding: { issue: { id: ISSUE, companyId: COMPANY, status: "in_progress", executionRunId: "run-2", checkoutRunId: null } } },
+      {
+        binding: {
+          issue: {
+            id: ISSUE,
+            companyId: COMPANY,
+            status: "in_progress",
+            executionRunId: "run-2",
+            checkoutRunId: null,
+          },
+        },
+      },
       "newer_execution",
     ],
     [
       "R-ATT-3: checkout_changed: another run holds the checkout",
-      { binding: { issue: { id: ISSUE, companyId: COMPANY, status: "in_progress", executionRunId: RUN, checkoutRunId: "run-2" } } },
+      {
+        binding: {
+          issue: {
+            id: ISSUE,
+            companyId: COMPANY,
+            status: "in_progress",
+            executionRunId: RUN,
+            checkoutRunId: "run-2",
+          },
+        },
+      },
       "checkout_changed",
     ],
-    ["R-ATT-3: newer_run: another run of the task is queued or running", { binding: { otherActiveRunIds: ["run-2"] } }, "newer_run"],
-    ["R-ATT-3: result_unbound: the coordinator's result is not the accepted result", { binding: { coordinator: { phase: "workspace_finalizing", resultId: "result-2" } } }, "result_unbound"],
-    ["R-ATT-3: result_unbound: no accepted result", { binding: { acceptedResultId: null } }, "result_unbound"],
-    ["R-ATT-3: phase_not_resumable: the coordinator already committed", { binding: { coordinator: { phase: "committed", resultId: RESULT } } }, "phase_not_resumable"],
+    [
+      "R-ATT-3: newer_run: another run of the task is queued or running",
+      { binding: { otherActiveRunIds: ["run-2"] } },
+      "newer_run",
+    ],
+    [
+      "R-ATT-3: result_unbound: the coordinator's result is not the accepted result",
+      { binding: { coordinator: { phase: "workspace_finalizing", resultId: "result-2" } } },
+      "result_unbound",
+    ],
+    [
+      "R-ATT-3: result_unbound: no accepted result",
+      { binding: { acceptedResultId: null } },
+      "result_unbound",
+    ],
+    [
+      "R-ATT-3: phase_not_resumable: the coordinator already committed",
+      { binding: { coordinator: { phase: "committed", resultId: RESULT } } },
+      "phase_not_resumable",
+    ],
   ])("%s", (_name, overrides, code) => {
     const decision = decideAttestation(snap(overrides));
     expect(codeOf(decision)).toBe(code);
@@ -113,11 +268,19 @@ describe("decideAttestation", () => {
   });
 
   it("R-ATT-3: a missing advisory connection alone is not enough: a free lock with a live controller is refused", () => {
-    expect(codeOf(decideAttestation(snap({ lockAcquired: true, liveness: { kind: "alive" } })))).toBe("controller_alive");
+    expect(
+      codeOf(decideAttestation(snap({ lockAcquired: true, liveness: { kind: "alive" } }))),
+    ).toBe("controller_alive");
   });
 
   it("R-ATT-3: a free lock with a changed owner is refused", () => {
-    expect(codeOf(decideAttestation(snap({ lockAcquired: true, receipt: { kind: "receipt", token: "tok-new" } })))).toBe("owner_changed");
+    expect(
+      codeOf(
+        decideAttestation(
+          snap({ lockAcquired: true, receipt: { kind: "receipt", token: "tok-new" } }),
+        ),
+      ),
+    ).toBe("owner_changed");
   });
 
   it.each<[string, ProcessLiveness | null]>([
@@ -127,9 +290,12 @@ describe("decideAttestation", () => {
     ["dead (pid reused)", { kind: "dead", reason: "pid_reused" }],
     ["dead (rebooted)", { kind: "dead", reason: "rebooted" }],
     ["not probed", null],
-  ])("R-ATT-3: liveness %s does not block attestation (only an observably live local controller does)", (_name, liveness) => {
-    expect(decideAttestation(snap({ liveness }))).toEqual(ADMIT);
-  });
+  ])(
+    "R-ATT-3: liveness %s does not block attestation (only an observably live local controller does)",
+    (_name, liveness) => {
+      expect(decideAttestation(snap({ liveness }))).toEqual(ADMIT);
+    },
+  );
 
   it("R-ATT-3: an escalated action is open and may be attested", () => {
     expect(decideAttestation(snap({ action: { status: "escalated" } }))).toEqual(ADMIT);
@@ -137,34 +303,95 @@ describe("decideAttestation", () => {
 
   describe("R-ATT-3: idempotent repeat, never releasing a newer owner", () => {
     it("R-ATT-3: a missing receipt whose release this action recorded for the same token is already attested", () => {
-      expect(decideAttestation(snap({ receipt: { kind: "none" }, liveness: null, action: { attestedToken: TOKEN } }))).toEqual({ kind: "already_attested" });
+      expect(
+        decideAttestation(
+          snap({ receipt: { kind: "none" }, liveness: null, action: { attestedToken: TOKEN } }),
+        ),
+      ).toEqual({ kind: "already_attested" });
     });
 
     it("R-ATT-3: a missing receipt with an attestation of another token is owner_changed", () => {
-      expect(codeOf(decideAttestation(snap({ receipt: { kind: "none" }, liveness: null, action: { attestedToken: "tok-other" } })))).toBe("owner_changed");
+      expect(
+        codeOf(
+          decideAttestation(
+            snap({
+              receipt: { kind: "none" },
+              liveness: null,
+              action: { attestedToken: "tok-other" },
+            }),
+          ),
+        ),
+      ).toBe("owner_changed");
     });
 
     it("R-ATT-3: a missing receipt without any recorded attestation is owner_changed (the SQL fallback or a clear released it)", () => {
-      expect(codeOf(decideAttestation(snap({ receipt: { kind: "none" }, liveness: null, action: { attestedToken: null } })))).toBe("owner_changed");
+      expect(
+        codeOf(
+          decideAttestation(
+            snap({ receipt: { kind: "none" }, liveness: null, action: { attestedToken: null } }),
+          ),
+        ),
+      ).toBe("owner_changed");
     });
 
     it("R-ATT-3: after an attestation, a newer owner's receipt is never released by repeating it", () => {
-      const repeated = snap({ receipt: { kind: "receipt", token: "tok-new" }, action: { attestedToken: TOKEN } });
+      const repeated = snap({
+        receipt: { kind: "receipt", token: "tok-new" },
+        action: { attestedToken: TOKEN },
+      });
       expect(codeOf(decideAttestation(repeated))).toBe("owner_changed");
       // Even with the newer owner's controller gone and the lock free.
-      expect(codeOf(decideAttestation({ ...repeated, liveness: { kind: "dead", reason: "no_such_pid" }, lockAcquired: true }))).toBe("owner_changed");
+      expect(
+        codeOf(
+          decideAttestation({
+            ...repeated,
+            liveness: { kind: "dead", reason: "no_such_pid" },
+            lockAcquired: true,
+          }),
+        ),
+      ).toBe("owner_changed");
     });
 
     it("R-ATT-3: naming the newer token on the older action is refused (the action holds the older token)", () => {
-      expect(codeOf(decideAttestation(snap({ request: { runId: RUN, ownerToken: "tok-new" }, receipt: { kind: "receipt", token: "tok-new" } })))).toBe("owner_changed");
+      expect(
+        codeOf(
+          decideAttestation(
+            snap({
+              request: { runId: RUN, ownerToken: "tok-new" },
+              receipt: { kind: "receipt", token: "tok-new" },
+            }),
+          ),
+        ),
+      ).toBe("owner_changed");
     });
 
     it("R-ATT-3: a repeat while a copyback holds the lock is refused, not answered as already attested", () => {
-      expect(codeOf(decideAttestation(snap({ lockAcquired: false, receipt: { kind: "none" }, liveness: null, action: { attestedToken: TOKEN } })))).toBe("copyback_lock_active");
+      expect(
+        codeOf(
+          decideAttestation(
+            snap({
+              lockAcquired: false,
+              receipt: { kind: "none" },
+              liveness: null,
+              action: { attestedToken: TOKEN },
+            }),
+          ),
+        ),
+      ).toBe("copyback_lock_active");
     });
 
     it("R-ATT-3: a repeat on a resolved (committed) action is refused as not open", () => {
-      expect(codeOf(decideAttestation(snap({ receipt: { kind: "none" }, liveness: null, action: { status: "resolved", attestedToken: TOKEN } })))).toBe("action_not_open");
+      expect(
+        codeOf(
+          decideAttestation(
+            snap({
+              receipt: { kind: "none" },
+              liveness: null,
+              action: { status: "resolved", attestedToken: TOKEN },
+            }),
+          ),
+        ),
+      ).toBe("action_not_open");
     });
   });
 });
