@@ -96,7 +96,8 @@ export function describeFailure(error: unknown): DescribedFailure {
     return {
       exitCode: DOMAIN_EXIT[error.kind],
       code: error.code,
-      message: error.message,
+      // The stable code first: it is what changed, and what scripts match on.
+      message: `${error.code}: ${error.message}`,
       expected: true,
       ...(error.details ? { details: { ...error.details } } : {}),
     };

@@ -25,6 +25,9 @@ COPYBACK_HOME, else ~/.copyback. With --json, stdout holds exactly one JSON docu
 ({ ok, command, exitCode, ... } or { ok: false, ..., error: { code, message } }); progress and
 warnings always go to stderr.
 
+The recovery commands use DATABASE_URL, else the embedded database of the instance root, which
+must be running (\`npm start\`); they are for instance operators with access to that database.
+
 ${EXIT_CODE_TABLE}
 `;
 
@@ -123,7 +126,9 @@ type Runner = <A extends unknown[]>(
 function buildProgram(io: CliIo, run: Runner): Command {
   const program = new Command("copyback");
   program
-    .description("Operator tools for the copyback engine: locks, archives, manifests, merges.")
+    .description(
+      "Operator tools for the copyback engine: locks, archives, manifests, merges, recovery holds.",
+    )
     .option("--json", "machine output: exactly one JSON document on stdout")
     .option("--home <dir>", "instance root (default: COPYBACK_HOME, else ~/.copyback)")
     .exitOverride()
@@ -215,7 +220,66 @@ function buildProgram(io: CliIo, run: Runner): Command {
     .description("instance root privacy, filesystem type (lockable or refused), lock root health")
     .action(run("doctor", (ctx) => doctor(ctx)));
 
+  addRecoveryCommands(program, run);
   return program;
+}
+
+// Loaded on use: the database client is not needed by the file-level commands above.
+function addRecoveryCommands(program: Command, run: Runner): void {
+  const recovery = program
+    .command("recovery")
+    .description("recovery actions (holds) in the instance database, for instance operators");
+  recovery
+    .command("list")
+    .description("open recovery actions: company, task, run, cause, age and next action")
+    .option("--company <id>", "only this company's", uuid)
+    .option("--limit <n>", "at most this many, oldest first (default 200)", positiveInt)
+    .action(
+      run("recovery list", async (ctx, opts: { company?: string; limit?: number }) => {
+        const { recoveryList, DEFAULT_LIST_LIMIT } = await import("./commands/recovery-list");
+        return recoveryList(ctx, {
+          limit: opts.limit ?? DEFAULT_LIST_LIMIT,
+          ...(opts.company === undefined ? {} : { companyId: opts.company }),
+        });
+      }),
+    );
+  recovery
+    .command("show")
+    .argument("<action-id>", "the recovery action", uuid)
+    .description("one action: evidence, owner token, the run now, and the exact attestation calls")
+    .action(
+      run("recovery show", async (ctx, actionId: string) =>
+        (await import("./commands/recovery-show")).recoveryShow(ctx, actionId),
+      ),
+    );
+  recovery
+    .command("attest")
+    .description(
+      "attest that an unverified copyback owner's controller and its copyback subprocesses stopped (R-ATT-1); the reconciler then finishes the copyback. Recorded as the system actor",
+    )
+    .requiredOption("--action <id>", "the unverified-owner recovery action")
+    .requiredOption("--run <id>", "its run")
+    .requiredOption("--token <token>", "the owner token the action names (copyback recovery show)")
+    .requiredOption(
+      "--controller-and-copyback-stopped",
+      "required: you verified on the deployment platform that they stopped",
+    )
+    .requiredOption("--evidence <text>", "what the platform shows (recorded on the action)")
+    .action(
+      run(
+        "recovery attest",
+        async (
+          ctx,
+          opts: {
+            action: string;
+            run: string;
+            token: string;
+            evidence: string;
+            controllerAndCopybackStopped: boolean;
+          },
+        ) => (await import("./commands/recovery-attest")).recoveryAttest(ctx, opts),
+      ),
+    );
 }
 
 /** "archive check" for the `check` subcommand of `archive`; the program itself is not named. */
@@ -233,6 +297,20 @@ function milliseconds(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
     throw new InvalidArgumentError("expected a whole number of milliseconds");
+  return n;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuid(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError("expected an id (a UUID)");
+  return value.toLowerCase();
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError("expected a whole number of at least 1");
   return n;
 }
 

@@ -1,0 +1,154 @@
+// `copyback recovery show ACTION_ID`: one recovery action with its evidence, the run's state
+// now (is the held receipt still on it?), and, for an open unverified-owner hold, the exact
+// attestation calls prefilled with the action id, run id and owner token. Reads only.
+import { notFound } from "../../errors";
+import { readFinalizationOwner } from "../../finalization/finalization-owner";
+import { readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
+import { OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
+import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
+import { withCliDatabase } from "../database";
+import { EXIT } from "../exit-codes";
+import { formatAge } from "../format";
+import type { CommandContext, CommandResult } from "../io";
+import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
+import { attestCall, type AttestCall } from "../recovery/attest-call";
+
+/** Whether the run still carries the receipt the hold names (what an attestation releases). */
+export type ReceiptState = "held" | "released" | "other_owner" | "malformed" | "no_run";
+
+export async function recoveryShow(ctx: CommandContext, actionId: string): Promise<CommandResult> {
+  return withCliDatabase(ctx, async ({ prisma, source }) => {
+    const row = await findAction(prisma, actionId);
+    if (!row) throw notFound(`The recovery action ${actionId}`);
+    const action = toView(row, new Date());
+    const run = row.runId
+      ? await prisma.heartbeatRun.findUnique({
+          where: { id: row.runId },
+          select: {
+            status: true,
+            runnerProfileJson: true,
+            finalization: { select: { phase: true, attempt: true, nextAttemptAt: true } },
+          },
+        })
+      : null;
+    const owner =
+      row.cause === OWNER_UNVERIFIED_CAUSE ? readOwnerUnverifiedEvidence(row.evidence) : null;
+    const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null);
+    const open = (OPEN_ACTION_STATUSES as readonly string[]).includes(row.status);
+    const call =
+      owner && open && owner.ownerToken !== null && row.runId !== null && !action.attested
+        ? attestCall({
+            issueId: row.issueId,
+            actionId: row.id,
+            runId: row.runId,
+            ownerToken: owner.ownerToken,
+          })
+        : null;
+    const runView = run
+      ? {
+          status: run.status,
+          finalizationPhase: run.finalization?.phase ?? null,
+          attempt: run.finalization?.attempt ?? null,
+          nextAttemptAt: run.finalization?.nextAttemptAt?.toISOString() ?? null,
+          receipt,
+        }
+      : null;
+    return {
+      exitCode: EXIT.ok,
+      json: {
+        database: source,
+        action: { ...action, evidence: row.evidence },
+        ownerToken: owner?.ownerToken ?? null,
+        run: runView,
+        attestCall: call,
+      },
+      text: render(action, row.evidence, owner, runView, call),
+    };
+  });
+}
+
+function receiptState(
+  runnerProfileJson: unknown,
+  token: string | null,
+  runExists: boolean,
+): ReceiptState {
+  if (!runExists) return "no_run";
+  const current = readFinalizationOwner(runnerProfileJson);
+  if (current.kind === "none") return "released";
+  if (current.kind === "malformed") return "malformed";
+  return token !== null && current.receipt.token === token ? "held" : "other_owner";
+}
+
+const RECEIPT_TEXT: Record<ReceiptState, string> = {
+  held: "the run still carries this owner's receipt (the hold is in force)",
+  released:
+    "released: the run carries no owner receipt (attested or cleared); the reconciler may finish the copyback",
+  other_owner: "the run carries another owner's receipt now (this hold is stale)",
+  malformed: "the run's owner receipt is malformed: inspect the run before anything else",
+  no_run: "the run does not exist",
+};
+
+function render(
+  a: RecoveryActionView,
+  evidence: unknown,
+  owner: OwnerUnverifiedEvidence | null,
+  run: {
+    status: string;
+    finalizationPhase: string | null;
+    attempt: number | null;
+    nextAttemptAt: string | null;
+    receipt: ReceiptState;
+  } | null,
+  call: AttestCall | null,
+): string[] {
+  const text = [
+    `recovery action ${a.id}: ${a.status}${a.outcome ? ` (${a.outcome})` : ""}, ${a.ownerType}-owned, opened ${formatAge(a.ageSeconds * 1000)} ago (${a.createdAt})`,
+    `  company  ${a.companyName} (${a.companyId})`,
+    `  task     ${a.issueIdentifier} "${a.issueTitle}" (${a.issueStatus}), issue ${a.issueId}`,
+    `  cause    ${a.cause}`,
+  ];
+  if (a.runId !== null) {
+    text.push(
+      run
+        ? `  run      ${a.runId}: ${run.status}, finalization ${run.finalizationPhase ?? "-"} (attempt ${run.attempt ?? "-"}${run.nextAttemptAt ? `, next attempt ${run.nextAttemptAt}` : ""})`
+        : `  run      ${a.runId}: not found`,
+    );
+  }
+  if (owner) {
+    text.push(
+      `  reason   ${owner.reason}, detected ${owner.detectedAt} in phase ${owner.phase}`,
+      `  owner    token ${owner.ownerToken ?? "(none: the receipt was malformed)"}`,
+      owner.owner
+        ? `           controller pid ${owner.owner.pid} on ${owner.owner.host} (process start ${owner.owner.processStart}, boot ${owner.owner.bootId})`
+        : "           controller unknown (malformed receipt)",
+      `  receipt  ${run ? RECEIPT_TEXT[run.receipt] : RECEIPT_TEXT.no_run}`,
+      `  result   ${owner.resultId ?? "-"}; leases ${owner.leaseIds.length > 0 ? owner.leaseIds.join(", ") : "-"}`,
+    );
+    if (owner.attestation) {
+      const who = owner.attestation.actor.id
+        ? `${owner.attestation.actor.type} ${owner.attestation.actor.id}`
+        : owner.attestation.actor.type;
+      text.push(
+        `  attested ${owner.attestation.attestedAt} by ${who}: ${owner.attestation.stopEvidence}`,
+      );
+    }
+  } else {
+    text.push(`  evidence ${JSON.stringify(evidence)}`);
+  }
+  if (a.nextAction) text.push("", "next action:", `  ${a.nextAction}`);
+  if (call) {
+    text.push(
+      "",
+      "attest, after verifying on the deployment platform that the controller and its copyback subprocesses stopped:",
+      "  REST, with a key that has runtime:confirm_owner_stop (COPYBACK_URL: the console's address):",
+      ...indent(call.curl, "    "),
+      "  CLI, as an instance operator with database access:",
+      ...indent(call.cli, "    "),
+    );
+  }
+  return text;
+}
+
+function indent(block: string, prefix: string): string[] {
+  return block.split("\n").map((line) => `${prefix}${line}`);
+}
