@@ -21,10 +21,11 @@ const TOKEN = "tok-old";
 
 function binding(overrides: Partial<BindingSnapshot> = {}): BindingSnapshot {
   return {
-    run: { id: RUN, companyId: COMPANY, issueId: ISSUE, status: "running", runtimeMode: "native" },
+    run: { id: RUN, companyId: COMPANY, issueId: ISSUE, agentId: "agent-1", status: "running", runtimeMode: "native" },
     issue: {
       id: ISSUE,
       companyId: COMPANY,
+      assigneeAgentId: "agent-1",
       status: "in_progress",
       executionRunId: RUN,
       checkoutRunId: RUN,
@@ -170,6 +171,7 @@ describe("decideAttestation", () => {
             id: RUN,
             companyId: COMPANY,
             issueId: ISSUE,
+            agentId: "agent-1",
             status: "running",
             runtimeMode: "legacy",
           },
@@ -185,6 +187,7 @@ describe("decideAttestation", () => {
             id: RUN,
             companyId: COMPANY,
             issueId: ISSUE,
+            agentId: "agent-1",
             status: "failed",
             runtimeMode: "native",
           },
@@ -199,6 +202,7 @@ describe("decideAttestation", () => {
           issue: {
             id: ISSUE,
             companyId: COMPANY,
+            assigneeAgentId: "agent-1",
             status: "cancelled",
             executionRunId: RUN,
             checkoutRunId: RUN,
@@ -214,6 +218,7 @@ describe("decideAttestation", () => {
           issue: {
             id: ISSUE,
             companyId: COMPANY,
+            assigneeAgentId: "agent-1",
             status: "in_progress",
             executionRunId: "run-2",
             checkoutRunId: null,
@@ -229,6 +234,7 @@ describe("decideAttestation", () => {
           issue: {
             id: ISSUE,
             companyId: COMPANY,
+            assigneeAgentId: "agent-1",
             status: "in_progress",
             executionRunId: RUN,
             checkoutRunId: "run-2",
