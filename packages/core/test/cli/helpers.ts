@@ -35,7 +35,13 @@ export interface CliRun {
 /** main() in this process; the environment is fixed so no test reads the real ~/.copyback. */
 export async function runCli(
   argv: string[],
-  opts: { copybackHome?: string; onStderr?: (text: string) => void } = {},
+  opts: {
+    copybackHome?: string;
+    /** DATABASE_URL as the recovery commands read it; unset: the instance root's embedded one. */
+    databaseUrl?: string;
+    embeddedPort?: string;
+    onStderr?: (text: string) => void;
+  } = {},
 ): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
@@ -45,7 +51,12 @@ export async function runCli(
       stderr += t;
       opts.onStderr?.(t);
     },
-    env: { copybackHome: opts.copybackHome, userHome: NO_USER_HOME },
+    env: {
+      copybackHome: opts.copybackHome,
+      userHome: NO_USER_HOME,
+      databaseUrl: opts.databaseUrl,
+      embeddedPort: opts.embeddedPort,
+    },
   });
   return { code, stdout, stderr };
 }
