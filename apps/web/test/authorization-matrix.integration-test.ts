@@ -150,6 +150,8 @@ describe("the permission table says what the spec says", () => {
     const route =
       ROUTE_ACCESS["POST /api/issues/:id/recovery-actions/resume-workspace-finalization"];
     expect(route).toEqual(permission("runtime:confirm_owner_stop"));
+    // The tRPC mutation over the same service asks the same permission.
+    expect(PROCEDURE_ACCESS["recovery.attestOwnerStop"]).toEqual(route);
     expect(allowedPrincipals(route!)).toEqual([
       "admin",
       "instance_admin",

@@ -1,6 +1,7 @@
 // The REST operator API through its real route handlers: authentication (session cookie, board
-// and agent keys), the status codes 401/403/404/422/501 with their stable codes, cross-company
-// access, CSRF, R-RR-4's read endpoints and R-ATT-2's attestation permission.
+// and agent keys), the status codes 401/403/404/409/422/501 with their stable codes, cross-company
+// access, CSRF, R-RR-4's read endpoints and R-ATT-2's attestation permission (the attestation's
+// own admission is in rest-attestation.integration-test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { POST as authPOST } from "~/app/api/auth/[...all]/route";
@@ -29,6 +30,7 @@ import {
   type AuthWorld,
   type Call,
 } from "./auth-fixture";
+import { createOwnerHold, type OwnerHold } from "./recovery-fixture";
 
 const testDb = useTestDatabase();
 let world: AuthWorld;
@@ -62,6 +64,23 @@ const resumeBody = () => ({
 
 function resume(headers: Record<string, string>, issueId = world.a.issue.id, body: unknown = resumeBody()) {
   return call(resumeWorkspaceFinalization, { id: issueId }, { path: `/api/issues/${issueId}/recovery-actions/resume-workspace-finalization`, body, headers });
+}
+
+/** A real unverified-owner hold of company A (or B): an admitted attestation answers 200. */
+function ownerHold(company: "a" | "b" = "a"): Promise<OwnerHold> {
+  const place = company === "a" ? { companyId: world.companyA.id, ...world.a } : { companyId: world.companyB.id, ...world.b };
+  return createOwnerHold(testDb.prisma(), { companyId: place.companyId, agentId: place.agent.id, environmentId: place.environment.id });
+}
+
+/** Attests `hold` exactly as Recovery details prefill it. */
+function resumeHold(headers: Record<string, string>, hold: OwnerHold) {
+  return resume(headers, hold.issueId, {
+    actionId: hold.actionId,
+    runId: hold.runId,
+    ownerToken: hold.receipt.token,
+    controllerAndCopybackStopped: true,
+    stopEvidence: "platform console: controller pod and copyback children terminated at 10:02",
+  });
 }
 
 describe("401: who is asking", () => {
@@ -294,16 +313,24 @@ describe("R-ATT-2: who may attest an owner stop (resume-workspace-finalization)"
     const ownerKey = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.owner.id);
     const adminCookie = await sessionCookie(world.users.admin.email);
     for (const headers of [bearer(ownerKey.secret), { ...SAME_ORIGIN, cookie: adminCookie }]) {
-      const response = await resume(headers);
-      expect(response.status).toBe(501);
-      expect(await json(response)).toMatchObject({ code: "not_implemented" });
+      const response = await resumeHold(headers, await ownerHold());
+      expect(response.status).toBe(200);
+      expect(await json(response)).toMatchObject({ status: "attested" });
     }
   });
 
   it("R-ATT-2: admits instance administrators, member or not", async () => {
     const cookie = await sessionCookie(world.users.instanceAdmin.email);
-    expect((await resume({ ...SAME_ORIGIN, cookie })).status).toBe(501);
-    expect((await resume({ ...SAME_ORIGIN, cookie }, world.b.issue.id, { ...resumeBody(), actionId: world.b.newerIncident.id, runId: world.b.run.id })).status).toBe(501);
+    expect((await resumeHold({ ...SAME_ORIGIN, cookie }, await ownerHold("a"))).status).toBe(200);
+    expect((await resumeHold({ ...SAME_ORIGIN, cookie }, await ownerHold("b"))).status).toBe(200);
+  });
+
+  it("R-ATT-2: admitted past authorization, an action without a readable owner answers the domain's 409, not a 403", async () => {
+    // The world's incident carries no owner evidence: nothing can match the token it is sent.
+    const key = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.owner.id);
+    const response = await resume(bearer(key.secret));
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "owner_changed" });
   });
 
   it("R-ATT-2: refuses runtime managers (they hold runtime:manage, not runtime:confirm_owner_stop)", async () => {
@@ -341,8 +368,9 @@ describe("R-ATT-2: who may attest an owner stop (resume-workspace-finalization)"
   it("R-ATT-2: admits the trusted local board (local mode)", async () => {
     configureWebApp(testDb.url(), "local");
     try {
-      const response = await resume({ ...SAME_ORIGIN, host: "127.0.0.1:3100", origin: "http://127.0.0.1:3100" });
-      expect(response.status).toBe(501);
+      const hold = await ownerHold();
+      const response = await resumeHold({ ...SAME_ORIGIN, host: "127.0.0.1:3100", origin: "http://127.0.0.1:3100" }, hold);
+      expect(response.status).toBe(200);
     } finally {
       configureWebApp(testDb.url(), "authenticated");
     }
@@ -392,8 +420,8 @@ describe("CSRF on REST mutations", () => {
 
   it("allows the same cross-site POST with a bearer key (browsers never attach one by themselves)", async () => {
     const key = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.owner.id);
-    const response = await resume({ ...CROSS_SITE, ...bearer(key.secret) });
-    expect(response.status).toBe(501);
+    const response = await resumeHold({ ...CROSS_SITE, ...bearer(key.secret) }, await ownerHold());
+    expect(response.status).toBe(200);
   });
 
   it("refuses a cross-site POST to the local board, and a page that rebinds its own name to 127.0.0.1", async () => {

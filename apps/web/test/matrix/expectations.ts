@@ -63,6 +63,11 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "members.list": perm("company:read"),
   "members.updateRole": perm("members:manage"),
   "members.setStatus": perm("members:manage"),
+  // The task's notice for every reader; its Recovery details are layered inside (R-UI-2).
+  "recovery.forIssue": perm("issues:read"),
+  "recovery.listOpen": perm("issues:read"),
+  // R-ATT-2: the same permission as POST .../resume-workspace-finalization.
+  "recovery.attestOwnerStop": perm("runtime:confirm_owner_stop"),
   "runs.get": perm("runs:read"),
   "runs.listForIssue": perm("runs:read"),
   "runs.latestForIssue": perm("runs:read"),

@@ -3,7 +3,8 @@
 // one must leave it as it was. Allowed reads get a look at their answer, so an "allow" is never a
 // call that merely did not throw.
 import { expect } from "vitest";
-import { seesCompanyA } from "./expectations";
+import { carriesReceipt } from "../recovery-fixture";
+import { expectedOutcome, seesCompanyA } from "./expectations";
 import { PRINCIPAL_MODELS } from "./principals";
 import type { CellContext } from "./world";
 
@@ -212,6 +213,76 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
         tookEffect: async () =>
           (await world.prisma.companyMembership.findUniqueOrThrow({ where: { id: membership.id } }))
             .status === "suspended",
+      };
+    },
+  },
+  "recovery.forIssue": {
+    // A fresh hold per cell: the layers of what the answer holds follow the caller's permissions.
+    prepare: async ({ world, principal }) => {
+      const hold = await world.fresh.ownerHold();
+      const model = PRINCIPAL_MODELS[principal];
+      const holds = (permission: "runtime:manage" | "runtime:confirm_owner_stop") =>
+        expectedOutcome({ kind: "permission", permission }, model, world.mode).kind === "allow";
+      return {
+        input: { companyId: world.companyId, issueId: hold.issueId },
+        checkResult: (data) => {
+          const answer = data as {
+            notice: { kind: string; actionId?: string };
+            details: Array<{ actionId: string; operator: { ownerToken: string | null } | null }> | null;
+          };
+          expect(answer.notice).toMatchObject({ kind: "attention", actionId: hold.actionId });
+          // R-UI-2: Recovery details only for runtime:manage; the token only for runtime:confirm_owner_stop.
+          if (!holds("runtime:manage")) expect(answer.details).toBeNull();
+          else
+            expect(answer.details).toEqual([
+              expect.objectContaining({
+                actionId: hold.actionId,
+                operator: holds("runtime:confirm_owner_stop")
+                  ? expect.objectContaining({ ownerToken: hold.receipt.token })
+                  : null,
+              }),
+            ]);
+          // R-UI-1: never the recorded controller's host or process id, whoever asks.
+          const text = JSON.stringify(data);
+          expect(text).not.toContain(hold.receipt.host);
+          expect(text).not.toMatch(new RegExp(`\\b${hold.receipt.pid}\\b`));
+        },
+      };
+    },
+  },
+  "recovery.listOpen": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) =>
+        expect(
+          (data as { items: Array<{ actionId: string }> }).items.map((item) => item.actionId),
+        ).toEqual(
+          expect.arrayContaining([ctx.world.auth.a.olderHold.id, ctx.world.auth.a.newerIncident.id]),
+        ),
+    }),
+  },
+  "recovery.attestOwnerStop": {
+    // A fresh hold per cell: an allowed attestation releases its receipt, a refused one keeps it.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.ownerHold();
+      return {
+        input: {
+          companyId: world.companyId,
+          issueId: hold.issueId,
+          actionId: hold.actionId,
+          runId: hold.runId,
+          ownerToken: hold.receipt.token,
+          controllerAndCopybackStopped: true,
+          stopEvidence: "platform console: controller pod and copyback children terminated at 10:02",
+        },
+        tookEffect: async () => !(await carriesReceipt(world.prisma, hold.runId)),
+        checkResult: (data) =>
+          expect(data).toEqual({
+            actionId: hold.actionId,
+            runId: hold.runId,
+            leaseIds: [hold.leaseId],
+            status: "attested",
+          }),
       };
     },
   },

@@ -1,9 +1,10 @@
 // A valid request to every route.ts handler for company A's issue, run and lease, and what an
 // authorized request answers: 200, or 501 `not_implemented` for the documented recovery endpoints
 // that are stubs until the recovery issues (authorization passed; nothing changed). The finish
-// route gets a fresh running run per cell.
+// route gets a fresh running run per cell, the attestation a fresh unverified-owner hold.
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
+import { carriesReceipt } from "../recovery-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";
 import { originFor, type MatrixRequest } from "./http";
 
@@ -13,6 +14,8 @@ export interface PreparedRequest {
   params: Record<string, string | string[]>;
   /** Releases what an allowed response holds open (the live stream). */
   cleanup?: (response: Response) => Promise<void>;
+  /** State changes only: did the request change its target? (allowed: it must; refused: it must not) */
+  tookEffect?: () => Promise<boolean>;
 }
 
 export interface RouteCall {
@@ -143,16 +146,31 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     outcome: "false_positive",
     note: "Checked by hand: nothing was lost.",
   })),
-  "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": issueAction(
-    "resume-workspace-finalization",
-    ({ world }) => ({
-      actionId: world.auth.a.newerIncident.id,
-      runId: world.auth.a.run.id,
-      ownerToken: "owner-token-1",
-      controllerAndCopybackStopped: true,
-      stopEvidence: "platform console: controller pod and copyback children terminated at 10:02",
-    }),
-  ),
+  "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": {
+    allowedStatus: 200,
+    // R-ATT-1: a fresh unverified-owner hold per cell; an allowed attestation releases exactly
+    // its receipt, a refused one leaves it.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.ownerHold();
+      return {
+        params: { id: hold.issueId },
+        request: {
+          method: "POST",
+          path: `/api/issues/${hold.issueId}/recovery-actions/resume-workspace-finalization`,
+          body: {
+            actionId: hold.actionId,
+            runId: hold.runId,
+            ownerToken: hold.receipt.token,
+            controllerAndCopybackStopped: true,
+            stopEvidence: "platform console: controller pod and copyback children terminated at 10:02",
+          },
+        },
+        tookEffect: async () => !(await carriesReceipt(world.prisma, hold.runId)),
+      };
+    },
+    checkAllowed: async (response) =>
+      expect(await json(response)).toMatchObject({ status: "attested", leaseIds: [expect.any(String)] }),
+  },
   "POST /api/issues/:id/recovery-actions/retry-workspace-export": issueAction(
     "retry-workspace-export",
     ({ world }) => ({

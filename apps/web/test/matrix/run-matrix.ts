@@ -199,12 +199,16 @@ async function runRouteCell(
         );
       }
       await call.checkAllowed?.(response, ctx);
+      if (prepared.tookEffect)
+        expect(await prepared.tookEffect(), "an allowed request changes its target").toBe(true);
     } else {
       const body = (await response.json()) as { code?: string };
       expect({ ...body, httpStatus: response.status }).toMatchObject({
         httpStatus: HTTP_STATUS_OF[expected.deny],
         ...(expected.domainCode ? { code: expected.domainCode } : {}),
       });
+      if (prepared.tookEffect)
+        expect(await prepared.tookEffect(), "a refused request changes nothing").toBe(false);
     }
   } finally {
     await prepared.cleanup?.(response);

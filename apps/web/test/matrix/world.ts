@@ -15,6 +15,7 @@ import {
   request,
   type AuthWorld,
 } from "../auth-fixture";
+import { createOwnerHold, type OwnerHold } from "../recovery-fixture";
 import type { DeploymentMode } from "./expectations";
 import type { Credential, PrincipalName } from "./principals";
 
@@ -51,6 +52,8 @@ export interface FreshTargets {
   wakeableIssue(): Promise<{ id: string }>;
   /** A running native run of company A's agent (the agent key's own), waiting for its result. */
   runningRun(): Promise<{ id: string }>;
+  /** An unverified copyback owner hold of company A (a dead controller's receipt on a finalizing run). */
+  ownerHold(): Promise<OwnerHold>;
 }
 
 let sequence = 0;
@@ -151,6 +154,15 @@ export async function buildMatrixWorld(
       await prisma.nativeRunFinalization.create({ data: { companyId, runId: run.id, issueId: issue.id, phase: "observed" } });
       return run;
     },
+    // Its task's last activity lies in the past, so the many holds of a matrix run never push
+    // the world's issue off the board's first page (issues.list's cells look for it there).
+    ownerHold: () =>
+      createOwnerHold(prisma, {
+        companyId,
+        agentId: auth.a.agent.id,
+        environmentId: auth.a.environment.id,
+        lastActivityAt: new Date(Date.UTC(2020, 0, 1)),
+      }),
     membership: async () => {
       const n = ++sequence;
       const user = await prisma.user.create({

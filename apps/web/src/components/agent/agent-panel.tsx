@@ -7,8 +7,9 @@ import { useState } from "react";
 import type { IssueStatusValue } from "~/server/routers/issues/issue-status";
 import { RunMoment } from "~/components/runs/run-moment";
 import { runPath } from "~/components/nav/paths";
+import { useTaskRecovery, type TaskRecovery } from "~/components/issues/use-task-recovery";
 import type { RouterOutputs } from "~/components/trpc-types";
-import { userMessageOf } from "~/components/ui/error-message";
+import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { useTRPC } from "~/trpc/react";
 import { RUN_PROGRESS } from "./run-progress";
@@ -26,6 +27,8 @@ interface Props {
   /** issues:write: assign and wake. Without it the panel only shows. */
   canWrite: boolean;
   initial: LatestRun;
+  /** The task's recovery (recovery.forIssue), or null when the page could not read it. */
+  initialRecovery: TaskRecovery | null;
 }
 
 /**
@@ -33,12 +36,13 @@ interface Props {
  * Finished) and, once the agent's result is accepted, its outcome and summary. Live: the run
  * query is invalidated by heartbeat_runs changes (<LiveUpdates>), the task status by issues ones.
  */
-export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, canWrite, initial }: Props) {
+export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, canWrite, initial, initialRecovery }: Props) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const router = useRouter();
   const [notice, setNotice] = useState<string | null>(null);
   const { data } = useQuery(trpc.runs.latestForIssue.queryOptions({ companyId, issueId }, { initialData: initial }));
+  const recovery = useTaskRecovery(companyId, issueId, initialRecovery);
 
   const refreshRuns = async () => {
     await queryClient.invalidateQueries({ queryKey: trpc.runs.pathKey() });
@@ -58,12 +62,22 @@ export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, 
         setNotice(result.created ? "Agent woken: the run is queued." : "A run of this task was already queued or working.");
         await refreshRuns();
       },
+      // A hold opened since the page was read: show its notice (and the reason below) at once.
+      onError: async (err) => {
+        if (domainCodeOf(err) === "recovery_hold_open")
+          await queryClient.invalidateQueries({ queryKey: trpc.recovery.pathKey() });
+      },
     }),
   );
 
   const pendingAssignee = assign.isPending ? assign.variables.agentId : undefined;
   const selected = pendingAssignee !== undefined ? pendingAssignee : (assignee?.id ?? null);
-  const decision = decideWake({ issueStatus, agentId: selected, latestRunStatus: data.run?.status ?? null });
+  const decision = decideWake({
+    issueStatus,
+    agentId: selected,
+    latestRunStatus: data.run?.status ?? null,
+    recovery: recovery?.notice.kind ?? "none",
+  });
   const busy = assign.isPending || wake.isPending;
   const error = assign.error ?? wake.error;
 

@@ -26,4 +26,25 @@ describe("decideWake", () => {
     expect(decision.kind).toBe("disabled");
     expect(decision.kind === "disabled" && decision.reason).toMatch(reason);
   });
+
+  it("allows a task whose recovery notice is none", () => {
+    expect(decideWake({ ...base, recovery: "none" })).toEqual({ kind: "allowed" });
+  });
+
+  // The held run still reads as running: the reason must be the hold, never "already working".
+  it.each([
+    ["an open hold", "attention", /waiting for recovery/],
+    ["a queued restore", "restoring", /being restored/],
+  ] as const)("R-ORP-3: disables for %s with the hold as the reason, not 'already working'", (_name, recovery, reason) => {
+    for (const snapshot of [
+      { ...base, recovery, latestRunStatus: "running" as const },
+      { ...base, recovery, issueStatus: "done" as const },
+      { ...base, recovery, agentId: null },
+    ]) {
+      const decision = decideWake(snapshot);
+      expect(decision.kind).toBe("disabled");
+      expect(decision.kind === "disabled" && decision.reason).toMatch(reason);
+      expect(decision.kind === "disabled" && decision.reason).not.toMatch(/already working/);
+    }
+  });
 });

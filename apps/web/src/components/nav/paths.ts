@@ -2,7 +2,7 @@
 // the dynamic segments to the console's own route shapes.
 import type { Route } from "next";
 
-export type CompanySection = "issues" | "activity" | "members" | "settings/api-keys";
+export type CompanySection = "issues" | "recovery" | "activity" | "members" | "settings/api-keys";
 
 export function companyPath(companyId: string, section: CompanySection): Route {
   return `/companies/${companyId}/${section}` as Route;
@@ -23,4 +23,8 @@ export function runPath(companyId: string, runId: string): Route {
 
 export function activityPath(companyId: string, cursor?: string | null): Route {
   return `/companies/${companyId}/activity${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}` as Route;
+}
+
+export function recoveryPath(companyId: string, cursor?: string | null): Route {
+  return `/companies/${companyId}/recovery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}` as Route;
 }

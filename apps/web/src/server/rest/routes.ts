@@ -31,7 +31,7 @@ function entry(route: RestRoute, resource: RestResourceKind, implemented: boolea
 
 export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(listRecoveryActionsRoute, "issue", true),
-  entry(resumeWorkspaceFinalizationRoute, "issue", false),
+  entry(resumeWorkspaceFinalizationRoute, "issue", true),
   entry(retryWorkspaceExportRoute, "issue", false),
   entry(reconstructWorkspaceRoute, "issue", false),
   entry(resolveRecoveryActionRoute, "issue", false),

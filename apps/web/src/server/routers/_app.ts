@@ -8,6 +8,7 @@ import { healthRouter } from "./health";
 import { issuesRouter } from "./issues";
 import { meRouter } from "./me";
 import { membersRouter } from "./members";
+import { recoveryRouter } from "./recovery";
 import { runsRouter } from "./runs";
 
 export const appRouter = router({
@@ -20,6 +21,7 @@ export const appRouter = router({
   issues: issuesRouter,
   me: meRouter,
   members: membersRouter,
+  recovery: recoveryRouter,
   runs: runsRouter,
 });
 

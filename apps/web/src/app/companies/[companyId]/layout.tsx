@@ -28,6 +28,9 @@ export default async function CompanyLayout({
   const can = new Set(company.permissions);
 
   const links: SectionLink[] = [{ href: companyPath(companyId, "issues"), label: "Issues" }];
+  // Every open recovery action of the company, for whoever may read its tasks.
+  if (can.has("issues:read"))
+    links.push({ href: companyPath(companyId, "recovery"), label: "Recovery" });
   if (can.has("activity:read"))
     links.push({ href: companyPath(companyId, "activity"), label: "Activity" });
   if (can.has("company:read"))

@@ -1,9 +1,14 @@
 // POST /api/issues/:id/recovery-actions/resolve (R-RR-5): a board operator records the outcome of
 // a recovery action; for a file-only repair, `outcome: "restored"` with the task's unchanged
 // status, the source run's execution reconciliation and the repair evidence. Board operators
-// only (`runtime:manage`). Resolution rules (R-RR-5, R-ATT-3's "cannot dismiss this hold") come
-// with the recovery work; until then a valid, authorized request answers 501.
+// only (`runtime:manage`). The resolution rules of R-RR-5 come with the file-recovery work; until
+// then a valid, authorized request answers 501, except for R-ATT-3's rule, which holds already:
+// generic resolution, false-positive included, cannot dismiss an unverified copyback owner hold
+// (409 hold_requires_attestation, nothing written). Only the run's committed copyback resolves
+// it, after an operator's stop attestation (resume-workspace-finalization).
 import { z } from "zod";
+import { conflict } from "@copyback/core/errors";
+import { OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
 import { notImplemented } from "../responses";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
@@ -35,5 +40,19 @@ export const resolveRecoveryActionRoute = restRoute({
   permission: "runtime:manage",
   resource: issueFromPath,
   input: resolveRecoveryActionInput,
-  handler: async () => notImplemented("Resolving a recovery action"),
+  handler: async ({ db, companyId, resource, input }) => {
+    const action = await db.issueRecoveryAction.findFirst({
+      where: { id: input.actionId, companyId, issueId: resource.id },
+      select: { id: true, cause: true, runId: true },
+    });
+    // R-ATT-3: whatever the outcome asked for, and whatever the action's status.
+    if (action?.cause === OWNER_UNVERIFIED_CAUSE) {
+      throw conflict(
+        "hold_requires_attestation",
+        "An unverified copyback owner hold cannot be resolved here: attest the stop (POST /api/issues/:id/recovery-actions/resume-workspace-finalization); the run's committed copyback then resolves it.",
+        { actionId: action.id, runId: action.runId },
+      );
+    }
+    return notImplemented("Resolving a recovery action");
+  },
 });

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "@copyback/db/client";
+import { openActionsByIssue } from "@copyback/core/recovery/holds";
+import { deriveTaskNotice, type TaskNotice } from "@copyback/core/recovery/task-notice";
 import { companyProcedure } from "~/server/trpc";
 import { issueStatusSchema } from "./issue-status-schema";
 import { cursorSchema, pageOf } from "./keyset-cursor";
@@ -20,8 +22,10 @@ export const issueListItem = z.object({
   status: issueStatusSchema,
   lastActivityAt: z.date(),
   assignee: z.object({ id: z.uuid(), name: z.string() }).nullable(),
-  /** The recovery chip's data; filled by the recovery issues, always null for now. */
-  recovery: z.null(),
+  /** The recovery chip: the task's notice (core's deriveTaskNotice), null when it has none. */
+  recovery: z
+    .object({ kind: z.enum(["attention", "restoring"]), label: z.string() })
+    .nullable(),
 });
 
 export const listIssuesOutput = z.object({
@@ -62,12 +66,30 @@ export const listIssues = companyProcedure("issues:read")
       },
     });
     const page = pageOf(rows, input.limit, (row) => row.lastActivityAt);
+    // One query for the page's open recovery actions, served by the open-action index.
+    const actions = await openActionsByIssue(
+      ctx.db,
+      ctx.companyId,
+      page.items.map((row) => row.id),
+    );
     return {
       items: page.items.map(({ assigneeAgent, ...row }) => ({
         ...row,
         assignee: assigneeAgent,
-        recovery: null,
+        recovery: chipOf(deriveTaskNotice(actions.get(row.id) ?? [])),
       })),
       nextCursor: page.nextCursor,
     };
   });
+
+/** The board's short words for a task's notice. */
+function chipOf(notice: TaskNotice): { kind: "attention" | "restoring"; label: string } | null {
+  switch (notice.kind) {
+    case "none":
+      return null;
+    case "restoring":
+      return { kind: "restoring", label: notice.message };
+    case "attention":
+      return { kind: "attention", label: "Needs attention" };
+  }
+}

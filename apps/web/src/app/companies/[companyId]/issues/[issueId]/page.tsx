@@ -33,12 +33,13 @@ export default async function IssuePage({ params }: { params: Params }) {
   const { companyId, issueId } = await params;
   const caller = await serverCaller();
   const input = { companyId, issueId };
-  const [issue, messages, runs, latestRun, agents, can] = await Promise.all([
+  const [issue, messages, runs, latestRun, agents, recovery, can] = await Promise.all([
     pageCall(() => loadIssue(companyId, issueId)),
     pageCall(() => caller.issues.messages(input)),
     pageCall(() => caller.runs.listForIssue(input)),
     pageCall(() => caller.runs.latestForIssue(input)),
     pageCall(() => caller.agents.list({ companyId })),
+    pageCall(() => caller.recovery.forIssue(input)),
     companyPermissions(companyId),
   ]);
   if (!issue.ok) return <AccessDenied title="Issue" message={issue.message} />;
@@ -70,7 +71,11 @@ export default async function IssuePage({ params }: { params: Params }) {
         </h1>
       </header>
 
-      <IssueNotices companyId={companyId} issueId={issueId} />
+      <IssueNotices
+        companyId={companyId}
+        issueId={issueId}
+        initial={recovery.ok ? recovery.data : null}
+      />
 
       <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_18rem]">
         <div className="space-y-6">
@@ -160,6 +165,7 @@ export default async function IssuePage({ params }: { params: Params }) {
               agents={agents.ok ? agents.data.filter((agent) => !agent.archived) : []}
               canWrite={canWrite}
               initial={latestRun.data}
+              initialRecovery={recovery.ok ? recovery.data : null}
             />
           ) : null}
 

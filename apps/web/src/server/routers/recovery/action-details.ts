@@ -1,0 +1,99 @@
+// "Recovery details" of one open recovery action (R-UI-2), in two layers:
+//   - diagnostics, for `runtime:manage`: cause, age, status, next action, run and lease ids,
+//     phase and reason in words;
+//   - operator guidance, for `runtime:confirm_owner_stop` only: the owner token, the exact
+//     attestation API call and the spec's maintenance SQL with its placeholders filled.
+// Neither layer ever carries the recorded controller's process id or host name (R-UI-1): the
+// evidence is read through core's schema and only the fields named here are copied out; the
+// procedure's output schema strips anything else.
+import { z } from "zod";
+import { readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import type { OpenActionRow } from "@copyback/core/recovery/holds";
+import { attestationCall } from "./attestation-call";
+import { maintenanceSql } from "./maintenance-sql";
+import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
+
+export const operatorGuidanceSchema = z.object({
+  /** null when the receipt was malformed: there is no token to name, so no call can be prefilled. */
+  ownerToken: z.string().nullable(),
+  apiCall: z
+    .object({
+      method: z.literal("POST"),
+      url: z.string(),
+      body: z.object({
+        actionId: z.uuid(),
+        runId: z.uuid(),
+        ownerToken: z.string(),
+        controllerAndCopybackStopped: z.literal(true),
+        stopEvidence: z.string(),
+      }),
+      curl: z.string(),
+    })
+    .nullable(),
+  maintenanceSql: z.string().nullable(),
+});
+
+export const actionDetailsSchema = z.object({
+  actionId: z.uuid(),
+  cause: z.string(),
+  causeInWords: z.string(),
+  status: z.enum(["active", "escalated"]),
+  /** The age is shown from this (relative to now). */
+  createdAt: z.date(),
+  nextAction: z.string().nullable(),
+  runId: z.uuid().nullable(),
+  leaseIds: z.array(z.string()),
+  phase: z.string().nullable(),
+  phaseInWords: z.string().nullable(),
+  reason: z.string().nullable(),
+  reasonInWords: z.string().nullable(),
+  /** An operator's stop attestation is recorded: the reconciler is finishing the copyback. */
+  attestedAt: z.date().nullable(),
+  /** Only for `runtime:confirm_owner_stop` holders, only for an unattested unverified-owner hold. */
+  operator: operatorGuidanceSchema.nullable(),
+});
+export type ActionDetails = z.infer<typeof actionDetailsSchema>;
+
+export interface DetailsContext {
+  /** The console's origin as the caller reached it (for the API call's URL). */
+  origin: string | null;
+  /** The caller holds runtime:confirm_owner_stop. */
+  mayAttest: boolean;
+}
+
+export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDetails {
+  const evidence = readOwnerUnverifiedEvidence(row.evidence);
+  const status = row.status === "escalated" ? "escalated" : "active";
+  const attestedAt = evidence?.attestation ? new Date(evidence.attestation.attestedAt) : null;
+  return {
+    actionId: row.id,
+    cause: row.cause,
+    causeInWords: causeInWords(row.cause),
+    status,
+    createdAt: row.createdAt,
+    nextAction: row.nextAction,
+    runId: row.runId,
+    leaseIds: evidence ? evidence.leaseIds : row.leaseId ? [row.leaseId] : [],
+    phase: evidence?.phase ?? null,
+    phaseInWords: evidence ? phaseInWords(evidence.phase) : null,
+    reason: evidence?.reason ?? null,
+    reasonInWords: evidence ? reasonInWords(evidence.reason) : null,
+    attestedAt: attestedAt && !Number.isNaN(attestedAt.getTime()) ? attestedAt : null,
+    operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence.ownerToken, ctx) : null,
+  };
+}
+
+/** The action's own company, run, token and source issue: exactly what the spec's call and SQL name. */
+function operatorGuidance(
+  row: OpenActionRow,
+  runId: string,
+  ownerToken: string | null,
+  ctx: DetailsContext,
+): z.infer<typeof operatorGuidanceSchema> {
+  if (ownerToken === null) return { ownerToken: null, apiCall: null, maintenanceSql: null };
+  return {
+    ownerToken,
+    apiCall: attestationCall({ origin: ctx.origin, issueId: row.issueId, actionId: row.id, runId, ownerToken }),
+    maintenanceSql: maintenanceSql({ companyId: row.companyId, runId, issueId: row.issueId, ownerToken }),
+  };
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { authorize } from "@copyback/core/auth";
+import { listOpenActionsForIssue, toNoticeAction } from "@copyback/core/recovery/holds";
+import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
+import { consoleOrigin } from "~/server/auth/app-origin";
+import { companyProcedure } from "~/server/trpc";
+import { requireIssueInCompany } from "../issues/load-issue";
+import { actionDetails, actionDetailsSchema } from "./action-details";
+import { taskNoticeSchema } from "./notice-schema";
+
+export const recoveryForIssueInput = z.object({ issueId: z.uuid() });
+
+export const recoveryForIssueOutput = z.object({
+  /** What the task view shows everyone who can read the task (core's deriveTaskNotice). */
+  notice: taskNoticeSchema,
+  /** "Recovery details": null unless the caller holds runtime:manage (R-UI-2). */
+  details: z.array(actionDetailsSchema).nullable(),
+});
+
+/**
+ * The task's recovery notice, plus Recovery details for the roles allowed to see them. Each
+ * layer asks `authorize` for its own permission: missing or unknown role data grants neither, so
+ * such a caller gets the read-only notice (R-UI-5). Live: issue_recovery_actions changes
+ * invalidate the `recovery` router's queries.
+ */
+export const getRecoveryForIssue = companyProcedure("issues:read")
+  .input(recoveryForIssueInput)
+  .output(recoveryForIssueOutput)
+  .query(async ({ ctx, input }) => {
+    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    const rows = await listOpenActionsForIssue(ctx.db, ctx.companyId, input.issueId);
+    const notice = deriveTaskNotice(rows.map(toNoticeAction));
+    const mayManage = authorize(ctx.principal, "runtime:manage", ctx.companyId).kind === "allow";
+    if (!mayManage) return { notice, details: null };
+    const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
+    const origin = mayAttest ? consoleOrigin(ctx.headers) : null;
+    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest })) };
+  });

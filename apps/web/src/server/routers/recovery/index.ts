@@ -1,0 +1,9 @@
+import { attestRecoveryOwnerStop } from "./attest-owner-stop";
+import { getRecoveryForIssue } from "./for-issue";
+import { listOpenRecovery } from "./list-open";
+
+export const recoveryRouter = {
+  forIssue: getRecoveryForIssue,
+  listOpen: listOpenRecovery,
+  attestOwnerStop: attestRecoveryOwnerStop,
+};

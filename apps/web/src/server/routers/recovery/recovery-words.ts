@@ -1,0 +1,44 @@
+// What a recovery action's recorded codes mean, in words for the people who read Recovery
+// details. Written here, not copied from the evidence: the words never carry a process id or a
+// host name (R-UI-1), whatever the receipt recorded.
+import { OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
+import type { UnverifiedReason } from "@copyback/core/recovery/policies/decide-takeover";
+import type { FinalizationPhase } from "@copyback/core/finalization/coordinator-phases";
+
+const CAUSE_WORDS: Readonly<Record<string, string>> = {
+  [OWNER_UNVERIFIED_CAUSE]: "Copyback owner could not be verified",
+  legacy_workspace_copyback_failed: "Copy-back of the sandbox failed",
+};
+
+export function causeInWords(cause: string): string {
+  return CAUSE_WORDS[cause] ?? cause.replaceAll("_", " ");
+}
+
+const REASON_WORDS: Readonly<Record<UnverifiedReason, string>> = {
+  receipt_malformed:
+    "The copyback's owner record cannot be read, so nothing can tell whether that copyback stopped.",
+  controller_exited_without_barrier:
+    "The controller that was copying the work back exited before the copy was confirmed complete; processes it started may still be writing.",
+  controller_on_other_host:
+    "The controller that was copying the work back ran on another machine, which cannot be checked from here.",
+  controller_unobservable:
+    "The controller that was copying the work back cannot be observed from here.",
+};
+
+export function reasonInWords(reason: string): string {
+  return (REASON_WORDS as Readonly<Record<string, string>>)[reason] ?? "The copyback's owner could not be verified.";
+}
+
+const PHASE_WORDS: Readonly<Record<FinalizationPhase, string>> = {
+  observed: "Waiting for the agent's result",
+  result_accepted: "Result accepted, copyback not started",
+  workspace_finalizing: "Copying the work back to the workspace",
+  arbitrating: "Applying the result to the task",
+  committed: "Committed",
+  retryable_failure: "Waiting to retry the copyback",
+  terminal_failure: "Copyback failed",
+};
+
+export function phaseInWords(phase: string): string {
+  return (PHASE_WORDS as Readonly<Record<string, string>>)[phase] ?? phase.replaceAll("_", " ");
+}
