@@ -8,7 +8,11 @@ import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const WORKER_STOP_GRACE_MS = 45_000;
+// The worker drains its runs for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), gives cancelled ones 10 s
+// to settle, and then finishes any finalization in flight before it closes the database (a
+// copyback cut off mid-way would leave a receipt that only an operator could release); one
+// copyback try's export is bounded by COPYBACK_EXPORT_TIMEOUT_MS (10 min). A second Ctrl-C forces.
+const WORKER_STOP_GRACE_MS = 11 * 60_000;
 const say = (message: string) => process.stdout.write(`[copyback] ${message}\n`);
 
 async function main(): Promise<void> {
@@ -25,11 +29,14 @@ async function main(): Promise<void> {
   const children: ManagedChild[] = [];
   let stopping = false;
   const shutdown = async (code: number) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: stop now. Work cut off here is recovered at the next start.
+      say("forcing the stop");
+      for (const child of children) child.process.kill("SIGKILL");
+      return;
+    }
     stopping = true;
-    say("stopping…");
-    // The worker drains its runs in flight for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), then cancels
-    // the rest and gives them 10 s to settle: it gets that long before SIGKILL.
+    say("stopping… (runs in flight may finish; press Ctrl-C again to force)");
     await Promise.all(children.map((child) => stopChild(child, child.name === "worker" ? WORKER_STOP_GRACE_MS : undefined)));
     await database.stop();
     process.exit(code);

@@ -7,6 +7,8 @@ import type { WorkerRuntime } from "./runtime";
 export interface WorkerDispatchOptions {
   runtime: WorkerRuntime;
   concurrency: number;
+  /** How long cancelled runs get to settle after the drain deadline. */
+  abortGraceMs?: number;
   /** Called when a run settles and frees a slot (the loop passes again without waiting). */
   onSlotFreed: () => void;
 }
@@ -19,5 +21,6 @@ export function createWorkerDispatch(opts: WorkerDispatchOptions): Dispatcher {
     execute: (run, signal) => executeRun(runtime, run, signal),
     log: runtime.log,
     onSlotFreed: opts.onSlotFreed,
+    ...(opts.abortGraceMs !== undefined ? { abortGraceMs: opts.abortGraceMs } : {}),
   });
 }

@@ -19,6 +19,9 @@ const schema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   // On SIGTERM: how long runs in flight may take to finish before they are cancelled.
   WORKER_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  // After that deadline, how long cancelled runs get to settle (a finalization in flight is
+  // awaited anyway before the database closes).
+  WORKER_ABORT_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // The console's base URL, passed to agents as COPYBACK_API_URL (the finish API lives there).
   COPYBACK_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   // How long one copyback try may spend exporting a sandbox before it is aborted and retried

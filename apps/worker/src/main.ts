@@ -30,7 +30,7 @@ const runtime = await createWorkerRuntime({
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   log,
 });
-const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, onSlotFreed: () => wakeLoop() });
+const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 const reconciler = createWorkerReconciler(runtime, log);
 
 const loop = new WorkerLoop({

@@ -27,14 +27,37 @@ afterAll(async () => {
   await rm(instanceRoot, { recursive: true, force: true });
 });
 
-const startWorker = () =>
+const startWorker = (extra: Record<string, string> = {}) =>
   startWorkerChild(children, {
     DATABASE_URL: database.url(),
     COPYBACK_HOME: instanceRoot,
     WORKER_POLL_INTERVAL_MS: "100",
     RECONCILE_INTERVAL_MS: "250",
     WORKER_CONCURRENCY: "2",
+    ...extra,
   });
+
+/** A demo task assigned to an agent that writes `files` MiB of random bytes and submits its result. */
+async function bulkTask(name: string, title: string, files: number) {
+  const prisma = database.prisma();
+  const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
+  const bulk = await prisma.agent.create({
+    data: {
+      companyId: DEMO_COMPANY_ID,
+      name,
+      environmentId: builder.environmentId,
+      adapterConfig: { timeoutSeconds: 300 },
+      command: [
+        "/bin/sh",
+        "-c",
+        `mkdir -p bulk && i=0; while [ $i -lt ${files} ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote the files"}' > "$COPYBACK_RESULT_FILE"`,
+      ],
+    },
+  });
+  const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title }, include: { executionWorkspace: true } });
+  await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
+  return { issue, hostPath: issue.executionWorkspace?.hostPath ?? "" };
+}
 
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, intervalMs = 10): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -60,24 +83,8 @@ async function hashes(root: string, rel = ""): Promise<Record<string, string>> {
 describe("a worker killed mid-export", () => {
   it("R-OWN-11, R-ORP-4, R-ATT-3: SIGKILL after workspace.export_started: the restarted worker opens exactly one hold and no provider turn; the attestation commits the sandbox's exact bytes", { timeout: 180_000 }, async () => {
     const prisma = database.prisma();
-    const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
     // 400 files of 1 MiB of random bytes: an export that takes long enough to be killed inside.
-    const bulk = await prisma.agent.create({
-      data: {
-        companyId: DEMO_COMPANY_ID,
-        name: "Bulk writer",
-        environmentId: builder.environmentId,
-        adapterConfig: { timeoutSeconds: 300 },
-        command: [
-          "/bin/sh",
-          "-c",
-          `mkdir -p bulk && i=0; while [ $i -lt 400 ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote 400 MiB"}' > "$COPYBACK_RESULT_FILE"`,
-        ],
-      },
-    });
-    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Document the motor controller API" }, include: { executionWorkspace: true } });
-    await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
-    const hostPath = issue.executionWorkspace?.hostPath ?? "";
+    const { issue, hostPath } = await bulkTask("Bulk writer", "Document the motor controller API", 400);
 
     const first = await startWorker();
     const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
@@ -135,5 +142,23 @@ describe("a worker killed mid-export", () => {
     expect(await prisma.runEvent.count({ where: { runId, code: "agent.started" } })).toBe(agentTurnsBefore);
     second.child.kill("SIGTERM");
     expect(await second.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("SIGTERM during a finalization: the worker finishes the copyback before it closes the database, clears its receipt and exits 0", { timeout: 180_000 }, async () => {
+    const prisma = database.prisma();
+    const { issue } = await bulkTask("Bulk writer 2", "Investigate the flaky sensor calibration test", 300);
+    // No drain time and no grace: only the wait for finalizations in flight keeps the copyback alive.
+    const worker = await startWorker({ WORKER_DRAIN_TIMEOUT_MS: "0", WORKER_ABORT_GRACE_MS: "0" });
+    const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
+    await until("workspace.export_started", () => prisma.runEvent.findFirst({ where: { runId, code: "workspace.export_started" } }), 120_000, 5);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    const output = worker.output();
+    expect(output).toContain("waiting for finalizations in flight");
+    expect(output.indexOf("waiting for finalizations in flight")).toBeLessThan(output.indexOf(`"msg":"worker stopped"`));
+    const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe("succeeded");
+    expect((run.runnerProfileJson as Record<string, unknown>).nativeWorkspaceFinalizationOwner).toBeUndefined();
+    expect(await prisma.issueRecoveryAction.count({ where: { runId } })).toBe(0);
   });
 });

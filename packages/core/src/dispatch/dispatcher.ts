@@ -19,6 +19,8 @@ export interface DispatcherOptions {
   log?: DispatchLog;
   /** Called whenever a run settles and frees a slot (the worker wakes its loop early). */
   onSlotFreed?: () => void;
+  /** How long aborted runs get to settle after the drain deadline (default 10 s). */
+  abortGraceMs?: number;
 }
 
 export interface DrainResult {
@@ -82,7 +84,7 @@ export class Dispatcher {
     if (aborted > 0) {
       this.#log.warn({ runs: this.inFlight }, "drain deadline passed; cancelling the runs still in flight");
       this.#abort.abort(new Error("worker stopping"));
-      await waitAll([...this.#inFlight.values()], ABORT_GRACE_MS);
+      await waitAll([...this.#inFlight.values()], this.#options.abortGraceMs ?? ABORT_GRACE_MS);
     }
     const abandoned = this.#inFlight.size;
     if (abandoned > 0) this.#log.error({ runs: this.inFlight }, "runs did not settle before the worker stopped");
