@@ -1,0 +1,83 @@
+// The operator guidance of Recovery details, pure: the spec's maintenance SQL (verbatim, its four
+// placeholders filled) and the exact attestation call.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { attestOwnerStopBody } from "@copyback/core/recovery/operator/attest-owner-stop";
+import { STOP_EVIDENCE_PLACEHOLDER, attestationCall } from "~/server/routers/recovery/attestation-call";
+import { MAINTENANCE_SQL_TEMPLATE, maintenanceSql } from "~/server/routers/recovery/maintenance-sql";
+
+const COMPANY = "7d1c8f2e-3b4a-4c5d-8e6f-0a1b2c3d4e5f";
+const RUN = "2f6e9a10-1111-4222-8333-944455556666";
+const ISSUE = "c0ffee00-aaaa-4bbb-8ccc-dddddddddddd";
+const ACTION = "0badf00d-1234-4567-89ab-cdef01234567";
+
+describe("the maintenance fallback SQL", () => {
+  it("R-ATT-5: is the spec's transaction verbatim (the repository copy the database test runs on the real schema)", () => {
+    const fixture = readFileSync(new URL("../../../packages/db/test/fixtures/release-finalization-owner.sql", import.meta.url), "utf8");
+    expect(MAINTENANCE_SQL_TEMPLATE).toBe(fixture);
+  });
+
+  it("R-ATT-5: fills the action's company, run, token and source issue into all four placeholders", () => {
+    const sql = maintenanceSql({ companyId: COMPANY, runId: RUN, issueId: ISSUE, ownerToken: "tok-abc_123" });
+    expect(sql).not.toMatch(/<(company-id|run-id|issue-id|owner-token)>/);
+    expect(sql).toContain(`'native-workspace-finalization:${COMPANY}:${RUN}', 0));`);
+    expect(sql).toContain(`WHERE company_id = '${COMPANY}'::uuid`);
+    expect(sql).toContain(`AND id = '${RUN}'::uuid`);
+    expect(sql).toContain(`AND native_issue_id = '${ISSUE}'::uuid`);
+    expect(sql).toContain(`->>'token' = 'tok-abc_123'`);
+    // Everything else is the template's text.
+    expect(sql.replaceAll(COMPANY, "<company-id>").replaceAll(RUN, "<run-id>").replaceAll(ISSUE, "<issue-id>").replace("tok-abc_123", "<owner-token>")).toBe(MAINTENANCE_SQL_TEMPLATE);
+  });
+
+  it("keeps a quote in a token inside its string literal", () => {
+    const sql = maintenanceSql({ companyId: COMPANY, runId: RUN, issueId: ISSUE, ownerToken: "it's" });
+    expect(sql).toContain(`->>'token' = 'it''s'`);
+  });
+});
+
+/** What a POSIX shell makes of one word built from single-quoted parts and \' escapes. */
+function unquoteShellWord(word: string): string {
+  let out = "";
+  let i = 0;
+  while (i < word.length) {
+    if (word[i] === "'") {
+      const end = word.indexOf("'", i + 1);
+      out += word.slice(i + 1, end);
+      i = end + 1;
+    } else if (word[i] === "\\") {
+      out += word[i + 1];
+      i += 2;
+    } else {
+      out += word[i];
+      i += 1;
+    }
+  }
+  return out;
+}
+
+describe("the attestation API call", () => {
+  const input = { origin: "https://copyback.example.com", issueId: ISSUE, actionId: ACTION, runId: RUN, ownerToken: "tok-abc_123" };
+
+  it("R-ATT-1: posts the documented body, prefilled, to the real path of the console", () => {
+    const call = attestationCall(input);
+    expect(call.url).toBe(`https://copyback.example.com/api/issues/${ISSUE}/recovery-actions/resume-workspace-finalization`);
+    expect(call.body).toEqual({ actionId: ACTION, runId: RUN, ownerToken: "tok-abc_123", controllerAndCopybackStopped: true, stopEvidence: STOP_EVIDENCE_PLACEHOLDER });
+    // Exactly what the route accepts, once the operator writes the evidence.
+    expect(attestOwnerStopBody.safeParse(call.body).success).toBe(true);
+  });
+
+  it("R-ATT-1: the curl line sends that body (a token with a quote survives the shell)", () => {
+    for (const ownerToken of ["tok-abc_123", "it's"]) {
+      const call = attestationCall({ ...input, ownerToken });
+      const lines = call.curl.split("\n");
+      expect(lines[0]).toBe(`curl -X POST "${call.url}" \\`);
+      expect(call.curl).toContain(`-H "Authorization: Bearer $COPYBACK_BOARD_KEY" -H "content-type: application/json"`);
+      const data = call.curl.slice(call.curl.indexOf("-d ") + 3);
+      expect(JSON.parse(unquoteShellWord(data))).toEqual(call.body);
+    }
+  });
+
+  it("names the console's address as a shell variable when the request did not say it", () => {
+    expect(attestationCall({ ...input, origin: null }).url).toBe(`$COPYBACK_URL/api/issues/${ISSUE}/recovery-actions/resume-workspace-finalization`);
+  });
+});

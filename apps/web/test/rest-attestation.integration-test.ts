@@ -1,0 +1,190 @@
+// The operator's stop attestation through the documented REST route (R-ATT-1..3) and R-ATT-3's
+// rule on the generic resolve route, against real unverified-owner holds (recovery-fixture):
+// 200 then an idempotent repeat, 409 refusals with stable codes and nothing written, 404, 422.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
+import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
+import { bearer, buildAuthWorld, configureWebApp, disconnectWebApp, insertBoardKey, json, request, type AuthWorld, type Call } from "./auth-fixture";
+import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
+
+const testDb = useTestDatabase();
+const db = () => testDb.prisma();
+let world: AuthWorld;
+let ownerKey: string;
+let managerKey: string;
+
+beforeAll(async () => {
+  configureWebApp(testDb.url(), "authenticated");
+  world = await buildAuthWorld(db());
+  ownerKey = (await insertBoardKey(db(), world.companyA.id, world.users.owner.id)).secret;
+  managerKey = (await insertBoardKey(db(), world.companyA.id, world.users.manager.id)).secret;
+});
+afterAll(disconnectWebApp);
+
+type Handler = (req: Request, context: { params: Promise<Record<string, string>> }) => Promise<Response>;
+const call = (handler: Handler, issueId: string, c: Call) => handler(request(c), { params: Promise.resolve({ id: issueId }) });
+
+const hold = () => createOwnerHold(db(), { companyId: world.companyA.id, agentId: world.a.agent.id, environmentId: world.a.environment.id });
+
+const STOP_EVIDENCE = "GKE: pod copyback-worker-7f9c deleted 10:02 UTC; its copyback children exited with it";
+const body = (h: OwnerHold, overrides: Record<string, unknown> = {}) => ({
+  actionId: h.actionId,
+  runId: h.runId,
+  ownerToken: h.receipt.token,
+  controllerAndCopybackStopped: true,
+  stopEvidence: STOP_EVIDENCE,
+  ...overrides,
+});
+
+function resume(h: OwnerHold, payload: unknown, key = ownerKey) {
+  return call(resumeWorkspaceFinalization, h.issueId, {
+    path: `/api/issues/${h.issueId}/recovery-actions/resume-workspace-finalization`,
+    body: payload,
+    headers: bearer(key),
+  });
+}
+
+function resolve(h: OwnerHold, payload: Record<string, unknown>, key = managerKey) {
+  return call(resolveRecoveryAction, h.issueId, {
+    path: `/api/issues/${h.issueId}/recovery-actions/resolve`,
+    body: { actionId: h.actionId, ...payload },
+    headers: bearer(key),
+  });
+}
+
+describe("POST /api/issues/:id/recovery-actions/resume-workspace-finalization", () => {
+  it("R-ATT-1, R-ATT-3: answers 200 with the exact action, run and lease ids and releases exactly the receipt; the same request again answers already_attested and writes nothing", async () => {
+    const h = await hold();
+    const first = await resume(h, body(h));
+    expect(first.status).toBe(200);
+    expect(await json(first)).toEqual({ actionId: h.actionId, runId: h.runId, leaseIds: [h.leaseId], status: "attested" });
+    expect(await carriesReceipt(db(), h.runId)).toBe(false);
+    const after = await holdState(db(), h);
+    expect(after.action).toMatchObject({ status: "active", evidence: { attestation: { stopEvidence: STOP_EVIDENCE, ownerToken: h.receipt.token } } });
+    expect(after.activity).toBe(1);
+
+    const repeat = await resume(h, body(h));
+    expect(repeat.status).toBe(200);
+    expect(await json(repeat)).toEqual({ actionId: h.actionId, runId: h.runId, leaseIds: [h.leaseId], status: "already_attested" });
+    expect(await holdState(db(), h)).toEqual(after);
+  });
+
+  it("R-ATT-3: a refusal is a 409 with a stable code naming what changed, and nothing is written", async () => {
+    const stale = await hold();
+    const before = await holdState(db(), stale);
+    const response = await resume(stale, body(stale, { ownerToken: "a-token-from-an-older-inspection" }));
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "owner_changed", message: expect.any(String), details: { actionId: stale.actionId, runId: stale.runId } });
+    expect(await holdState(db(), stale)).toEqual(before);
+
+    const newer = await hold();
+    await db().heartbeatRun.create({ data: { companyId: world.companyA.id, agentId: world.a.agent.id, nativeIssueId: newer.issueId, runtimeMode: "native", status: "queued" } });
+    const beforeNewer = await holdState(db(), newer);
+    const refused = await resume(newer, body(newer));
+    expect(refused.status).toBe(409);
+    expect(await json(refused)).toMatchObject({ code: "newer_run" });
+    expect(await holdState(db(), newer)).toEqual(beforeNewer);
+    expect(await carriesReceipt(db(), newer.runId)).toBe(true);
+  });
+
+  it("R-ATT-3: an attestation of a newer owner's token never releases it: after the receipt was replaced, the old token is refused", async () => {
+    const h = await hold();
+    const newer = { ...h.receipt, token: `${h.receipt.token}-newer-owner` };
+    await db().$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || jsonb_build_object('nativeWorkspaceFinalizationOwner', ${JSON.stringify(newer)}::jsonb) WHERE id = ${h.runId}::uuid`;
+    const response = await resume(h, body(h));
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "owner_changed" });
+    expect(await carriesReceipt(db(), h.runId)).toBe(true);
+  });
+
+  it("answers 404 for an action this task does not have (another task's included)", async () => {
+    const h = await hold();
+    const other = await hold();
+    for (const actionId of [crypto.randomUUID(), other.actionId]) {
+      const response = await resume(h, body(h, { actionId }));
+      expect(response.status).toBe(404);
+      expect(await json(response)).toMatchObject({ code: "not_found" });
+    }
+    expect(await carriesReceipt(db(), h.runId)).toBe(true);
+    expect(await carriesReceipt(db(), other.runId)).toBe(true);
+  });
+
+  it("R-ATT-1: a malformed body is a 422 invalid_request and writes nothing", async () => {
+    const h = await hold();
+    const before = await holdState(db(), h);
+    for (const payload of [
+      body(h, { controllerAndCopybackStopped: false }),
+      body(h, { controllerAndCopybackStopped: "true" }),
+      body(h, { stopEvidence: "" }),
+      body(h, { runId: "run-1" }),
+      body(h, { note: "unexpected field" }),
+      { actionId: h.actionId },
+    ]) {
+      const response = await resume(h, payload);
+      expect(response.status).toBe(422);
+      expect(await json(response)).toMatchObject({ code: "invalid_request", issues: expect.any(Array) });
+    }
+    const raw = await call(resumeWorkspaceFinalization, h.issueId, {
+      method: "POST",
+      path: `/api/issues/${h.issueId}/recovery-actions/resume-workspace-finalization`,
+      rawBody: "{not json",
+      headers: bearer(ownerKey),
+    });
+    expect(raw.status).toBe(422);
+    expect(await holdState(db(), h)).toEqual(before);
+  });
+
+  it("R-ATT-2: a runtime manager's key is refused with 403 and nothing is written", async () => {
+    const h = await hold();
+    const before = await holdState(db(), h);
+    const response = await resume(h, body(h), managerKey);
+    expect(response.status).toBe(403);
+    expect(await json(response)).toMatchObject({ code: "forbidden" });
+    expect(await holdState(db(), h)).toEqual(before);
+  });
+});
+
+describe("POST /api/issues/:id/recovery-actions/resolve on an unverified-owner hold", () => {
+  it("R-ATT-3: generic resolution, false-positive included, cannot dismiss the hold: 409 hold_requires_attestation, nothing written", async () => {
+    const h = await hold();
+    const before = await holdState(db(), h);
+    for (const payload of [
+      { outcome: "false_positive", note: "Looked fine to me." },
+      { outcome: "cancelled" },
+      {
+        outcome: "restored",
+        sourceIssueStatus: "in_progress",
+        executionReconciliation: { runId: h.runId, disposition: "kept" },
+        workspaceRepairEvidence: { files: ["README.md"] },
+      },
+    ]) {
+      for (const key of [managerKey, ownerKey]) {
+        const response = await resolve(h, payload, key);
+        expect(response.status).toBe(409);
+        expect(await json(response)).toMatchObject({ code: "hold_requires_attestation", details: { actionId: h.actionId, runId: h.runId } });
+      }
+    }
+    expect(await holdState(db(), h)).toEqual(before);
+  });
+
+  it("R-ATT-3: an attested hold waiting for its copyback cannot be dismissed either", async () => {
+    const h = await hold();
+    expect((await resume(h, body(h))).status).toBe(200);
+    const before = await holdState(db(), h);
+    const response = await resolve(h, { outcome: "false_positive" });
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "hold_requires_attestation" });
+    expect(await holdState(db(), h)).toEqual(before);
+  });
+
+  it("other recovery actions still answer 501 until their resolution rules exist", async () => {
+    const response = await call(resolveRecoveryAction, world.a.issue.id, {
+      path: `/api/issues/${world.a.issue.id}/recovery-actions/resolve`,
+      body: { actionId: world.a.olderHold.id, outcome: "false_positive" },
+      headers: bearer(managerKey),
+    });
+    expect(response.status).toBe(501);
+    expect(await json(response)).toMatchObject({ code: "not_implemented" });
+  });
+});
