@@ -290,6 +290,7 @@ async function main(): Promise<void> {
         [
           "pass",
           "total",
+          "of it selections",
           "batches",
           "handled",
           "selection p50",
@@ -301,6 +302,7 @@ async function main(): Promise<void> {
         passes.map((p, i) => [
           String(i + 1),
           ms(p.totalMs),
+          ms(p.selectMs.reduce((a, b) => a + b, 0)),
           String(p.batches),
           String(p.handled),
           ms(percentile(p.selectMs, 50)),
