@@ -22,6 +22,7 @@ import {
   type StopReceipt,
   type StopRequest,
 } from "../types";
+import { faultsFromConfig, parseFakeConfig, type FakeTurnConfig } from "./config";
 import { FakeFaults, type FakeOperation } from "./faults";
 import {
   applyChanges,
@@ -91,8 +92,21 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   const pluginId = options.pluginId ?? "builtin.fake";
   const faults = options.faults ?? new FakeFaults();
   const store: FakeSandboxStore = options.store ?? new Map();
-  const script: FakeExecScript = options.script ?? (() => ({ exitCode: 0 }));
+  const script: FakeExecScript = options.script ?? configuredTurn;
   const calls: FakeCall[] = [];
+  // What the environment's config armed for each lease at acquisition (config.ts): its own faults
+  // and its scripted turn. Nothing is armed for an environment without them.
+  const armed = new Map<string, { faults: FakeFaults | null; turn: FakeTurnConfig | undefined }>();
+
+  function configuredTurn(context: FakeExecContext): FakeExecOutcome {
+    const turn = armed.get(context.lease.leaseId)?.turn;
+    if (!turn) return { exitCode: 0 };
+    const runId = context.request.env.COPYBACK_RUN_ID ?? "";
+    const fill = (text: string) => text.replaceAll("{runId}", runId);
+    const files: Record<string, FakeFileChange> = {};
+    for (const [path, content] of Object.entries(turn.files)) files[fill(path)] = content === null ? null : fill(content);
+    return { exitCode: turn.exitCode, resultFile: turn.resultFile === null ? null : fill(turn.resultFile), files };
+  }
   const capabilities = new Set<ProviderCapability>(options.capabilities ?? PROVIDER_CAPABILITIES);
 
   function sandboxOf(lease: LeaseHandle): FakeSandbox {
@@ -108,7 +122,8 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
 
   function call<T>(op: FakeOperation, leaseId: string | null, effect: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     calls.push({ op, leaseId });
-    return faults.run(op, effect, signal);
+    const own = leaseId === null ? null : (armed.get(leaseId)?.faults ?? null);
+    return faults.run(op, own ? () => own.run(op, effect, signal) : effect, signal);
   }
 
   const provider: FakeProvider = {
@@ -119,7 +134,11 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     store,
     calls,
 
-    acquire(request: AcquireRequest): Promise<Allocation> {
+    async acquire(request: AcquireRequest): Promise<Allocation> {
+      if (!armed.has(request.leaseId)) {
+        const config = parseFakeConfig(request.config);
+        armed.set(request.leaseId, { faults: faultsFromConfig(config.faults), turn: config.turn });
+      }
       return call("acquire", request.leaseId, async () => {
         const providerLeaseId = providerLeaseIdOf(request.leaseId);
         // Acquiring the same lease again (after a lost reply) returns the same sandbox.
@@ -174,7 +193,8 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     stopLease(lease: LeaseHandle, request: StopRequest): Promise<StopReceipt> {
       return call("stopLease", lease.leaseId, async () => {
         const sandbox = sandboxOf(lease);
-        const confirmed = !faults.takeUnconfirmedStop();
+        const own = armed.get(lease.leaseId)?.faults ?? null;
+        const confirmed = !faults.takeUnconfirmedStop() && !(own?.takeUnconfirmedStop() ?? false);
         if (confirmed) sandbox.state = "stopped";
         // R-SO-3: the built-in provider's own stop operation, pinned to this plugin.
         const receipt: StopReceipt = {
