@@ -15,10 +15,11 @@ export interface WorkerDispatchOptions {
 
 export function createWorkerDispatch(opts: WorkerDispatchOptions): Dispatcher {
   const { runtime } = opts;
+  const trace = runtime.mergeTrace;
   return new Dispatcher({
     concurrency: opts.concurrency,
     claim: (limit) => claimQueuedRuns(runtime.db, { limit, controller: runtime.controller }),
-    execute: (run, signal) => executeRun(runtime, run, signal),
+    execute: (run, signal) => (trace ? trace.withRun(run.runId, "dispatch", () => executeRun(runtime, run, signal)) : executeRun(runtime, run, signal)),
     log: runtime.log,
     onSlotFreed: opts.onSlotFreed,
     ...(opts.abortGraceMs !== undefined ? { abortGraceMs: opts.abortGraceMs } : {}),

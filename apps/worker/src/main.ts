@@ -28,6 +28,7 @@ const runtime = await createWorkerRuntime({
   instanceRoot: env.COPYBACK_HOME,
   apiUrl: env.COPYBACK_API_URL,
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
+  ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
   log,
 });
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });

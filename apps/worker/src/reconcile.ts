@@ -1,17 +1,24 @@
 // The worker's reconciler (DESIGN.md section 8): the finalization sweep (the same finalizeRun as
 // the live path), the orphan sweep (restraint first: R-ORP-1) and the maintenance of
 // unverified-owner holds, run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, orphanSweep, ownerHoldsSweep, type SweepLog } from "@copyback/core/recovery/index";
+import { Reconciler, finalizationSweep, orphanSweep, ownerHoldsSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(runtime: WorkerRuntime, log: SweepLog, batchSize?: number): Reconciler {
   return new Reconciler({
     sweeps: [
-      finalizationSweep({ ...runtime, log }),
+      traced(runtime, finalizationSweep({ ...runtime, log })),
       orphanSweep({ db: runtime.db, controller: runtime.controller, log }),
       ownerHoldsSweep({ db: runtime.db }),
     ],
     ...(batchSize ? { batchSize } : {}),
     log,
   });
+}
+
+/** With the torture suite's merge trace on, the sweep's lock sections name the run they finalize. */
+function traced<U extends { runId: string }>(runtime: WorkerRuntime, sweep: Sweep<U>): Sweep<U> {
+  const trace = runtime.mergeTrace;
+  if (!trace) return sweep;
+  return { ...sweep, name: sweep.name, due: (limit) => sweep.due(limit), idOf: (unit) => sweep.idOf(unit), handle: (unit) => trace.withRun(unit.runId, "reconcile", () => sweep.handle(unit)) };
 }

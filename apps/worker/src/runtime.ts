@@ -7,6 +7,7 @@ import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
 import type { ExecuteRunDeps } from "@copyback/core/dispatch/index";
 import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
 import { createDefaultRegistry } from "@copyback/core/providers/index";
+import { createMergeTrace, type MergeTrace } from "./merge-trace";
 
 export interface WorkerRuntimeOptions {
   prisma: PrismaClient;
@@ -17,25 +18,29 @@ export interface WorkerRuntimeOptions {
   /** Export deadline of each copyback try (COPYBACK_EXPORT_TIMEOUT_MS). */
   exportTimeoutMs?: number;
   log: ExecuteRunDeps["log"];
+  /** COPYBACK_MERGE_TRACE_FILE: the torture suite's observation of host writes (merge-trace.ts). */
+  mergeTraceFile?: string;
 }
 
-export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>> };
+export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace };
 
 export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   await mkdir(opts.instanceRoot, { recursive: true, mode: 0o700 });
   const controller = await readProcessIdentity(process.pid);
   // Without its own identity the worker could not record who drives a run; it must not claim any.
   if (!controller) throw new Error("cannot read this process's identity from /proc; refusing to dispatch runs");
+  const mergeTrace = opts.mergeTraceFile ? createMergeTrace(opts.mergeTraceFile, opts.instanceRoot) : undefined;
   return {
     db: opts.prisma,
     registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot }),
     instanceRoot: opts.instanceRoot,
-    locks: new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
+    locks: mergeTrace?.locks ?? new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
     databaseUrl: opts.databaseUrl,
     controller,
     apiUrl: opts.apiUrl,
     exportTimeoutMs: opts.exportTimeoutMs,
     log: opts.log,
     finalizations: new Set(),
+    ...(mergeTrace ? { mergeTrace } : {}),
   };
 }
