@@ -12,7 +12,8 @@ export const LIVE_INVALIDATION: Readonly<Record<LiveEventEntity, readonly string
   issue_messages: ["issues"],
   // An issue page lists its runs; the run page shows the run.
   heartbeat_runs: ["runs", "issues"],
-  // Recovery notices show on the issue, the run and (later) a recovery router.
+  // Recovery notices show on the issue (recovery.forIssue, the board's chip), the run and the
+  // company's Recovery page (recovery.listOpen).
   issue_recovery_actions: ["issues", "runs", "recovery"],
   run_events: ["runs"],
   activity_log: ["activity"],
