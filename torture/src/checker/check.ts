@@ -1,0 +1,369 @@
+// The checker (issue 12 item 5): reads the history and the final state and judges them. Pure:
+// the same inputs give the same verdict, so hand-made histories test it (check.test.ts).
+//
+// Relaxed until issue 11 (file-recovery obligations for runs that die before a result) is built,
+// strict with `strictIssue11` (`--strict-issue-11`):
+//   R11-a  a run that died before its result is failed `process_lost` by the orphan sweep and its
+//          sandbox lease is left as it is: an `active` lease of such a run is counted, not a violation;
+//   R11-b  the files such a run wrote in its sandbox are not recovered: strict mode requires a
+//          recovery action for every `process_lost` run.
+// Relaxed for the fake provider, always: its sandboxes live in the memory of the worker that
+// acquired them, so a fake run whose worker died can lose its sandbox (`provider_sandbox_missing`);
+// counted as `fake_sandbox_lost`. Until issue 10 (the export retry budget) such a coordinator is
+// retried forever (`retryable_failure`), so the held or retrying fake run is not "unsettled" either.
+import type { HistoryEvent } from "../history";
+import type { FinalState, HostEntry } from "./final-state";
+import { applyFakeRun, applyLocalRun, type DirModel } from "./model";
+
+export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
+const OPEN = new Set(["active", "escalated"]);
+const UNSETTLED_PHASES = new Set(["observed", "result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"]);
+
+export const VIOLATION_KINDS = [
+  "concurrent_writers",
+  "concurrent_owners",
+  "double_copy",
+  "commit_without_barrier",
+  "accepted_result_dropped",
+  "accepted_not_settled",
+  "duplicate_holds",
+  "hold_wrong_cause",
+  "lost_file",
+  "torn_file",
+  "uncommitted_write",
+  "committed_overwritten",
+  "unexpected_file",
+  "baseline_changed",
+  "unsafe_link_on_host",
+  "held_sandbox_destroyed",
+  "held_sandbox_reused",
+  "run_left_running",
+  "run_left_queued",
+  "lease_active_without_run",
+  "coordinator_unsettled",
+  "died_before_result_unrecovered",
+] as const;
+export type ViolationKind = (typeof VIOLATION_KINDS)[number];
+
+export interface Violation {
+  kind: ViolationKind;
+  detail: string;
+  runId?: string;
+}
+
+export interface CheckOptions {
+  strictIssue11?: boolean;
+}
+
+export interface Verdict {
+  violations: Violation[];
+  counts: {
+    runs: number;
+    runsByStatus: Record<string, number>;
+    commits: number;
+    acceptedResults: number;
+    holdsByCause: Record<string, number>;
+    openHoldsByCause: Record<string, number>;
+    attestations: number;
+    faultsByKind: Record<string, number>;
+    faults: number;
+    mergeIntervals: number;
+    relaxed: Record<string, number>;
+    violationsByKind: Record<string, number>;
+  };
+}
+
+interface Interval {
+  pid: number;
+  target: string;
+  runId: string | null;
+  start: bigint;
+  end: bigint | null;
+}
+
+const bump = (map: Record<string, number>, key: string, n = 1) => {
+  map[key] = (map[key] ?? 0) + n;
+};
+
+/** Locked host-write intervals from the workers' merge trace; a worker's death closes its open ones. */
+export function mergeIntervals(history: readonly HistoryEvent[]): Interval[] {
+  const open = new Map<string, Interval[]>();
+  const done: Interval[] = [];
+  for (const e of history) {
+    if (e.ev === "merge.enter") {
+      const key = `${e.pid}\0${e.target}`;
+      const list = open.get(key) ?? [];
+      list.push({ pid: Number(e.pid), target: String(e.target), runId: (e.runId as string | null) ?? null, start: BigInt(e.t), end: null });
+      open.set(key, list);
+    } else if (e.ev === "merge.exit") {
+      const list = open.get(`${e.pid}\0${e.target}`);
+      const interval = list?.shift();
+      if (interval) done.push({ ...interval, end: BigInt(e.t) });
+    } else if (e.ev === "worker.exit") {
+      for (const [key, list] of open) {
+        if (!key.startsWith(`${e.pid}\0`)) continue;
+        for (const interval of list) done.push({ ...interval, end: BigInt(e.t) });
+        open.delete(key);
+      }
+    }
+  }
+  for (const list of open.values()) done.push(...list);
+  return done.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+}
+
+function overlaps(intervals: Interval[], keyOf: (i: Interval) => string | null, kind: ViolationKind, out: Violation[]): void {
+  const groups = new Map<string, Interval[]>();
+  for (const interval of intervals) {
+    const key = keyOf(interval);
+    if (key === null) continue;
+    const list = groups.get(key) ?? [];
+    list.push(interval);
+    groups.set(key, list);
+  }
+  for (const [key, list] of groups) {
+    // Sorted by start: an interval overlaps an earlier one that has not ended when it starts.
+    const active: Interval[] = [];
+    for (const interval of list) {
+      for (let i = active.length - 1; i >= 0; i--) {
+        const other = active[i]!;
+        if (other.end !== null && other.end <= interval.start) active.splice(i, 1);
+      }
+      for (const other of active) {
+        out.push({
+          kind,
+          runId: interval.runId ?? undefined,
+          detail: `${key}: pid ${other.pid} (run ${other.runId}) from t=${other.start} to ${other.end ?? "never"} and pid ${interval.pid} (run ${interval.runId}) from t=${interval.start}`,
+        });
+      }
+      active.push(interval);
+    }
+  }
+}
+
+export function check(history: readonly HistoryEvent[], final: FinalState, options: CheckOptions = {}): Verdict {
+  const violations: Violation[] = [];
+  const relaxed: Record<string, number> = {};
+  const add = (kind: ViolationKind, detail: string, runId?: string) => violations.push({ kind, detail, ...(runId ? { runId } : {}) });
+
+  // 1. Writers and owners, observed from outside the product's bookkeeping.
+  const intervals = mergeIntervals(history);
+  overlaps(intervals, (i) => i.target, "concurrent_writers", violations);
+  // Two different processes with lock sections for one run at once (different targets included).
+  const byRun = intervals.filter((i) => i.runId !== null);
+  overlaps(byRun, (i) => i.runId, "concurrent_owners", violations);
+
+  const runs = new Map(final.runs.map((r) => [r.id, r]));
+  const coordinators = new Map(final.coordinators.map((c) => [c.runId, c]));
+  const accepted = new Set(final.acceptedResults.map((r) => r.runId));
+  const openHolds = (runId: string) => final.actions.filter((a) => a.runId === runId && OPEN.has(a.status));
+  const succeededOps = (runId: string) => final.finalizeOps.filter((o) => o.runId === runId && o.status === "succeeded");
+
+  // 2. Every accepted result: committed exactly once, or held by exactly one open action of the right cause.
+  for (const runId of accepted) {
+    const run = runs.get(runId);
+    const coordinator = coordinators.get(runId);
+    const holds = openHolds(runId);
+    const committed = run?.status === "succeeded" && coordinator?.phase === "committed";
+    if (committed) {
+      const ops = succeededOps(runId).length;
+      if (ops > 1) add("double_copy", `run ${runId} has ${ops} succeeded workspace_finalize operations`, runId);
+      if (ops === 0) add("commit_without_barrier", `run ${runId} committed without a succeeded workspace_finalize operation`, runId);
+      if (holds.length > 0) add("accepted_not_settled", `run ${runId} committed but ${holds.length} hold(s) are still open`, runId);
+      continue;
+    }
+    if (holds.length > 0) {
+      if (holds.length > 1) add("duplicate_holds", `run ${runId} has ${holds.length} open recovery actions`, runId);
+      for (const hold of holds) if (hold.cause !== OWNER_UNVERIFIED) add("hold_wrong_cause", `run ${runId} is held with cause ${hold.cause}`, runId);
+      continue;
+    }
+    if (run?.provider === "fake" && (run.errorCode === "provider_sandbox_missing" || coordinator?.failureCode === "provider_sandbox_missing")) {
+      bump(relaxed, "fake_sandbox_lost");
+      continue;
+    }
+    if (run && (run.status === "queued" || run.status === "running" || (coordinator && UNSETTLED_PHASES.has(coordinator.phase)))) {
+      add("accepted_not_settled", `run ${runId} has an accepted result, status ${run.status}, coordinator ${coordinator?.phase ?? "none"}, no hold`, runId);
+      continue;
+    }
+    add("accepted_result_dropped", `run ${runId} has an accepted result but ended ${run?.status ?? "missing"} (${run?.errorCode ?? "no code"}), coordinator ${coordinator?.phase ?? "none"}, without a hold`, runId);
+  }
+
+  // 3. Files: every run directory equals the replay of its committed runs in commit order.
+  const committedRuns = final.runs
+    .filter((r) => r.status === "succeeded" && coordinators.get(r.id)?.phase === "committed")
+    .map((r) => ({ run: r, at: coordinators.get(r.id)?.committedAt ?? "" }))
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const committedIds = new Set(committedRuns.map((c) => c.run.id));
+  const knownHashes = new Set<string>();
+  const slotsByIssue = new Map(final.slots.map((s) => [s.issueId, s]));
+  const models = new Map<string, DirModel>();
+  for (const { run } of committedRuns) {
+    const slot = slotsByIssue.get(run.issueId);
+    if (!slot) continue;
+    const model = models.get(slot.slot) ?? new Map();
+    models.set(slot.slot, model);
+    const omitted = final.finalizeOps.some((o) => o.runId === run.id && o.status === "succeeded" && o.omitted);
+    if (omitted) continue;
+    if (slot.kind === "local") applyLocalRun(model, slot.dir, run.id);
+    else applyFakeRun(model, slot.dir, run.id);
+    for (const entry of model.values()) if (entry.kind === "file") knownHashes.add(entry.sha256);
+  }
+  for (const slot of final.slots) {
+    const host = final.host[slot.workspace] ?? {};
+    const model = models.get(slot.slot) ?? new Map();
+    const prefix = `${slot.dir}/`;
+    const actual = new Map<string, HostEntry>();
+    for (const [rel, entry] of Object.entries(host)) if (rel.startsWith(prefix) && entry.kind !== "directory") actual.set(rel.slice(prefix.length), entry);
+    for (const [name, expected] of model) {
+      const got = actual.get(name);
+      const where = `${slot.workspace}/${slot.dir}/${name}`;
+      if (!got) {
+        add("lost_file", `${where}: expected ${expected.kind === "file" ? `the bytes of run ${expected.token}` : `a link to ${expected.target}`}, missing`, expected.kind === "file" ? expected.token : undefined);
+        continue;
+      }
+      if (expected.kind === "symlink") {
+        if (got.kind !== "symlink" || got.target !== expected.target) add("committed_overwritten", `${where}: expected a link to ${expected.target}, found ${describe(got)}`);
+        continue;
+      }
+      if (got.kind === "file" && got.sha256 === expected.sha256) continue;
+      add(classify(got, committedIds, knownHashes), `${where}: expected the bytes of run ${expected.token}, found ${describe(got)}`, expected.token);
+    }
+    for (const [name, got] of actual) {
+      if (model.has(name)) continue;
+      const where = `${slot.workspace}/${slot.dir}/${name}`;
+      if (got.kind === "symlink" && got.target.startsWith("/")) add("unsafe_link_on_host", `${where} -> ${got.target}`);
+      else add(got.kind === "file" ? classifyExtra(got, committedIds) : "unexpected_file", `${where}: not expected, found ${describe(got)}`);
+    }
+  }
+  // Outside the run directories the host stays as it began.
+  for (const [workspace, files] of Object.entries(final.baseline)) {
+    const host = final.host[workspace] ?? {};
+    const inRunDir = (rel: string) => rel === "t" || rel.startsWith("t/");
+    for (const [rel, entry] of Object.entries(files)) {
+      if (inRunDir(rel) || entry.kind === "directory") continue;
+      const got = host[rel];
+      if (!got || describe(got) !== describe(entry)) add("baseline_changed", `${workspace}/${rel}: was ${describe(entry)}, now ${got ? describe(got) : "missing"}`);
+    }
+    for (const [rel, entry] of Object.entries(host)) {
+      if (inRunDir(rel) || entry.kind === "directory" || files[rel]) continue;
+      add("unexpected_file", `${workspace}/${rel}: outside any run directory, found ${describe(entry)}`);
+    }
+  }
+
+  // 4. Held sandboxes are kept: their lease neither released nor destroyed, the sandbox there, no other run on it.
+  for (const action of final.actions) {
+    if (!OPEN.has(action.status) || !action.runId) continue;
+    for (const lease of final.leases.filter((l) => l.runId === action.runId)) {
+      if (lease.status === "destroyed" || lease.status === "released" || lease.sandboxExists === false) {
+        add("held_sandbox_destroyed", `run ${action.runId} is held (${action.id}) but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, action.runId);
+      }
+      const others = final.leases.filter((l) => l.id !== lease.id && l.providerLeaseId !== null && l.providerLeaseId === lease.providerLeaseId);
+      if (others.length > 0) add("held_sandbox_reused", `run ${action.runId}'s sandbox ${lease.providerLeaseId} is also on lease(s) ${others.map((o) => o.id).join(", ")}`, action.runId);
+    }
+  }
+
+  // 5. Everything settles: no run left running or queued, no active lease without a live run, no coordinator in flight.
+  for (const run of final.runs) {
+    const held = openHolds(run.id).length > 0;
+    const fakeLost = run.provider === "fake" && coordinators.get(run.id)?.failureCode === "provider_sandbox_missing";
+    if (run.status === "running" && !held && !fakeLost) add("run_left_running", `run ${run.id} is still running without a hold`, run.id);
+    if (run.status === "queued") add("run_left_queued", `run ${run.id} is still queued`, run.id);
+    const coordinator = coordinators.get(run.id);
+    if (coordinator && UNSETTLED_PHASES.has(coordinator.phase) && !held && !accepted.has(run.id)) {
+      add("coordinator_unsettled", `run ${run.id}: coordinator ${coordinator.phase}`, run.id);
+    }
+    if (run.status === "failed" && run.errorCode === "process_lost") {
+      const actions = final.actions.filter((a) => a.runId === run.id);
+      if (options.strictIssue11 && actions.length === 0) add("died_before_result_unrecovered", `run ${run.id} died before its result; no recovery action keeps its sandbox's files`, run.id);
+      else bump(relaxed, "died_before_result (R11-b)");
+    }
+  }
+  for (const lease of final.leases) {
+    if (lease.status !== "active") continue;
+    const run = lease.runId ? runs.get(lease.runId) : undefined;
+    if (run && (run.status === "queued" || run.status === "running")) continue;
+    if (run && openHolds(run.id).length > 0) continue;
+    if (run?.status === "failed" && run.errorCode === "process_lost" && !options.strictIssue11) {
+      bump(relaxed, "lease_active_after_process_lost (R11-a)");
+      continue;
+    }
+    add("lease_active_without_run", `lease ${lease.id} is active; its run ${lease.runId} is ${run?.status ?? "missing"} (${run?.errorCode ?? "no code"})`, lease.runId ?? undefined);
+  }
+
+  // Counts.
+  const runsByStatus: Record<string, number> = {};
+  for (const run of final.runs) bump(runsByStatus, run.status === "failed" && run.errorCode ? `failed:${run.errorCode}` : run.status);
+  const holdsByCause: Record<string, number> = {};
+  const openHoldsByCause: Record<string, number> = {};
+  for (const action of final.actions) {
+    bump(holdsByCause, action.cause);
+    if (OPEN.has(action.status)) bump(openHoldsByCause, action.cause);
+  }
+  const faultsByKind: Record<string, number> = {};
+  let attestations = 0;
+  for (const e of history) {
+    if (e.ev === "fault") bump(faultsByKind, String(e.kind));
+    if (e.ev === "attest" && e.status === "attested") attestations += 1;
+  }
+  const violationsByKind: Record<string, number> = {};
+  for (const v of violations) bump(violationsByKind, v.kind);
+  return {
+    violations,
+    counts: {
+      runs: final.runs.length,
+      runsByStatus,
+      commits: committedRuns.length,
+      acceptedResults: accepted.size,
+      holdsByCause,
+      openHoldsByCause,
+      attestations,
+      faultsByKind,
+      faults: Object.values(faultsByKind).reduce((a, b) => a + b, 0),
+      mergeIntervals: intervals.length,
+      relaxed,
+      violationsByKind,
+    },
+  };
+}
+
+function describe(entry: HostEntry): string {
+  if (entry.kind === "file") return `file ${entry.sha256.slice(0, 12)}${entry.token ? ` (token ${entry.token})` : " (no token)"}`;
+  if (entry.kind === "symlink") return `link -> ${entry.target}`;
+  return "directory";
+}
+
+function classify(got: HostEntry, committed: Set<string>, known: Set<string>): ViolationKind {
+  if (got.kind !== "file") return "committed_overwritten";
+  if (got.token && !committed.has(got.token)) return "uncommitted_write";
+  if (!known.has(got.sha256)) return "torn_file";
+  return "committed_overwritten";
+}
+
+function classifyExtra(got: HostEntry, committed: Set<string>): ViolationKind {
+  if (got.kind !== "file") return "unexpected_file";
+  if (!got.token) return "torn_file";
+  if (!committed.has(got.token)) return "uncommitted_write";
+  return "unexpected_file";
+}
+
+/** The counts table printed at the end of every run. */
+export function formatCounts(verdict: Verdict, header: Record<string, string> = {}): string {
+  const rows: [string, string][] = [];
+  for (const [k, v] of Object.entries(header)) rows.push([k, v]);
+  const c = verdict.counts;
+  rows.push(["runs", String(c.runs)]);
+  for (const [k, v] of Object.entries(c.runsByStatus).sort()) rows.push([`  runs ${k}`, String(v)]);
+  rows.push(["accepted results", String(c.acceptedResults)]);
+  rows.push(["commits", String(c.commits)]);
+  rows.push(["holds (opened, by cause)", Object.keys(c.holdsByCause).length ? "" : "0"]);
+  for (const [k, v] of Object.entries(c.holdsByCause).sort()) rows.push([`  ${k}`, `${v} (open at end ${c.openHoldsByCause[k] ?? 0})`]);
+  rows.push(["attestations (automatic)", String(c.attestations)]);
+  rows.push(["merge intervals observed", String(c.mergeIntervals)]);
+  rows.push(["faults injected", String(c.faults)]);
+  for (const [k, v] of Object.entries(c.faultsByKind).sort()) rows.push([`  ${k}`, String(v)]);
+  rows.push(["relaxed (not violations)", Object.keys(c.relaxed).length ? "" : "0"]);
+  for (const [k, v] of Object.entries(c.relaxed).sort()) rows.push([`  ${k}`, String(v)]);
+  rows.push(["violations", String(verdict.violations.length)]);
+  for (const kind of VIOLATION_KINDS) rows.push([`  ${kind}`, String(c.violationsByKind[kind] ?? 0)]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
+}

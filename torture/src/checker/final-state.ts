@@ -1,0 +1,66 @@
+// What the checker reads besides the history: the final database rows and the host files, as
+// plain data (collected by collect.ts after the quiet period; hand-made in the checker's tests).
+
+export type HostEntry = { kind: "file"; sha256: string; token: string | null } | { kind: "symlink"; target: string } | { kind: "directory" };
+
+export interface SlotInfo {
+  slot: string;
+  issueId: string;
+  /** The run's directory in the workspace, e.g. t/ACME-1001. */
+  dir: string;
+  workspace: string;
+  kind: "local" | "fake";
+}
+
+export interface FinalRun {
+  id: string;
+  issueId: string;
+  status: string;
+  errorCode: string | null;
+  provider: "local" | "fake";
+}
+
+export interface FinalCoordinator {
+  runId: string;
+  phase: string;
+  committedAt: string | null;
+  failureCode: string | null;
+}
+
+export interface FinalFinalizeOp {
+  runId: string;
+  status: string;
+  stage: string | null;
+  omitted: boolean;
+}
+
+export interface FinalAction {
+  id: string;
+  runId: string | null;
+  cause: string;
+  status: string;
+}
+
+export interface FinalLease {
+  id: string;
+  runId: string | null;
+  status: string;
+  provider: string;
+  providerLeaseId: string | null;
+  /** Local sandboxes: whether the sandbox directory still exists. */
+  sandboxExists: boolean | null;
+}
+
+export interface FinalState {
+  slots: SlotInfo[];
+  runs: FinalRun[];
+  acceptedResults: { runId: string }[];
+  coordinators: FinalCoordinator[];
+  finalizeOps: FinalFinalizeOp[];
+  actions: FinalAction[];
+  leases: FinalLease[];
+  /** Host files by workspace path, then by relative path. */
+  host: Record<string, Record<string, HostEntry>>;
+  /** The host files when the torture began (outside t/ they must stay as they are). */
+  baseline: Record<string, Record<string, HostEntry>>;
+}

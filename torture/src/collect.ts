@@ -1,0 +1,66 @@
+// The final state for the checker: the database rows it judges and every host workspace's files.
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
+import path from "node:path";
+import type { PrismaClient } from "@copyback/db";
+import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
+
+const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
+
+export function scanHost(root: string): Record<string, HostEntry> {
+  const out: Record<string, HostEntry> = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(root, rel)).sort()) {
+      const child = rel ? `${rel}/${name}` : name;
+      const full = path.join(root, child);
+      const st = lstatSync(full);
+      if (st.isSymbolicLink()) out[child] = { kind: "symlink", target: readlinkSync(full) };
+      else if (st.isDirectory()) {
+        out[child] = { kind: "directory" };
+        walk(child);
+      } else if (st.isFile()) {
+        const bytes = readFileSync(full);
+        const token = TOKEN.exec(bytes.subarray(0, 120).toString("latin1"))?.[1] ?? null;
+        out[child] = { kind: "file", sha256: createHash("sha256").update(bytes).digest("hex"), token };
+      }
+    }
+  };
+  walk("");
+  return out;
+}
+
+export async function collectFinalState(
+  prisma: PrismaClient,
+  opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[] },
+): Promise<FinalState> {
+  const where = { companyId: opts.companyId };
+  const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, agent: { select: { environment: { select: { provider: true } } } } } });
+  const results = await prisma.nativeRunResult.findMany({ where: { ...where, schemaStatus: "accepted" }, select: { runId: true } });
+  const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
+  const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
+  const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true } });
+  const host: FinalState["host"] = {};
+  for (const ws of opts.workspaces) host[ws] = scanHost(ws);
+  return {
+    slots: opts.slots,
+    runs: runs.map((r) => ({ id: r.id, issueId: r.nativeIssueId, status: r.status, errorCode: r.errorCode, provider: r.agent.environment?.provider === "fake" ? "fake" : "local" })),
+    acceptedResults: results.map((r) => ({ runId: r.runId })),
+    coordinators: coordinators.map((c) => ({ runId: c.runId, phase: c.phase, committedAt: c.committedAt?.toISOString() ?? null, failureCode: c.failureCode })),
+    finalizeOps: ops.map((o) => {
+      const m = (o.metadata ?? {}) as Record<string, unknown>;
+      return { runId: o.runId, status: o.status, stage: typeof m.stage === "string" ? m.stage : null, omitted: m.omitted === true };
+    }),
+    actions: actions.map((a) => ({ id: a.id, runId: a.runId, cause: a.cause, status: a.status })),
+    leases: leases.map((l) => ({
+      id: l.id,
+      runId: l.runId,
+      status: l.status,
+      provider: l.provider,
+      providerLeaseId: l.providerLeaseId,
+      sandboxExists: l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null,
+    })),
+    host,
+    baseline: opts.baseline,
+  };
+}

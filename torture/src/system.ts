@@ -1,0 +1,123 @@
+// The system under test: K worker processes started exactly as the launcher starts the worker
+// (`node --import tsx src/main.ts` in apps/worker, own process group), sharing one instance root,
+// each appending its merge trace to the history. Exits are observed and recorded; the harness
+// remembers every worker it started (PID and /proc start time) and samples their descendants, so
+// it can later prove that a recorded controller and its children are gone.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, openSync, readdirSync, symlinkSync, existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { harnessEnv } from "./env";
+import type { History } from "./history";
+import { descendants, startTimeOf, type ProcRef } from "./procs";
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const workerDir = path.join(repoRoot, "apps/worker");
+
+export interface WorkerRecord {
+  index: number;
+  generation: number;
+  pid: number;
+  start: string;
+  bubblewrap: boolean;
+  child: ChildProcess;
+  exited: boolean;
+  exit: Promise<void>;
+  /** Descendants seen at the last sample while it lived (agents, bwrap). */
+  lastDescendants: ProcRef[];
+  stopped: boolean;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A search path without bwrap: a directory of links to everything in /usr/bin but bwrap. */
+export function pathWithoutBubblewrap(workDir: string): string {
+  const dir = path.join(workDir, "bin-without-bwrap");
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true });
+    for (const name of readdirSync("/usr/bin")) if (name !== "bwrap") symlinkSync(path.join("/usr/bin", name), path.join(dir, name));
+  }
+  return dir;
+}
+
+export class Workers {
+  readonly all: WorkerRecord[] = [];
+  readonly current = new Map<number, WorkerRecord>();
+  #sampler: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly opts: { count: number; databaseUrl: string; instanceRoot: string; historyFile: string; workDir: string; history: History; env: Record<string, string> },
+  ) {}
+
+  async start(index: number): Promise<WorkerRecord> {
+    const bubblewrap = index % 2 === 0;
+    const generation = this.all.filter((w) => w.index === index).length;
+    const log = openSync(path.join(this.opts.workDir, `worker-${index}.log`), "a");
+    const inherited = harnessEnv.inherited();
+    for (const key of ["DATABASE_URL", "COPYBACK_TEST_DATABASE_URL", "NODE_OPTIONS"]) delete inherited[key];
+    const env: NodeJS.ProcessEnv = {
+      ...inherited,
+      DATABASE_URL: this.opts.databaseUrl,
+      COPYBACK_HOME: this.opts.instanceRoot,
+      WORKER_HEALTH_PORT: String(await freePort()),
+      COPYBACK_MERGE_TRACE_FILE: this.opts.historyFile,
+      LOG_LEVEL: "warn",
+      ...this.opts.env,
+      PATH: bubblewrap ? (inherited.PATH ?? "/usr/bin:/bin") : pathWithoutBubblewrap(this.opts.workDir),
+    };
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
+    const pid = child.pid ?? -1;
+    const start = startTimeOf(pid) ?? "";
+    let resolveExit = () => undefined as void;
+    const record: WorkerRecord = { index, generation, pid, start, bubblewrap, child, exited: false, exit: new Promise<void>((r) => (resolveExit = r)), lastDescendants: [], stopped: false };
+    child.once("exit", (code, signal) => {
+      record.exited = true;
+      this.opts.history.append("worker.exit", { worker: index, generation, pid, code, signal });
+      if (this.current.get(index) === record) this.current.delete(index);
+      resolveExit();
+    });
+    this.all.push(record);
+    this.current.set(index, record);
+    this.opts.history.append("worker.start", { worker: index, generation, pid, start, bubblewrap });
+    return record;
+  }
+
+  async startAll(): Promise<void> {
+    for (let i = 0; i < this.opts.count; i++) await this.start(i);
+    this.#sampler = setInterval(() => this.sample(), 500);
+  }
+
+  sample(): void {
+    for (const w of this.current.values()) if (!w.exited) w.lastDescendants = descendants(w.pid);
+  }
+
+  live(): WorkerRecord[] {
+    return [...this.current.values()].filter((w) => !w.exited);
+  }
+
+  /** The worker record of a recorded controller (PID and start time), if the harness started it. */
+  find(pid: number, start: string): WorkerRecord | undefined {
+    return this.all.find((w) => w.pid === pid && w.start === start);
+  }
+
+  async stopAll(): Promise<void> {
+    if (this.#sampler) clearInterval(this.#sampler);
+    for (const w of this.live()) {
+      if (w.stopped) process.kill(w.pid, "SIGCONT");
+      w.child.kill("SIGTERM");
+    }
+    const deadline = setTimeout(() => {
+      for (const w of this.live()) w.child.kill("SIGKILL");
+    }, 60_000);
+    await Promise.all(this.all.map((w) => w.exit));
+    clearTimeout(deadline);
+  }
+}

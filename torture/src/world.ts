@@ -1,0 +1,98 @@
+// The company's torture fixtures: M host workspaces under the instance root (a few baseline files
+// each, never touched by runs), and task slots: one issue, one agent and one environment each
+// (local or fake), several per workspace so runs contend for the same directory. A slot whose
+// environment still has a lease of a dead run (relaxed until issue 11) is retired and replaced.
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { DEMO_COMPANY_ID, type PrismaClient } from "@copyback/db";
+import type { SlotInfo } from "./checker/final-state";
+import { repoRoot } from "./system";
+
+export const COMPANY_ID = DEMO_COMPANY_ID;
+const AGENT = path.join(repoRoot, "torture/agent/agent.mjs");
+
+export interface Slot extends SlotInfo {
+  agentId: string;
+  environmentId: string;
+  workspaceId: string;
+  currentRun: string | null;
+  retired: boolean;
+}
+
+export class World {
+  readonly slots: Slot[] = [];
+  readonly workspaces: { id: string; hostPath: string }[] = [];
+  #counter = 0;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly instanceRoot: string,
+    private readonly agentTimeoutSeconds: number,
+  ) {}
+
+  async createWorkspaces(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const dir = path.join(this.instanceRoot, "workspaces", `torture-${i}`);
+      mkdirSync(path.join(dir, "base"), { recursive: true });
+      writeFileSync(path.join(dir, "base", "README.md"), `# torture workspace ${i}\nRuns write only under t/<task>/.\n`);
+      writeFileSync(path.join(dir, "base", "data.txt"), `baseline data of workspace ${i}\n`.repeat(50));
+      const hostPath = realpathSync(dir);
+      const row = await this.prisma.executionWorkspace.create({ data: { companyId: COMPANY_ID, name: `torture-${i}-${Date.now()}`, hostPath } });
+      this.workspaces.push({ id: row.id, hostPath });
+    }
+  }
+
+  async createSlot(workspaceIndex: number, kind: "local" | "fake"): Promise<Slot> {
+    const ws = this.workspaces[workspaceIndex]!;
+    const n = ++this.#counter;
+    const number = 100_000 + n;
+    const identifier = `TORT-${number}`;
+    const dir = `t/${identifier}`;
+    const environment = await this.prisma.environment.create({
+      data: {
+        companyId: COMPANY_ID,
+        name: `torture ${kind} ${n}`,
+        provider: kind,
+        pluginId: kind === "local" ? "builtin.local" : "builtin.fake",
+        config: kind === "fake" ? this.fakeConfig(dir, {}) : {},
+        defaultLeasePolicy: "ephemeral",
+      },
+    });
+    const agent = await this.prisma.agent.create({
+      data: {
+        companyId: COMPANY_ID,
+        name: `torture ${kind} agent ${n}`,
+        environmentId: environment.id,
+        adapterConfig: { timeoutSeconds: this.agentTimeoutSeconds },
+        command: kind === "local" ? [process.execPath, AGENT, dir] : ["fake-agent"],
+      },
+    });
+    const issue = await this.prisma.issue.create({
+      data: {
+        companyId: COMPANY_ID,
+        number,
+        identifier,
+        title: `torture task ${n} (${kind})`,
+        status: "todo",
+        assigneeAgentId: agent.id,
+        executionWorkspaceId: ws.id,
+      },
+    });
+    const slot: Slot = { slot: identifier, issueId: issue.id, dir, workspace: ws.hostPath, kind, agentId: agent.id, environmentId: environment.id, workspaceId: ws.id, currentRun: null, retired: false };
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** The fake environment's config: its scripted turn (one file with the run's token) and the faults of the next lease. */
+  fakeConfig(dir: string, faults: Record<string, unknown>): object {
+    const file = `${dir}/fake-{runId}.txt`;
+    return {
+      ...(Object.keys(faults).length > 0 ? { faults } : {}),
+      turn: {
+        exitCode: 0,
+        resultFile: JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "torture fake run {runId}" }),
+        files: { [file]: `copyback-torture token={runId} path=${file}\n` },
+      },
+    };
+  }
+}
