@@ -1,0 +1,213 @@
+// The checker against hand-made histories and final states: a clean one passes, and each
+// violation kind is reported by a state that contains exactly that violation.
+import { describe, expect, it } from "vitest";
+import type { HistoryEvent } from "../history";
+import { check, formatCounts, OWNER_UNVERIFIED, VIOLATION_KINDS, type ViolationKind } from "./check";
+import type { FinalState, HostEntry } from "./final-state";
+import { applyLocalRun, contentHash, type DirModel } from "./model";
+
+const WS = "/host/ws0";
+const DIR = "t/TORT-1";
+const R1 = "11111111-1111-4111-8111-111111111111";
+const R2 = "22222222-2222-4222-8222-222222222222";
+const R3 = "33333333-3333-4333-8333-333333333333";
+const ISSUE = "99999999-9999-4999-8999-999999999999";
+
+let clock = 1_000n;
+const ev = (name: string, fields: Record<string, unknown> = {}): HistoryEvent => ({ t: String((clock += 10n)), ev: name, ...fields });
+
+/** The host files the replay of `runs` (in order) leaves in DIR, plus the baseline. */
+function hostAfter(runs: string[]): Record<string, HostEntry> {
+  const model: DirModel = new Map();
+  for (const r of runs) applyLocalRun(model, DIR, r);
+  const host: Record<string, HostEntry> = { "base/README.md": { kind: "file", sha256: "b1", token: null }, t: { kind: "directory" }, [DIR]: { kind: "directory" } };
+  for (const [name, e] of model) host[`${DIR}/${name}`] = e.kind === "file" ? { kind: "file", sha256: e.sha256, token: e.token } : { kind: "symlink", target: e.target };
+  return host;
+}
+
+function cleanState(): FinalState {
+  return {
+    slots: [{ slot: "TORT-1", issueId: ISSUE, dir: DIR, workspace: WS, kind: "local" }],
+    runs: [
+      { id: R1, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" },
+      { id: R2, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" },
+    ],
+    acceptedResults: [{ runId: R1 }, { runId: R2 }],
+    coordinators: [
+      { runId: R1, phase: "committed", committedAt: "2026-01-01T00:00:01.000Z", failureCode: null },
+      { runId: R2, phase: "committed", committedAt: "2026-01-01T00:00:02.000Z", failureCode: null },
+    ],
+    finalizeOps: [
+      { runId: R1, status: "succeeded", stage: "primary", omitted: false },
+      { runId: R2, status: "succeeded", stage: "primary", omitted: false },
+    ],
+    actions: [],
+    leases: [
+      { id: "l1", runId: R1, status: "destroyed", provider: "local", providerLeaseId: "local-l1", sandboxExists: false },
+      { id: "l2", runId: R2, status: "destroyed", provider: "local", providerLeaseId: "local-l2", sandboxExists: false },
+    ],
+    host: { [WS]: hostAfter([R1, R2]) },
+    baseline: { [WS]: { "base/README.md": { kind: "file", sha256: "b1", token: null } } },
+  };
+}
+
+const merge = (pid: number, runId: string, from: number, to: number | null): HistoryEvent[] => [
+  { t: String(from), ev: "merge.enter", pid, target: WS, runId },
+  ...(to === null ? [] : [{ t: String(to), ev: "merge.exit", pid, target: WS, runId, ok: true }]),
+];
+
+const kinds = (state: FinalState, history: HistoryEvent[] = [], strict = false): ViolationKind[] => [...new Set(check(history, state, { strictIssue11: strict }).violations.map((v) => v.kind))].sort();
+
+describe("the torture checker", () => {
+  it("passes a clean history and final state, and prints the counts table", () => {
+    const history = [...merge(10, R1, 100, 200), ...merge(11, R2, 300, 400), ev("fault", { kind: "kill_worker" })];
+    const verdict = check(history, cleanState());
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts).toMatchObject({ runs: 2, commits: 2, faults: 1, mergeIntervals: 2 });
+    const table = formatCounts(verdict, { seed: "1" });
+    for (const kind of VIOLATION_KINDS) expect(table).toContain(kind);
+  });
+
+  it("concurrent_writers: two processes inside one target's lock at once", () => {
+    expect(kinds(cleanState(), [...merge(10, R1, 100, 300), ...merge(11, R2, 200, 400)])).toContain("concurrent_writers");
+  });
+
+  it("a killed worker's open interval ends at its observed exit (no overlap after it)", () => {
+    const history = [...merge(10, R1, 100, null), { t: "150", ev: "worker.exit", pid: 10 }, ...merge(11, R2, 200, 300)];
+    expect(kinds(cleanState(), history)).toEqual([]);
+    const stopped = [...merge(10, R1, 100, null), ...merge(11, R2, 200, 300)];
+    expect(kinds(cleanState(), stopped)).toContain("concurrent_writers");
+  });
+
+  it("concurrent_owners: two processes copying one run at once", () => {
+    const history: HistoryEvent[] = [
+      { t: "100", ev: "merge.enter", pid: 10, target: "/host/a", runId: R1 },
+      { t: "150", ev: "merge.enter", pid: 11, target: "/host/b", runId: R1 },
+      { t: "200", ev: "merge.exit", pid: 10, target: "/host/a", runId: R1 },
+      { t: "250", ev: "merge.exit", pid: 11, target: "/host/b", runId: R1 },
+    ];
+    expect(kinds(cleanState(), history)).toEqual(["concurrent_owners"]);
+  });
+
+  it("double_copy and commit_without_barrier", () => {
+    const s = cleanState();
+    s.finalizeOps.push({ runId: R1, status: "succeeded", stage: "primary", omitted: false });
+    s.finalizeOps = s.finalizeOps.filter((o, i) => !(o.runId === R2 && i === 1));
+    expect(kinds(s)).toEqual(["commit_without_barrier", "double_copy"]);
+  });
+
+  it("accepted_result_dropped: an accepted result ended failed without a hold", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "failed", errorCode: "archive_extraction_failed" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "terminal_failure" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    expect(kinds(s)).toEqual(["accepted_result_dropped"]);
+  });
+
+  it("accepted_not_settled, run_left_running: still finalizing, no hold", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "retryable_failure", failureCode: "provider_export_timeout" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    expect(kinds(s)).toEqual(["accepted_not_settled", "run_left_running"]);
+  });
+
+  it("a held run is fine with one open hold of the right cause; duplicate_holds and hold_wrong_cause otherwise", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "workspace_finalizing" };
+    s.finalizeOps.pop();
+    s.leases[1] = { ...s.leases[1]!, status: "active", sandboxExists: true };
+    s.host[WS] = hostAfter([R1]);
+    s.actions = [{ id: "a1", runId: R2, cause: OWNER_UNVERIFIED, status: "active" }];
+    expect(kinds(s)).toEqual([]);
+    s.actions.push({ id: "a2", runId: R2, cause: "something_else", status: "active" });
+    expect(kinds(s)).toEqual(["duplicate_holds", "hold_wrong_cause"]);
+  });
+
+  it("held_sandbox_destroyed and held_sandbox_reused", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "workspace_finalizing" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    s.actions = [{ id: "a1", runId: R2, cause: OWNER_UNVERIFIED, status: "active" }];
+    s.leases[1] = { ...s.leases[1]!, status: "destroyed", sandboxExists: false };
+    s.leases.push({ id: "l3", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l2", sandboxExists: false });
+    expect(kinds(s)).toEqual(["held_sandbox_destroyed", "held_sandbox_reused"]);
+  });
+
+  it("lost_file: a committed run's file is missing", () => {
+    const s = cleanState();
+    const host = s.host[WS]!;
+    delete host[`${DIR}/anchor.txt`];
+    expect(kinds(s)).toEqual(["lost_file"]);
+  });
+
+  it("torn_file: a file whose bytes match no committed run's", () => {
+    const s = cleanState();
+    s.host[WS]![`${DIR}/anchor.txt`] = { kind: "file", sha256: "deadbeef", token: R1 };
+    expect(kinds(s)).toEqual(["torn_file"]);
+  });
+
+  it("uncommitted_write: bytes of a run that never committed", () => {
+    const s = cleanState();
+    s.host[WS]![`${DIR}/anchor.txt`] = { kind: "file", sha256: contentHash(R3, `${DIR}/anchor.txt`, 0), token: R3 };
+    s.host[WS]![`${DIR}/extra.txt`] = { kind: "file", sha256: "x", token: R3 };
+    expect(kinds(s)).toEqual(["uncommitted_write"]);
+  });
+
+  it("committed_overwritten: an earlier committed run's bytes where a later one's belong", () => {
+    const s = cleanState();
+    // R1 then R2 is the truth; a host that shows R2's replay with R1's anchor over... use the reverse order's anchor.
+    s.coordinators[0] = { ...s.coordinators[0]!, committedAt: "2026-01-01T00:00:03.000Z" };
+    expect(kinds(s).length).toBeGreaterThan(0);
+    const t = cleanState();
+    t.host[WS]![`${DIR}/anchor.txt`] = { kind: "symlink", target: "anchor.txt" };
+    expect(kinds(t)).toEqual(["committed_overwritten"]);
+  });
+
+  it("unexpected_file, baseline_changed and unsafe_link_on_host", () => {
+    const s = cleanState();
+    s.host[WS]!["base/README.md"] = { kind: "file", sha256: "changed", token: null };
+    s.host[WS]!["stray.txt"] = { kind: "file", sha256: "s", token: null };
+    s.host[WS]![`${DIR}/u-1.lnk`] = { kind: "symlink", target: "/etc/passwd" };
+    expect(kinds(s)).toEqual(["baseline_changed", "unexpected_file", "unsafe_link_on_host"]);
+  });
+
+  it("run_left_queued, coordinator_unsettled and lease_active_without_run", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "queued", errorCode: null, provider: "local" });
+    s.runs.push({ id: "44444444-4444-4444-8444-444444444444", issueId: ISSUE, status: "failed", errorCode: "agent_exit_nonzero", provider: "local" });
+    s.coordinators.push({ runId: "44444444-4444-4444-8444-444444444444", phase: "workspace_finalizing", committedAt: null, failureCode: null });
+    s.leases.push({ id: "l4", runId: "44444444-4444-4444-8444-444444444444", status: "active", provider: "local", providerLeaseId: "local-l4", sandboxExists: true });
+    expect(kinds(s)).toEqual(["coordinator_unsettled", "lease_active_without_run", "run_left_queued"]);
+  });
+
+  it("until issue 11: a process_lost run's active lease and unrecovered files are relaxed; strict mode reports them", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
+    s.leases.push({ id: "l3", runId: R3, status: "active", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
+    const relaxed = check([], s);
+    expect(relaxed.violations).toEqual([]);
+    expect(relaxed.counts.relaxed).toMatchObject({ "lease_active_after_process_lost (R11-a)": 1, "died_before_result (R11-b)": 1 });
+    expect(kinds(s, [], true)).toEqual(["died_before_result_unrecovered", "lease_active_without_run"]);
+  });
+
+  it("a fake run whose sandbox died with its worker is relaxed (fake sandboxes live in memory)", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running", provider: "fake" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "retryable_failure", failureCode: "provider_sandbox_missing" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    const verdict = check([], s);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.relaxed).toMatchObject({ fake_sandbox_lost: 1 });
+  });
+
+  it("every violation kind has a test above", () => {
+    expect(VIOLATION_KINDS.length).toBe(22);
+  });
+});
