@@ -2,6 +2,8 @@
 //   unit         vitest `*.test.ts` in every package
 //   integration  vitest `*.integration-test.ts`, a fresh database per test file
 //   e2e          Playwright in Debian chromium against the launched console and worker
+//   torture      the torture suite's short run (torture/, issue 12 item 6): a fixed seed and a
+//                random one (printed for replay), 90 s of faults each; any violation fails it
 // The server: COPYBACK_TEST_DATABASE_URL or DATABASE_URL when set, else an embedded PostgreSQL
 // on a private temporary instance root (removed afterwards).
 import { spawnSync } from "node:child_process";
@@ -117,6 +119,21 @@ async function main(): Promise<number> {
       } finally {
         for (const name of e2eDbs) await withAdmin(database.url, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       }
+    }
+    if (wants("torture")) {
+      // A fixed seed (the same history every time) and a random one (new histories; replay it
+      // with the seed printed here). Each counts as one test in the summary.
+      const counts = emptyCounts();
+      const randomSeed = Math.floor(Math.random() * 2 ** 31);
+      for (const seed of [1, randomSeed]) {
+        const ok = step(`torture seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes 1.5)`, path.join(root, "node_modules/.bin/tsx"), [path.join(root, "torture/src/main.ts"), "--seed", String(seed), "--minutes", "1.5"], { env: testEnv });
+        if (ok) counts.passed += 1;
+        else {
+          counts.failed += 1;
+          failedSteps.push(`torture seed ${seed}`);
+        }
+      }
+      results.torture = counts;
     }
   } finally {
     await database.stop();

@@ -274,7 +274,7 @@ const NEMESIS_WEIGHTS = {
 async function nemesisLoop(db: TortureDatabase, workers: Workers, history: History, state: State, paused: Set<number>, home: string, diskMount: boolean): Promise<void> {
   await sleep(3_000);
   while (state.chaos) {
-    await sleep(rng.between(400, 1600));
+    await sleep(rng.between(200, 800));
     if (!state.chaos) break;
     const kind = rng.weighted(NEMESIS_WEIGHTS);
     try {
