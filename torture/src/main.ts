@@ -34,6 +34,8 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     "quiet-seconds": { type: "string", default: "150" },
     "idle-timeout-ms": { type: "string", default: "3000" },
+    // Comma-separated nemesis kinds to leave out, e.g. --without disk_full,pg_restart.
+    without: { type: "string", default: "" },
   },
   allowPositionals: true,
   // `pnpm torture -- --seed 1` may hand the "--" on: options follow it.
@@ -269,6 +271,11 @@ const NEMESIS_WEIGHTS = {
   pg_restart: 1,
   disk_full: 1,
 };
+
+for (const kind of String(args.without).split(",").map((k) => k.trim()).filter(Boolean)) {
+  if (!(kind in NEMESIS_WEIGHTS)) throw new Error(`--without: no nemesis kind ${kind} (${Object.keys(NEMESIS_WEIGHTS).join(", ")})`);
+  NEMESIS_WEIGHTS[kind as keyof typeof NEMESIS_WEIGHTS] = 0;
+}
 
 /** The nemesis: one seeded fault after another; pauses and a full disk end on their own timers. */
 async function nemesisLoop(db: TortureDatabase, workers: Workers, history: History, state: State, paused: Set<number>, home: string, diskMount: boolean): Promise<void> {
