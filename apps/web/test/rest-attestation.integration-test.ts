@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
+import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actions/route";
 import { bearer, buildAuthWorld, configureWebApp, disconnectWebApp, insertBoardKey, json, request, type AuthWorld, type Call } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
 
@@ -186,5 +187,29 @@ describe("POST /api/issues/:id/recovery-actions/resolve on an unverified-owner h
     });
     expect(response.status).toBe(501);
     expect(await json(response)).toMatchObject({ code: "not_implemented" });
+  });
+});
+
+describe("GET /api/issues/:id/recovery-actions", () => {
+  it("R-UI-1, R-RR-4: lists the hold with its run and lease ids; the controller's host and pid only for runtime:manage, the owner token only for runtime:confirm_owner_stop", async () => {
+    const h = await hold();
+    const memberKey = (await insertBoardKey(db(), world.companyA.id, world.users.member.id)).secret;
+    const list = async (key: string) => {
+      const res = await call(listRecoveryActions, h.issueId, { path: `/api/issues/${h.issueId}/recovery-actions`, headers: bearer(key) });
+      expect(res.status).toBe(200);
+      const payload = (await res.json()) as { actions: { id: string; runId: string; leaseId: string | null; evidence: Record<string, unknown> }[] };
+      const action = payload.actions.find((a) => a.id === h.actionId);
+      if (!action) throw new Error("the hold is not listed");
+      return action;
+    };
+    const asMember = await list(memberKey);
+    expect(asMember.runId).toBe(h.runId);
+    expect(JSON.stringify(asMember)).not.toContain(h.receipt.token);
+    expect(JSON.stringify(asMember)).not.toContain(h.receipt.host);
+    expect(asMember.evidence).toMatchObject({ owner: "redacted", ownerToken: "redacted" });
+    const asManager = await list(managerKey);
+    expect(asManager.evidence).toMatchObject({ owner: { host: h.receipt.host, pid: h.receipt.pid }, ownerToken: "redacted" });
+    const asOwner = await list(ownerKey);
+    expect(asOwner.evidence).toMatchObject({ owner: { host: h.receipt.host }, ownerToken: h.receipt.token });
   });
 });

@@ -15,8 +15,7 @@ import { OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/recovery/causes";
 import { RESTORING_MESSAGE } from "@copyback/core/recovery/task-notice";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
-import { MAINTENANCE_SQL_TEMPLATE } from "~/server/routers/recovery/maintenance-sql";
-import { STOP_EVIDENCE_PLACEHOLDER } from "~/server/routers/recovery/attestation-call";
+import { MAINTENANCE_SQL_TEMPLATE, STOP_EVIDENCE_PLACEHOLDER } from "@copyback/core/recovery/operator/guidance";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
 const database = useTestDatabase();

@@ -7,7 +7,8 @@ import type { NoticeAction } from "./task-notice";
 
 export const OPEN_ACTION_STATUSES = ["active", "escalated"] as const;
 
-const actionSelect = {
+/** The columns every reader of a recovery action shows (console, REST list, CLI). */
+export const recoveryActionSelect = {
   id: true,
   companyId: true,
   issueId: true,
@@ -21,9 +22,14 @@ const actionSelect = {
   nextAction: true,
   attemptCount: true,
   maxAttempts: true,
+  outcome: true,
+  resolvedAt: true,
+  resolvedByType: true,
+  resolutionNote: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.IssueRecoveryActionSelect;
+const actionSelect = recoveryActionSelect;
 
 export type OpenActionRow = Prisma.IssueRecoveryActionGetPayload<{ select: typeof actionSelect }>;
 

@@ -14,3 +14,5 @@ export * from "./sweeps/orphan-sweep";
 export * from "./sweeps/owner-holds-sweep";
 export * from "./reconciler";
 export * from "./operator/attest-owner-stop";
+export * from "./policies/decide-resolve";
+export * from "./operator/guidance";

@@ -3,7 +3,6 @@
 // commit of the exact sandbox bytes afterwards, the hold's lifecycle, and the spec's maintenance
 // SQL run verbatim followed by the ordinary sweep.
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";

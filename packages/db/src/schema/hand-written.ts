@@ -37,16 +37,6 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 9: the reconciler selects due coordinators through this index (O(unfinished)).
-    name: "native_run_finalizations_due",
-    table: "native_run_finalizations",
-    reason: "partial index (WHERE phase IN the unfinished phases)",
-    definitionIncludes: [
-      "CREATE INDEX native_run_finalizations_due ON public.native_run_finalizations USING btree (company_id, next_attempt_at, updated_at)",
-      "WHERE (phase = ANY (ARRAY['result_accepted'::finalization_phase, 'workspace_finalizing'::finalization_phase, 'arbitrating'::finalization_phase, 'retryable_failure'::finalization_phase]))",
-    ],
-  },
-  {
     // Issue 9: open recovery actions by cause (Recovery page, owner-hold sweeps).
     name: "issue_recovery_actions_open_by_cause",
     table: "issue_recovery_actions",

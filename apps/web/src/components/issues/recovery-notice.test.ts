@@ -59,6 +59,10 @@ function row(attested = false): OpenActionRow {
     nextAction: OWNER_UNVERIFIED_NEXT_ACTION,
     attemptCount: 0,
     maxAttempts: null,
+    outcome: null,
+    resolvedAt: null,
+    resolvedByType: null,
+    resolutionNote: null,
     createdAt: new Date(Date.now() - 5 * 60_000),
     updatedAt: new Date(),
   } as OpenActionRow;

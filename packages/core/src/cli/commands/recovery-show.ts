@@ -11,7 +11,7 @@ import { EXIT } from "../exit-codes";
 import { formatAge } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
-import { attestCall, type AttestCall } from "../recovery/attest-call";
+import { attestationCall, type AttestationCall } from "../../recovery/operator/guidance";
 
 /** Whether the run still carries the receipt the hold names (what an attestation releases). */
 export type ReceiptState = "held" | "released" | "other_owner" | "malformed" | "no_run";
@@ -37,7 +37,8 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
     const open = (OPEN_ACTION_STATUSES as readonly string[]).includes(row.status);
     const call =
       owner && open && owner.ownerToken !== null && row.runId !== null && !action.attested
-        ? attestCall({
+        ? attestationCall({
+            origin: null,
             issueId: row.issueId,
             actionId: row.id,
             runId: row.runId,
@@ -99,7 +100,7 @@ function render(
     nextAttemptAt: string | null;
     receipt: ReceiptState;
   } | null,
-  call: AttestCall | null,
+  call: AttestationCall | null,
 ): string[] {
   const text = [
     `recovery action ${a.id}: ${a.status}${a.outcome ? ` (${a.outcome})` : ""}, ${a.ownerType}-owned, opened ${formatAge(a.ageSeconds * 1000)} ago (${a.createdAt})`,

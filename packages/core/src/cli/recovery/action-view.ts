@@ -1,26 +1,10 @@
 // What the `recovery` commands read of a recovery action: the row (written only by
 // recovery/actions.ts), its company and task, as one flat view for text and --json. Reads only.
 import type { Prisma, PrismaClient } from "@copyback/db/client";
-import { OPEN_ACTION_STATUSES, recoveryQueued } from "../../recovery/holds";
+import { OPEN_ACTION_STATUSES, recoveryActionSelect, recoveryQueued } from "../../recovery/holds";
 
 const viewSelect = {
-  id: true,
-  companyId: true,
-  issueId: true,
-  runId: true,
-  leaseId: true,
-  cause: true,
-  fingerprint: true,
-  ownerType: true,
-  status: true,
-  evidence: true,
-  nextAction: true,
-  attemptCount: true,
-  maxAttempts: true,
-  outcome: true,
-  resolvedAt: true,
-  createdAt: true,
-  updatedAt: true,
+  ...recoveryActionSelect,
   company: { select: { name: true } },
   issue: { select: { identifier: true, title: true, status: true } },
 } satisfies Prisma.IssueRecoveryActionSelect;

@@ -340,22 +340,15 @@ describe("decideAttestation", () => {
       ).toBe("owner_changed");
     });
 
-    it("R-ATT-3: after an attestation, a newer owner's receipt is never released by repeating it", () => {
+    it("R-ATT-3: after an attestation, repeating it answers already_attested, which writes nothing, so a newer owner's receipt is never released", () => {
       const repeated = snap({
         receipt: { kind: "receipt", token: "tok-new" },
         action: { attestedToken: TOKEN },
       });
-      expect(codeOf(decideAttestation(repeated))).toBe("owner_changed");
-      // Even with the newer owner's controller gone and the lock free.
+      expect(decideAttestation(repeated)).toEqual({ kind: "already_attested" });
       expect(
-        codeOf(
-          decideAttestation({
-            ...repeated,
-            liveness: { kind: "dead", reason: "no_such_pid" },
-            lockAcquired: true,
-          }),
-        ),
-      ).toBe("owner_changed");
+        decideAttestation({ ...repeated, liveness: { kind: "dead", reason: "no_such_pid" }, lockAcquired: true }),
+      ).toEqual({ kind: "already_attested" });
     });
 
     it("R-ATT-3: naming the newer token on the older action is refused (the action holds the older token)", () => {
@@ -371,19 +364,12 @@ describe("decideAttestation", () => {
       ).toBe("owner_changed");
     });
 
-    it("R-ATT-3: a repeat while a copyback holds the lock is refused, not answered as already attested", () => {
+    it("R-ATT-3: a repeat while the reconciler's copyback holds the lock is still idempotent (nothing to write)", () => {
       expect(
-        codeOf(
-          decideAttestation(
-            snap({
-              lockAcquired: false,
-              receipt: { kind: "none" },
-              liveness: null,
-              action: { attestedToken: TOKEN },
-            }),
-          ),
+        decideAttestation(
+          snap({ lockAcquired: false, receipt: { kind: "none" }, liveness: null, action: { attestedToken: TOKEN } }),
         ),
-      ).toBe("copyback_lock_active");
+      ).toEqual({ kind: "already_attested" });
     });
 
     it("R-ATT-3: a repeat on a resolved (committed) action is refused as not open", () => {

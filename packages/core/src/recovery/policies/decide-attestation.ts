@@ -44,14 +44,13 @@ export function decideAttestation(s: AttestationSnapshot): AttestationDecision {
   if (action.runId !== request.runId) return reject("run_mismatch", "The recovery action belongs to another run.");
   if (action.ownerToken !== request.ownerToken) return reject("owner_changed", "The owner token is not the one this recovery action holds.");
   if (action.status !== "active" && action.status !== "escalated") return reject("action_not_open", `The recovery action is ${action.status}.`);
+  // Idempotent repeat: this action's attestation already released exactly this token. Nothing is
+  // written, so this answer can never release a newer owner, whatever the reconciler is doing now.
+  if (action.attestedToken === request.ownerToken) return { kind: "already_attested" };
   // A copyback in progress holds the lock (its connection may be gone while its tar children live
   // on, so a free lock alone admits nothing: the checks below still apply).
   if (!s.lockAcquired) return reject("copyback_lock_active", "A copyback of this run holds its finalization lock right now.");
-  if (s.receipt.kind === "none") {
-    // Idempotent repeat: this action's attestation released exactly this token already.
-    if (action.attestedToken === request.ownerToken) return { kind: "already_attested" };
-    return reject("owner_changed", "The run no longer carries that owner receipt.");
-  }
+  if (s.receipt.kind === "none") return reject("owner_changed", "The run no longer carries that owner receipt.");
   if (s.receipt.kind === "malformed") return reject("owner_receipt_malformed", "The run's owner receipt cannot be read; inspect the run before attesting.");
   // Never release a newer owner (R-ATT-3).
   if (s.receipt.token !== request.ownerToken) return reject("owner_changed", "The run carries a newer owner receipt.");

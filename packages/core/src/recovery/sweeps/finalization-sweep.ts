@@ -1,6 +1,6 @@
 // The finalization sweep (issue 9 item 4): due coordinators (result_accepted, workspace_finalizing,
-// arbitrating, retryable_failure past next_attempt_at) are selected through the partial index
-// native_run_finalizations_due, the oldest of each company first (fair across companies), and
+// arbitrating, retryable_failure past next_attempt_at) are selected through the index on
+// (phase, next_attempt_at), O(unfinished), the oldest of each company first (fair across companies), and
 // finalized by the SAME finalizeRun as the live path, under the same advisory lock. A busy run is
 // skipped with nothing written and no retry spent (R-OWN-2); finalizeRun re-reads the terminal
 // state, the retry time and the barrier under ownership (R-OWN-3, R-OWN-4).
@@ -30,18 +30,19 @@ export interface FinalizationSweepDeps extends FinalizeRunDeps {
 
 /** The due selection, shared with bench/reconciler.ts (which prints its plan). */
 export function dueFinalizationsSql(limit: number): Prisma.Sql {
+  // Coordinators exist only for native runs (claimQueuedRuns creates them), so heartbeat_runs is
+  // read only inside the hold exclusion, by primary key, for the few held rows; the unfinished
+  // coordinators come from the (phase, next_attempt_at) index (bench/reconciler.ts prints the plan).
   return Prisma.sql`
     WITH due AS (
       SELECT f.run_id, f.company_id,
              row_number() OVER (PARTITION BY f.company_id ORDER BY COALESCE(f.next_attempt_at, f.updated_at), f.run_id) AS company_rank,
              COALESCE(f.next_attempt_at, f.updated_at) AS due_at
       FROM native_run_finalizations f
-      JOIN heartbeat_runs r ON r.id = f.run_id
       WHERE f.phase IN ('result_accepted', 'workspace_finalizing', 'arbitrating', 'retryable_failure')
         AND (f.phase <> 'retryable_failure' OR f.next_attempt_at IS NULL OR f.next_attempt_at <= now())
-        AND r.runtime_mode = 'native'
         AND NOT EXISTS (
-          SELECT 1 FROM issue_recovery_actions a
+          SELECT 1 FROM issue_recovery_actions a JOIN heartbeat_runs r ON r.id = a.run_id
           WHERE a.run_id = f.run_id AND a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
             AND a.evidence ->> 'ownerToken' = r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token'
         )

@@ -1,12 +1,8 @@
--- The reconciler's finalization sweep (issue 9, DESIGN.md section 8). Written by hand: Prisma's
--- schema language cannot express a partial index. Listed in packages/db/src/schema/hand-written.ts.
-
--- CreateIndex (hand-written, partial): only unfinished coordinators are in it, so selecting the
--- due ones is O(unfinished), never a scan of every run that ever committed. Per company, so the
--- sweep can take the oldest due units of each company in turn (fairness).
-CREATE INDEX "native_run_finalizations_due"
-    ON "native_run_finalizations" ("company_id", "next_attempt_at", "updated_at")
-    WHERE "phase" IN ('result_accepted', 'workspace_finalizing', 'arbitrating', 'retryable_failure');
+-- Recovery actions by cause (issue 9, DESIGN.md section 8). Written by hand: Prisma's schema
+-- language cannot express a partial index. Listed in packages/db/src/schema/hand-written.ts.
+-- (The finalization sweep's due selection reads native_run_finalizations through the existing
+-- (phase, next_attempt_at) index, which holds the unfinished phases in their own range:
+-- bench/reconciler.ts prints the plan.)
 
 -- CreateIndex (hand-written, partial): open recovery actions by cause (the company Recovery page,
 -- the owner-hold sweeps and the due selection's hold exclusion).

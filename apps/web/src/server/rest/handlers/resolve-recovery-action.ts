@@ -8,7 +8,7 @@
 // it, after an operator's stop attestation (resume-workspace-finalization).
 import { z } from "zod";
 import { conflict } from "@copyback/core/errors";
-import { OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
+import { decideResolve } from "@copyback/core/recovery/policies/decide-resolve";
 import { notImplemented } from "../responses";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
@@ -45,14 +45,9 @@ export const resolveRecoveryActionRoute = restRoute({
       where: { id: input.actionId, companyId, issueId: resource.id },
       select: { id: true, cause: true, runId: true },
     });
-    // R-ATT-3: whatever the outcome asked for, and whatever the action's status.
-    if (action?.cause === OWNER_UNVERIFIED_CAUSE) {
-      throw conflict(
-        "hold_requires_attestation",
-        "An unverified copyback owner hold cannot be resolved here: attest the stop (POST /api/issues/:id/recovery-actions/resume-workspace-finalization); the run's committed copyback then resolves it.",
-        { actionId: action.id, runId: action.runId },
-      );
-    }
+    // R-ATT-3 (core's decideResolve): whatever the outcome asked for, and whatever the action's status.
+    const decision = action ? decideResolve(action) : { kind: "not_implemented" as const };
+    if (decision.kind === "reject") throw conflict(decision.code, decision.message, { actionId: action?.id, runId: action?.runId });
     return notImplemented("Resolving a recovery action");
   },
 });

@@ -9,8 +9,7 @@
 import { z } from "zod";
 import { readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
-import { attestationCall } from "./attestation-call";
-import { maintenanceSql } from "./maintenance-sql";
+import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
 import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
 
 export const operatorGuidanceSchema = z.object({

@@ -1,10 +1,9 @@
-// The operator guidance of Recovery details, pure: the spec's maintenance SQL (verbatim, its four
+// The operator guidance (Recovery details, `copyback recovery show`), pure: the spec's maintenance SQL (verbatim, its four
 // placeholders filled) and the exact attestation call.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { attestOwnerStopBody } from "@copyback/core/recovery/operator/attest-owner-stop";
-import { STOP_EVIDENCE_PLACEHOLDER, attestationCall } from "~/server/routers/recovery/attestation-call";
-import { MAINTENANCE_SQL_TEMPLATE, maintenanceSql } from "~/server/routers/recovery/maintenance-sql";
+import { attestOwnerStopBody } from "./attest-owner-stop";
+import { MAINTENANCE_SQL_TEMPLATE, STOP_EVIDENCE_PLACEHOLDER, attestationCall, maintenanceSql } from "./guidance";
 
 const COMPANY = "7d1c8f2e-3b4a-4c5d-8e6f-0a1b2c3d4e5f";
 const RUN = "2f6e9a10-1111-4222-8333-944455556666";
@@ -13,7 +12,7 @@ const ACTION = "0badf00d-1234-4567-89ab-cdef01234567";
 
 describe("the maintenance fallback SQL", () => {
   it("R-ATT-5: is the spec's transaction verbatim (the repository copy the database test runs on the real schema)", () => {
-    const fixture = readFileSync(new URL("../../../packages/db/test/fixtures/release-finalization-owner.sql", import.meta.url), "utf8");
+    const fixture = readFileSync(new URL("../../../../db/test/fixtures/release-finalization-owner.sql", import.meta.url), "utf8");
     expect(MAINTENANCE_SQL_TEMPLATE).toBe(fixture);
   });
 
@@ -79,5 +78,15 @@ describe("the attestation API call", () => {
 
   it("names the console's address as a shell variable when the request did not say it", () => {
     expect(attestationCall({ ...input, origin: null }).url).toBe(`$COPYBACK_URL/api/issues/${ISSUE}/recovery-actions/resume-workspace-finalization`);
+  });
+});
+
+describe("the CLI form of the attestation", () => {
+  it("R-ATT-1: names the action, run and token and the explicit stop flag", () => {
+    const call = attestationCall({ origin: null, issueId: ISSUE, actionId: ACTION, runId: RUN, ownerToken: "tok-abc_123" });
+    expect(call.cli).toContain(`--action ${ACTION} --run ${RUN}`);
+    expect(call.cli).toContain(`--token 'tok-abc_123'`);
+    expect(call.cli).toContain("--controller-and-copyback-stopped");
+    expect(call.path).toBe(`/api/issues/${ISSUE}/recovery-actions/resume-workspace-finalization`);
   });
 });

@@ -1,0 +1,99 @@
+// What an operator is shown to resolve an unverified-owner hold, in one place for the console's
+// Recovery details and the `copyback recovery show` command:
+//   - the exact attestation call (R-ATT-1), prefilled with the action id, run id and owner token,
+//     as a REST call (a board key with `runtime:confirm_owner_stop`, R-ATT-2) and as the CLI
+//     command (an instance operator with database access). The stop evidence stays a placeholder:
+//     only the operator, after checking the deployment platform, can write it;
+//   - the spec's maintenance SQL fallback for older servers (R-ATT-5), verbatim with its four
+//     placeholders filled. packages/db/test/fixtures/release-finalization-owner.sql is the copy
+//     the database test runs on the real schema (and compares with the spec where it is present);
+//     guidance.test.ts keeps this text identical to it.
+
+export const STOP_EVIDENCE_PLACEHOLDER = "<deployment-platform evidence for this controller and its children>";
+
+export function resumeWorkspaceFinalizationPath(issueId: string): string {
+  return `/api/issues/${issueId}/recovery-actions/resume-workspace-finalization`;
+}
+
+export interface AttestationCallInput {
+  /** The console's origin as the caller reached it; null when unknown (then `$COPYBACK_URL`). */
+  origin: string | null;
+  issueId: string;
+  actionId: string;
+  runId: string;
+  ownerToken: string;
+}
+
+export interface AttestationCall {
+  method: "POST";
+  path: string;
+  url: string;
+  body: { actionId: string; runId: string; ownerToken: string; controllerAndCopybackStopped: true; stopEvidence: string };
+  /** A curl command line, ready to paste once the placeholder and the key are in place. */
+  curl: string;
+  /** The same attestation through the CLI. */
+  cli: string;
+}
+
+/** One POSIX shell word: single quotes, an embedded ' as '\''. */
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+export function attestationCall(input: AttestationCallInput): AttestationCall {
+  const path = resumeWorkspaceFinalizationPath(input.issueId);
+  const url = `${input.origin ?? "$COPYBACK_URL"}${path}`;
+  const body = {
+    actionId: input.actionId,
+    runId: input.runId,
+    ownerToken: input.ownerToken,
+    controllerAndCopybackStopped: true as const,
+    stopEvidence: STOP_EVIDENCE_PLACEHOLDER,
+  };
+  const curl = [
+    `curl -X POST "${url}" \\`,
+    `  -H "Authorization: Bearer $COPYBACK_BOARD_KEY" -H "content-type: application/json" \\`,
+    `  -d ${shellQuote(JSON.stringify(body))}`,
+  ].join("\n");
+  const cli = [
+    "copyback recovery attest \\",
+    `  --action ${input.actionId} --run ${input.runId} \\`,
+    `  --token ${shellQuote(input.ownerToken)} \\`,
+    `  --controller-and-copyback-stopped --evidence ${shellQuote(STOP_EVIDENCE_PLACEHOLDER)}`,
+  ].join("\n");
+  return { method: "POST", path, url, body, curl, cli };
+}
+
+export const MAINTENANCE_SQL_TEMPLATE = `BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended(
+  'native-workspace-finalization:<company-id>:<run-id>', 0));
+UPDATE heartbeat_runs
+SET runner_profile_json = runner_profile_json - 'nativeWorkspaceFinalizationOwner'
+WHERE company_id = '<company-id>'::uuid
+  AND id = '<run-id>'::uuid
+  AND native_issue_id = '<issue-id>'::uuid
+  AND runtime_mode = 'native'
+  AND runner_profile_json->'nativeWorkspaceFinalizationOwner'->>'token' = '<owner-token>'
+RETURNING id;
+COMMIT;
+`;
+
+export interface MaintenanceSqlValues {
+  companyId: string;
+  runId: string;
+  issueId: string;
+  ownerToken: string;
+}
+
+/** Inside a SQL string literal a quote is doubled; the ids are uuids, the token is free text. */
+function literal(value: string): string {
+  return value.replaceAll("'", "''");
+}
+
+/** The template with the action's company, run, token and source issue filled in. */
+export function maintenanceSql(values: MaintenanceSqlValues): string {
+  return MAINTENANCE_SQL_TEMPLATE.replaceAll("<company-id>", literal(values.companyId))
+    .replaceAll("<run-id>", literal(values.runId))
+    .replaceAll("<issue-id>", literal(values.issueId))
+    .replaceAll("<owner-token>", literal(values.ownerToken));
+}
