@@ -13,6 +13,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // copyback cut off mid-way would leave a receipt that only an operator could release); one
 // copyback try's export is bounded by COPYBACK_EXPORT_TIMEOUT_MS (10 min). A second Ctrl-C forces.
 const WORKER_STOP_GRACE_MS = 11 * 60_000;
+const FORCE_AFTER_MS = 1_500;
 const say = (message: string) => process.stdout.write(`[copyback] ${message}\n`);
 
 async function main(): Promise<void> {
@@ -28,14 +29,19 @@ async function main(): Promise<void> {
 
   const children: ManagedChild[] = [];
   let stopping = false;
+  let stoppingSince = 0;
   const shutdown = async (code: number) => {
     if (stopping) {
-      // A second signal: stop now. Work cut off here is recovered at the next start.
+      // A second Ctrl-C, pressed on purpose: stop now (work cut off here is recovered at the next
+      // start). A copy of the first signal (a terminal's SIGINT reaches the whole process group, a
+      // wrapper forwards its own) arrives within moments and is not a second press.
+      if (Date.now() - stoppingSince < FORCE_AFTER_MS) return;
       say("forcing the stop");
       for (const child of children) child.process.kill("SIGKILL");
       return;
     }
     stopping = true;
+    stoppingSince = Date.now();
     say("stopping… (runs in flight may finish; press Ctrl-C again to force)");
     await Promise.all(children.map((child) => stopChild(child, child.name === "worker" ? WORKER_STOP_GRACE_MS : undefined)));
     await database.stop();
