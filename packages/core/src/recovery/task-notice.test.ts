@@ -161,4 +161,27 @@ describe("deriveTaskNotice", () => {
     expect(message).not.toMatch(/certif|verify that|confirm that/i);
     expect(message).toMatch(/kept/);
   });
+
+  it("R-UI-2: an unverified-owner hold explains itself in its own words, not the generic ones", () => {
+    const owner = messageOf(deriveTaskNotice([action()]));
+    const generic = messageOf(deriveTaskNotice([action({ cause: "some_future_cause" })]));
+    expect(owner).toBe(
+      "Saving this task's work back to the workspace was interrupted. The work and its result are kept; an administrator needs to confirm before it continues.",
+    );
+    expect(generic).toBe(
+      "This task's recovery needs an operator's attention. Its saved work is kept.",
+    );
+  });
+
+  it("R-UI-2: the attention notice is exactly the waiting action's run, id, cause and message", () => {
+    expect(
+      deriveTaskNotice([action({ id: "action-7", runId: null, cause: "some_future_cause" })]),
+    ).toEqual({
+      kind: "attention",
+      runId: null,
+      actionId: "action-7",
+      cause: "some_future_cause",
+      message: "This task's recovery needs an operator's attention. Its saved work is kept.",
+    });
+  });
 });
