@@ -110,6 +110,8 @@ test.describe("recovery of an interrupted copyback", () => {
       for (const secret of [token, String(DEAD_PID), receipt.host, receipt.bootId]) expect(memberText).not.toContain(secret);
       await expect(member.getByTestId("agent-panel").getByRole("button", { name: "Wake agent" })).toBeDisabled();
       await expect(member.getByTestId("wake-reason")).toContainText("waiting for recovery");
+      // The held run is not "Working".
+      await expect(member.getByTestId("agent-run-chip")).toHaveText("Waiting for an operator");
       await expect(member.getByRole("button", { name: /shut ?down|resume/i })).toHaveCount(0);
 
       // The board shows the chip.

@@ -2,7 +2,7 @@
 // and then every RECONCILE_INTERVAL_MS. Each sweep takes a bounded batch of due units and handles
 // them one by one; one unit's failure is logged and never stops the pass (handlers are
 // idempotent: the next pass tries again). An aborted signal ends the pass between units.
-import type { Sweep, SweepLog } from "./sweeps/sweep";
+import { IDLE_OUTCOME, type Sweep, type SweepLog } from "./sweeps/sweep";
 
 export interface ReconcilerOptions {
   sweeps: readonly Sweep<never>[] | readonly Sweep<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -58,7 +58,7 @@ export class Reconciler {
         if (signal?.aborted) break;
         try {
           const outcome = await sweep.handle(unit);
-          counts[outcome] = (counts[outcome] ?? 0) + 1;
+          if (outcome !== IDLE_OUTCOME) counts[outcome] = (counts[outcome] ?? 0) + 1;
         } catch (error) {
           result.errors += 1;
           counts.error = (counts.error ?? 0) + 1;

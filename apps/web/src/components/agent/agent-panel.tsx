@@ -12,7 +12,7 @@ import type { RouterOutputs } from "~/components/trpc-types";
 import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { useTRPC } from "~/trpc/react";
-import { RUN_PROGRESS } from "./run-progress";
+import { runProgressOf } from "./run-progress";
 import { decideWake } from "./wake-decision";
 
 type LatestRun = RouterOutputs["runs"]["latestForIssue"];
@@ -138,15 +138,15 @@ export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, 
         <p className="text-sm text-slate-800">{assignee?.name ?? "No agent assigned."}</p>
       )}
 
-      <CurrentRun companyId={companyId} latest={data} />
+      <CurrentRun companyId={companyId} latest={data} recovery={recovery?.notice.kind ?? "none"} />
     </section>
   );
 }
 
-function CurrentRun({ companyId, latest }: { companyId: string; latest: LatestRun }) {
+function CurrentRun({ companyId, latest, recovery }: { companyId: string; latest: LatestRun; recovery: "none" | "attention" | "restoring" }) {
   const { run, result } = latest;
   if (!run) return <p className="text-sm text-slate-500">No run yet.</p>;
-  const progress = RUN_PROGRESS[run.status];
+  const progress = runProgressOf(run.status, recovery);
   return (
     <div className="space-y-3 border-t border-slate-100 pt-4" data-testid="agent-current-run">
       <div className="flex items-center justify-between gap-3">

@@ -18,3 +18,17 @@ export const RUN_PROGRESS: Readonly<Record<RunStatusValue, RunProgress>> = {
   cancelled: { label: "Cancelled", tone: "bg-slate-50 text-slate-500 ring-slate-200", settled: true },
   timed_out: { label: "Timed out", tone: "bg-amber-50 text-amber-800 ring-amber-200", settled: true },
 };
+
+/**
+ * The chip of a run held for recovery (R-UI-2): a running run whose copyback waits for an
+ * operator is not "Working"; once the restore is queued it says so, as the task's notice does.
+ */
+export function runProgressOf(status: RunStatusValue, recovery: "none" | "attention" | "restoring"): RunProgress {
+  if (status === "running" && recovery === "attention") {
+    return { label: "Waiting for an operator", tone: "bg-amber-50 text-amber-800 ring-amber-200", settled: true };
+  }
+  if (status === "running" && recovery === "restoring") {
+    return { label: "Restoring saved work", tone: "bg-indigo-50 text-indigo-800 ring-indigo-200", settled: false };
+  }
+  return RUN_PROGRESS[status];
+}

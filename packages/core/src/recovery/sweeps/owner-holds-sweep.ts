@@ -4,7 +4,7 @@
 // statements that write only what differs, so repeated passes write nothing.
 import type { PrismaClient } from "@copyback/db/client";
 import { cleanupStaleOwnerActions, refreshOwnerHoldInstructions } from "../actions";
-import type { Sweep } from "./sweep";
+import { IDLE_OUTCOME, type Sweep } from "./sweep";
 
 export function ownerHoldsSweep(deps: { db: PrismaClient }): Sweep<"pass"> {
   return {
@@ -14,7 +14,8 @@ export function ownerHoldsSweep(deps: { db: PrismaClient }): Sweep<"pass"> {
     async handle() {
       const refreshed = await refreshOwnerHoldInstructions(deps.db);
       const stale = await cleanupStaleOwnerActions(deps.db, 500);
-      return `refreshed_${refreshed}_stale_${stale}`;
+      // "idle" is not counted as an outcome (the worker logs only passes that did something).
+      return refreshed === 0 && stale === 0 ? IDLE_OUTCOME : `refreshed_${refreshed}_stale_${stale}`;
     },
   };
 }

@@ -1,6 +1,9 @@
 // The reconciler's unit of work (DESIGN.md section 8): a sweep selects only due units through an
 // index, in bounded batches, and handles each one idempotently. Several workers may run the same
 // sweeps at once; a unit someone else holds is skipped without a write (R-OWN-2).
+/** A unit handled with nothing to do: not counted in a pass's outcomes. */
+export const IDLE_OUTCOME = "idle";
+
 export interface Sweep<U = unknown> {
   readonly name: string;
   /** At most `limit` due units, fairly across companies. */
