@@ -1,17 +1,24 @@
 // R-ATT-5: the spec's maintenance transaction, copied verbatim into a fixture, runs on this
 // schema and releases exactly the receipt it names.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../src/testing/index";
 
 const FIXTURE = new URL("./fixtures/release-finalization-owner.sql", import.meta.url);
-// The spec lives beside the repository (../shared); the fixture must be its exact text.
+// The spec lives beside the repository (../shared) on the project's machines; the fixture must be
+// its exact text. A user's clone has nothing beside it: that one comparison is then skipped (with
+// its reason), while the fixture, kept in the repository, still runs below.
 const SPEC = new URL(
   "../../../../shared/spec/native-workspace-finalization-recovery.md",
   import.meta.url,
 );
+const SPEC_MISSING = existsSync(SPEC)
+  ? undefined
+  : `the spec ${fileURLToPath(SPEC)} is not beside this clone (no ../shared): the fixture cannot be compared with it`;
 
 interface Placeholders {
   companyId: string;
@@ -82,7 +89,8 @@ describe("the spec's maintenance SQL runs verbatim on the schema", () => {
     ).rows[0]?.runner_profile_json;
   }
 
-  it("R-ATT-5: the fixture is the spec's block, character for character", async () => {
+  it("R-ATT-5: the fixture is the spec's block, character for character", async (ctx) => {
+    if (SPEC_MISSING) ctx.skip(SPEC_MISSING);
     const spec = await readFile(SPEC, "utf8");
     expect(template.startsWith("BEGIN;\nSELECT pg_advisory_xact_lock(hashtextextended(")).toBe(
       true,

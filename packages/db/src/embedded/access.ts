@@ -53,9 +53,31 @@ export async function prepareClusterDirectories(args: {
     throw new EmbeddedPostgresError(
       "NOT_ACCESSIBLE",
       `PostgreSQL runs as the user "${user.name}" (we are root), and that user cannot enter ${blocked}. ` +
-        `Put the instance root and the project somewhere it can reach (set COPYBACK_HOME, e.g. /var/lib/copyback/home), or run Copyback as a non-root user.`,
+        `Put the instance root somewhere it can reach (set COPYBACK_HOME, e.g. /var/lib/copyback/home), or run Copyback as a non-root user.`,
     );
   }
+}
+
+/**
+ * Pure: every path a process must traverse to reach each target, outermost first, each once
+ * ("/", "/root", "/root/copyback", ... "/root/copyback/node_modules/.../bin/postgres").
+ */
+export function ancestorChain(targets: readonly string[]): string[] {
+  const chain: string[] = [];
+  const seen = new Set<string>();
+  for (const target of targets) {
+    const parts: string[] = [];
+    for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+      parts.unshift(dir);
+      if (path.dirname(dir) === dir) break;
+    }
+    for (const part of parts) {
+      if (seen.has(part)) continue;
+      seen.add(part);
+      chain.push(part);
+    }
+  }
+  return chain;
 }
 
 /** The first path (checking every ancestor, outermost first) the user cannot traverse. */
@@ -64,15 +86,7 @@ export async function firstBlockedPath(
   targets: string[],
 ): Promise<string | undefined> {
   if (user.kind === "current") return undefined;
-  const chain: string[] = [];
-  for (const target of targets) {
-    const parts: string[] = [];
-    for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
-      parts.unshift(dir);
-      if (path.dirname(dir) === dir) break;
-    }
-    chain.push(...parts);
-  }
+  const chain = ancestorChain(targets);
   // access(2) resolves the whole path with the caller's credentials, so `test -x` run as that
   // user is the authoritative answer (ACLs and group membership included).
   const script = 'for p do test -x "$p" || { printf "%s" "$p"; exit 1; }; done';

@@ -1,6 +1,7 @@
 // startEmbeddedPostgres: the embedded PostgreSQL of one instance root, from first initialisation
 // to a ready server with the application database.
-import { postgresBinaries } from "./binaries";
+import { postgresBinaries, type PostgresBinaries } from "./binaries";
+import { reachableBinaries } from "./binary-placement";
 import { ensureDatabase } from "./app-database";
 import { prepareClusterDirectories } from "./access";
 import { locateCluster } from "./cluster-location";
@@ -47,6 +48,23 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+// The binaries the server user runs, decided (and copied, when needed) once per process.
+const placed = new Map<string, Promise<PostgresBinaries>>();
+function binariesFor(
+  packaged: PostgresBinaries,
+  user: Awaited<ReturnType<typeof resolveServerUser>>,
+  log: (line: string) => void,
+): Promise<PostgresBinaries> {
+  const key = `${user.kind === "switch" ? user.uid : "current"}:${packaged.postgres}`;
+  let found = placed.get(key);
+  if (!found) {
+    found = reachableBinaries(packaged, user, log);
+    found.catch(() => placed.delete(key));
+    placed.set(key, found);
+  }
+  return found;
+}
+
 // Data directories this process is starting or running a server on: refuses a second start
 // before any file is looked at (the cross-process case is handled through the files).
 const ownedHere = new Set<string>();
@@ -65,13 +83,15 @@ export async function startEmbeddedPostgres(
   }
   ownedHere.add(layout.dataDir);
   try {
-    const binaries = await postgresBinaries();
+    const packaged = await postgresBinaries();
     const user = await resolveServerUser(log);
     // Checks first, changes after: a refused start leaves the instance root as it found it.
     const location = await locateCluster(layout, user);
     await ensureNoLiveServer(location.dataDir, log);
-    const state = await inspectDataDir(location.dataDir, binaries.major);
+    const state = await inspectDataDir(location.dataDir, packaged.major);
     await assertPortFree(port);
+    // As root, a clone the server's user cannot enter (under /root) runs a verified copy.
+    const binaries = await binariesFor(packaged, user, log);
     await prepareClusterDirectories({
       layout,
       location,
