@@ -1,8 +1,26 @@
 // Mutation testing of the pure decide-functions (issue 12 item 7): `pnpm mutation`.
 // Not part of `npm test`. Runs only the unit tier (*.test.ts, no database) through
-// stryker.vitest.config.mjs, type-checks every mutant with packages/core's tsconfig, and writes
+// stryker.vitest.config.mjs, type-checks every mutant (stryker.tsconfig.json), and writes
 // .reports/mutation/index.html and mutation.json (gitignored). The clear-text reporter prints
 // the score per file and every surviving mutant.
+import { readFileSync } from "node:fs";
+
+/**
+ * binding.ts holds the pure checkRunBinding and the I/O loadRunBinding: mutate only the lines
+ * from the first one's declaration to just before the second one's, found anew on every run.
+ */
+function checkRunBindingLines() {
+  const lines = readFileSync(
+    new URL("./packages/core/src/recovery/binding.ts", import.meta.url),
+    "utf8",
+  ).split("\n");
+  const start = lines.findIndex((l) => l.startsWith("export function checkRunBinding(")) + 1;
+  const end = lines.findIndex((l) => l.startsWith("export async function loadRunBinding("));
+  if (start < 1 || end <= start)
+    throw new Error("stryker.config.mjs: checkRunBinding/loadRunBinding not found in binding.ts");
+  return `${start}-${end}`;
+}
+
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {
   packageManager: "pnpm",
@@ -14,14 +32,15 @@ export default {
   testRunner: "vitest",
   vitest: { configFile: "stryker.vitest.config.mjs", related: true },
   checkers: ["typescript"],
-  tsconfigFile: "packages/core/tsconfig.json",
+  // Only the mutated files and their imports (keep its list in step with `mutate`).
+  tsconfigFile: "stryker.tsconfig.json",
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   coverageAnalysis: "perTest",
   mutate: [
     "packages/core/src/recovery/policies/*.ts",
     "!packages/core/src/recovery/policies/*.test.ts",
-    // checkRunBinding only: loadRunBinding (from line 58 on) is I/O.
-    "packages/core/src/recovery/binding.ts:40-56",
+    // checkRunBinding only: loadRunBinding is I/O (see checkRunBindingLines).
+    `packages/core/src/recovery/binding.ts:${checkRunBindingLines()}`,
     "packages/core/src/recovery/task-notice.ts",
     "packages/core/src/finalization/finalize-policy.ts",
     "packages/core/src/finalization/finalize-outcome-policy.ts",
@@ -32,18 +51,18 @@ export default {
     "packages/core/src/process/liveness-policy.ts",
     "packages/core/src/copyback/archive/tree-policy.ts",
   ],
-  // The sandbox holds packages/core and the two root files its configs extend; dependencies
-  // (@copyback/db included) resolve through the symlinked node_modules to the real workspace.
+  // The sandbox holds packages/core, packages/db (core's tests read its fixtures by relative
+  // path) and the root files these configs use; dependencies (@copyback/db included) resolve
+  // through the symlinked node_modules to the real workspace.
   ignorePatterns: [
     "/*",
     "!/packages",
     "/packages/*",
     "!/packages/core",
-    // core tests read fixtures of packages/db by relative path.
     "!/packages/db",
     "!/tsconfig.base.json",
-    "!/vitest.tiers.ts",
     "!/stryker.vitest.config.mjs",
+    "!/stryker.tsconfig.json",
   ],
   concurrency: 2,
   timeoutMS: 10_000,
@@ -57,7 +76,8 @@ export default {
     reportScoreTable: true,
     reportMutants: true,
   },
-  thresholds: { high: 90, low: 80, break: null },
+  // The goal is at least 90 % per file; below 90 % in total the command fails.
+  thresholds: { high: 90, low: 80, break: 90 },
   tempDirName: ".stryker-tmp",
   cleanTempDir: true,
 };

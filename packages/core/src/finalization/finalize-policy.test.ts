@@ -166,13 +166,13 @@ describe("decideCopybackFailure", () => {
   it("R-RR-1: another provider error is retryable, scheduled from the attempt count", () => {
     expect(
       decideCopybackFailure(new DomainError("unavailable", "provider_export_failed", "down"), {
-        attempt: 3,
+        attempt: 2,
         now,
       }),
     ).toEqual({
       kind: "retryable",
       code: "provider_export_failed",
-      nextAttemptAt: at(480_000),
+      nextAttemptAt: at(120_000),
     });
   });
 

@@ -339,6 +339,15 @@ describe("ArchiveTreePolicy.finish: where links lead", () => {
     expect(await tree.finish()).toEqual([]);
   });
 
+  it("R-UA-2: a regular file whose header carries a link name is a file, never resolved as a link", async () => {
+    const tree = new ArchiveTreePolicy(STRICT);
+    expect(tree.add("f", ["f"], "file", "../../etc")).toBeUndefined();
+    expect(tree.add("d/", ["d"], "directory", "/abs")).toBeUndefined();
+    // Nor can another link lead through it as if it were one.
+    expect(tree.add("via", ["via"], "symlink", "f/x")).toBeUndefined();
+    expect(await tree.finish()).toEqual([]);
+  });
+
   it("R-UA-2: a link is resolved by default (the resolve flag defaults to true)", async () => {
     const tree = new ArchiveTreePolicy(STRICT);
     expect(tree.add("up", ["up"], "symlink", "../outside")).toBeUndefined();

