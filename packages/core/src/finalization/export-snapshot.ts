@@ -1,12 +1,17 @@
 // The physical export of a sandbox workspace into a private staging directory, applying the
 // export policy (export-policy.ts): extract a safe archive, ask for one salvage export after a
-// rejection, omit the export when the salvage is rejected too. Rejected archives are discarded
+// rejection for unsafe entries, omit the export when the salvage is rejected too; a truncated
+// stream fails the try as a transport failure (ArchiveTruncatedError, retried: R-RR-1) and an
+// archive over a limit fails it for good (ArchiveLimitError). The workspace's exclusions go to
+// the provider: excluded trees are neither exported nor validated, so they can neither force a
+// salvage nor push an archive over a limit. Rejected archives are discarded
 // at once and never extracted, not even partly (R-UA-4: receiveWorkspaceArchive validates the
 // whole stream as it arrives and writes nothing of a rejected archive). The one-pass receive also
 // hashes what it writes, so the merge gets the snapshot's manifest without reading staging again.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { ArchiveLimitError, ArchiveTruncatedError } from "../copyback/archive/errors";
 import { receiveWorkspaceArchive } from "../copyback/archive/receive";
 import type { Manifest } from "../copyback/manifest/types";
 import { hasCapability, requireCapability } from "../providers/registry";
@@ -27,6 +32,11 @@ export interface ExportSnapshotInput {
   info(code: string, message: string): Promise<void>;
   /** Aborts the provider calls and the stream consumption (the export deadline, export-deadline.ts). */
   signal?: AbortSignal;
+  /**
+   * The workspace's exclusions (the prepared descriptor's excludedPaths, manifest/exclude.ts
+   * syntax): what the merge leaves alone is not exported either.
+   */
+  exclude?: readonly string[];
 }
 
 export async function exportSnapshot(input: ExportSnapshotInput): Promise<ExportedSnapshot> {
@@ -39,7 +49,8 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
   await mkdir(snapshotDir, { mode: 0o700 });
 
   let stage: ExportStage = "primary";
-  let archive: Readable = await untilAborted(exportWorkspace(lease, { signal: input.signal }), input.signal, discardStream);
+  const options = { signal: input.signal, exclude: input.exclude ? [...input.exclude] : [] };
+  let archive: Readable = await untilAborted(exportWorkspace(lease, options), input.signal, discardStream);
   const violationCodes = new Set<string>();
   for (;;) {
     const received = await receiveWorkspaceArchive({
@@ -48,9 +59,9 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
       // A large archive spills into this attempt's private directory, removed with it.
       spillDirectory: input.workDir,
     });
-    const verdict = received.kind;
-    if (received.kind === "rejected") for (const v of received.violations) violationCodes.add(v.code);
-    const decision = decideExport({ stage, verdict, salvageAvailable: salvageExport !== undefined });
+    const violations = received.kind === "rejected" ? received.violations : [];
+    for (const v of violations) violationCodes.add(v.code);
+    const decision = decideExport({ stage, verdict: received.kind, violations, salvageAvailable: salvageExport !== undefined });
     if (decision.kind === "extract" && received.kind === "safe") {
       return {
         kind: "extracted",
@@ -61,8 +72,11 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
         bytes: received.totalBytes,
       };
     }
+    // Nothing of a rejected archive was written; these end the try before any host write.
+    if (decision.kind === "transport_failure") throw new ArchiveTruncatedError(violations);
+    if (decision.kind === "limit_failure") throw new ArchiveLimitError(decision.violations);
     if (decision.kind === "salvage" && salvageExport) {
-      const salvage = await untilAborted(salvageExport(lease, { signal: input.signal }), input.signal, (late) => discardStream(late.archive));
+      const salvage = await untilAborted(salvageExport(lease, options), input.signal, (late) => discardStream(late.archive));
       // R-UA-2: the provider's fixed informational message, never a path or link target.
       await input.info("workspace.export_salvaged", salvageLogMessage(salvage.message));
       archive = salvage.archive;

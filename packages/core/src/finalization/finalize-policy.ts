@@ -4,6 +4,7 @@ import type { FinalizationPhase } from "@copyback/db/client";
 import { MergeConflictError, type MergeConflict } from "../copyback/merge/errors";
 import { classifyCopybackFailure } from "../copyback/merge/classify";
 import { errorCodeOf } from "../workspace/workspace-operations";
+import { exportLimitFailureOf, type ExportLimitDetail } from "./export-policy";
 
 export interface FinalizeSnapshot {
   /** The coordinator's phase, null when the run has no coordinator. */
@@ -49,10 +50,17 @@ export function decideFinalizeStart(s: FinalizeSnapshot): FinalizeStartDecision 
 
 export const MERGE_CONFLICT_CODE = "workspace_merge_conflict";
 
+/** R-EX-1: transient export failures get three coordinator attempts (each with R-RR-1's in-process tries). */
+export const MAX_FINALIZATION_ATTEMPTS = 3;
+export const EXPORT_RETRY_EXHAUSTED_CODE = "native_workspace_sync_out_retry_exhausted";
+
 export type CopybackFailureDecision =
   | { kind: "conflict"; code: typeof MERGE_CONFLICT_CODE; conflicts: MergeConflict[] }
   | { kind: "retryable"; code: string; nextAttemptAt: Date }
-  | { kind: "terminal"; code: string };
+  /** R-EX-1: the budget is spent; `lastCode` names the transport/copyback failure of the last attempt. */
+  | { kind: "exhausted"; code: typeof EXPORT_RETRY_EXHAUSTED_CODE; lastCode: string; attempts: number }
+  /** `detail`: an export over an archive limit names the limit (export-policy.ts exportLimitFailure). */
+  | { kind: "terminal"; code: string; detail?: ExportLimitDetail };
 
 /** Provider refusals that no retry can change: the plugin cannot do it, or it is not the pinned one. */
 const PERMANENT_PROVIDER_CODES = new Set(["provider_capability_missing", "provider_plugin_mismatch", "provider_identity_mismatch"]);
@@ -68,14 +76,21 @@ export function nextFinalizationAttemptAt(now: Date, attempt: number): Date {
 
 /**
  * R-RR-1: a failure before any host write from a passing cause (already retried in-process up
- * to three attempts) leaves the coordinator retryable for the reconciler; a conflict, an unsafe
+ * to three attempts) leaves the coordinator retryable for the reconciler, until the third
+ * coordinator attempt: then the budget is spent (R-EX-1, "exhausted"); a conflict, an unsafe
  * or after-write failure, a permission failure or anything unrecognised is terminal.
  */
 export function decideCopybackFailure(error: unknown, ctx: { attempt: number; now: Date }): CopybackFailureDecision {
   if (error instanceof MergeConflictError) return { kind: "conflict", code: MERGE_CONFLICT_CODE, conflicts: error.conflicts };
+  // Over an archive limit or with colliding paths: final, with a code that names the limit (never an omission).
+  const limit = exportLimitFailureOf(error);
+  if (limit) return { kind: "terminal", code: limit.code, detail: limit.detail };
   const failure = classifyCopybackFailure(error);
   if (PERMANENT_PROVIDER_CODES.has(errorCodeOf(error, ""))) return { kind: "terminal", code: errorCodeOf(error, "") };
   const code = errorCodeOf(error, `workspace_copyback_${failure.reason}`);
-  if (failure.retryable) return { kind: "retryable", code, nextAttemptAt: nextFinalizationAttemptAt(ctx.now, ctx.attempt) };
+  if (failure.retryable) {
+    if (ctx.attempt >= MAX_FINALIZATION_ATTEMPTS) return { kind: "exhausted", code: EXPORT_RETRY_EXHAUSTED_CODE, lastCode: code, attempts: ctx.attempt };
+    return { kind: "retryable", code, nextAttemptAt: nextFinalizationAttemptAt(ctx.now, ctx.attempt) };
+  }
   return { kind: "terminal", code };
 }

@@ -23,7 +23,8 @@ import type { ProcessIdentity } from "../process/process-identity";
 import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
+import { pinLeaseForRecovery } from "../leases/stop-intent";
+import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
@@ -283,6 +284,7 @@ class Finalization {
         lease,
         workDir,
         signal,
+        exclude: descriptor.excludedPaths,
         info: (code, message) => recordRunEvent(this.deps.db, this.event("info", code, message, {})),
       }),
     );
@@ -341,6 +343,7 @@ class Finalization {
         await this.endRunFailed(tx, decision.code, `The sandbox's changes conflict with host changes made since the run started (${decision.conflicts.length}); nothing was written.`);
         return { kind: "conflict", operationId, conflicts: decision.conflicts };
       }
+      if (decision.kind === "exhausted") return this.exhaust(tx, operationId, decision);
       await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.code, metadata: { attempt } });
       if (decision.kind === "retryable") {
         await advanceFinalization(tx, {
@@ -360,7 +363,7 @@ class Finalization {
         runId: this.key.runId,
         from: ["workspace_finalizing"],
         to: "terminal_failure",
-        patch: { failureCode: decision.code, failureDetail: { attempt } },
+        patch: { failureCode: decision.code, failureDetail: { attempt, ...decision.detail } },
       });
       await recordRunEvent(tx, this.event("error", "workspace.copyback_failed", `The copyback failed (${decision.code}).`, {
         operationId,
@@ -369,6 +372,55 @@ class Finalization {
       await this.endRunFailed(tx, decision.code, `The copyback failed (${decision.code}).`);
       return { kind: "terminal_failure", operationId, code: decision.code };
     });
+  }
+
+  /**
+   * R-EX-1, R-EX-4: the retry budget is spent. In this ONE transaction (as this owner): the
+   * operation fails with the last attempt's code, the coordinator settles terminal, the exact
+   * sandbox is pinned by a stop-only intent (ephemeral included: no release or destroy may touch
+   * its files), the board's export-only-retry hold opens, and the run fails (task to people).
+   * The accepted result stays as it is. The caller's release then stops and retains the sandbox
+   * by that intent; after a crash the cleanup sweep does.
+   */
+  private async exhaust(
+    tx: TransactionClient,
+    operationId: string,
+    decision: Extract<ReturnType<typeof decideCopybackFailure>, { kind: "exhausted" }>,
+  ): Promise<FinalizeOutcome> {
+    const descriptor = await loadPreparedWorkspace(tx, this.key);
+    const lease = await tx.environmentLease.findUnique({
+      where: { id: descriptor.leaseId },
+      select: { id: true, providerLeaseId: true, pluginId: true },
+    });
+    const coordinator = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { resultId: true } });
+    await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.lastCode, metadata: { attempt: decision.attempts, exhausted: true } });
+    await advanceFinalization(tx, {
+      runId: this.key.runId,
+      from: ["workspace_finalizing"],
+      to: "terminal_failure",
+      patch: { failureCode: decision.code, failureDetail: { attempts: decision.attempts, lastFailureCode: decision.lastCode } },
+    });
+    const pinned = lease ? await pinLeaseForRecovery(tx, lease.id) : { kind: "nothing_to_pin" as const, status: "missing" };
+    const action = await openExportRetryExhaustedAction(tx, {
+      companyId: this.key.companyId,
+      issueId: this.key.issueId,
+      runId: this.key.runId,
+      resultId: coordinator.resultId,
+      leaseId: lease?.id ?? null,
+      providerLeaseId: lease?.providerLeaseId ?? null,
+      pluginId: lease?.pluginId ?? null,
+      attempts: decision.attempts,
+      lastFailureCode: decision.lastCode,
+    });
+    await recordRunEvent(tx, this.event("error", "workspace.copyback_exhausted", `Copying the sandbox back failed ${decision.attempts} times (${decision.lastCode}, a transport or copyback failure); the saved result and the sandbox are kept for an export-only retry.`, {
+      operationId,
+      lastFailureCode: decision.lastCode,
+      attempts: decision.attempts,
+      actionId: action.actionId,
+      leasePinned: pinned.kind,
+    }));
+    await this.endRunFailed(tx, decision.code, `Copying the sandbox's files back failed ${decision.attempts} times (${decision.lastCode}); the saved result and the sandbox are kept for an export-only retry.`);
+    return { kind: "terminal_failure", operationId, code: decision.code };
   }
 
   /** Barrier present: arbitration, coordinator committed and the run succeeded, in one transaction. */

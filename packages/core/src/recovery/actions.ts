@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
-import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "./causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_RETRY_EXHAUSTED_NEXT_ACTION, OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "./causes";
 import type { UnverifiedReason } from "./policies/decide-takeover";
 
 export const OWNER_UNVERIFIED_EVIDENCE_SCHEMA = "copyback.owner-unverified-evidence.v1";
@@ -176,4 +176,61 @@ export async function refreshOwnerHoldInstructions(db: PrismaClient): Promise<nu
     data: { nextAction: OWNER_UNVERIFIED_NEXT_ACTION },
   });
   return updated.count;
+}
+
+export const EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA = "copyback.export-retry-exhausted-evidence.v1";
+
+export const exportRetryExhaustedEvidence = z.object({
+  schema: z.literal(EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  resultId: z.string().nullable(),
+  leaseId: z.string().nullable(),
+  providerLeaseId: z.string().nullable(),
+  pluginId: z.string().nullable(),
+  attempts: z.number().int(),
+  /** The last attempt's stable code (a transport/copyback failure, never an inferred disk cause). */
+  lastFailureCode: z.string(),
+  detectedAt: z.string(),
+});
+export type ExportRetryExhaustedEvidence = z.infer<typeof exportRetryExhaustedEvidence>;
+
+export function readExportRetryExhaustedEvidence(evidence: unknown): ExportRetryExhaustedEvidence | null {
+  const parsed = exportRetryExhaustedEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * R-EX-1, R-EX-4: the board-owned export-only-retry hold, opened in the transaction that fails the
+ * run and pins its lease. One per run (fingerprint: the run); no automatic wake, no budget of its own.
+ */
+export async function openExportRetryExhaustedAction(
+  tx: TransactionClient,
+  input: Omit<ExportRetryExhaustedEvidence, "schema" | "detectedAt"> & { companyId: string; issueId: string },
+): Promise<OpenOutcome> {
+  const evidence: ExportRetryExhaustedEvidence = {
+    schema: EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    resultId: input.resultId,
+    leaseId: input.leaseId,
+    providerLeaseId: input.providerLeaseId,
+    pluginId: input.pluginId,
+    attempts: input.attempts,
+    lastFailureCode: input.lastFailureCode,
+    detectedAt: new Date().toISOString(),
+  };
+  const fingerprint = `${input.runId}:export`;
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseId}::uuid,
+            ${EXPORT_RETRY_EXHAUSTED_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${EXPORT_RETRY_EXHAUSTED_NEXT_ACTION},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, ${input.attempts}, ${input.attempts}, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await tx.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, fingerprint, status: { in: ["active", "escalated"] } },
+    select: { id: true },
+  });
+  return { actionId: existing?.id ?? "", created: false };
 }

@@ -14,4 +14,13 @@ export const OWNER_UNVERIFIED_NEXT_ACTION =
   "Keep the sandbox, the accepted result and the workspace descriptor as they are: no new agent turn, nothing deleted from the workspace. " +
   "The reconciler then finishes the copyback of the same run and applies its saved result.";
 
+/** R-EX-1: transient export failures used up their three coordinator attempts. */
+export const EXPORT_RETRY_EXHAUSTED_CAUSE = "native_workspace_sync_out_retry_exhausted";
+
+/** R-EX-1, R-EX-2: the export-only retry, never a new agent run; the reason is transport/copyback. */
+export const EXPORT_RETRY_EXHAUSTED_NEXT_ACTION =
+  "Copying the sandbox's files back failed three times (a transport or copyback failure; the saved result and the sandbox are kept, the sandbox is stopped and retained). " +
+  "A runtime manager verifies the run, lease and stopped-provider receipt, restores the provider's transport or other prerequisites without touching the sandbox's files, " +
+  "then requests the export-only retry (POST /api/issues/:id/recovery-actions/retry-workspace-export). The same run then commits its saved result; no new agent turn is started.";
+
 export const RECOVERY_ACTION_OPEN_STATUSES = ["active", "escalated"] as const;

@@ -7,7 +7,7 @@
 //   - a compact operator-attention notice with "Inspect run" otherwise.
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 
 export interface NoticeAction {
   id: string;
@@ -29,6 +29,8 @@ export const RESTORING_MESSAGE = "Restoring saved work…";
 const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   [OWNER_UNVERIFIED_CAUSE]:
     "Saving this task's work back to the workspace was interrupted. The work and its result are kept; an administrator needs to confirm before it continues.",
+  [EXPORT_RETRY_EXHAUSTED_CAUSE]:
+    "Saving this task's work back to the workspace kept failing. The work and its result are kept; an operator needs to repair the connection before it continues.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
 

@@ -77,11 +77,11 @@ describe("exportWorkspaceArchive", () => {
     ]);
   });
 
-  it("writes a second path of a hard-linked file as a hard-link entry (rejected by validation) unless asked to copy", async () => {
+  it("R-UA-2: stores a second path of a hard-linked file as ordinary bytes by default (a safe archive); a hard-link entry only when asked, and validation rejects that", async () => {
     await writeFile(join(ws, "a"), "shared bytes");
     await link(join(ws, "a"), join(ws, "b"));
     const linked = join(tmp.path, "linked.tar");
-    await writeStream(exportWorkspaceArchive(ws), linked);
+    await writeStream(exportWorkspaceArchive(ws, { hardLinks: "link" }), linked);
     expect(await listing(linked)).toEqual([
       { path: "a", type: "File" },
       { path: "b", type: "Link", linkpath: "a" },
@@ -92,7 +92,7 @@ describe("exportWorkspaceArchive", () => {
     ]);
 
     const copied = join(tmp.path, "copied.tar");
-    await writeStream(exportWorkspaceArchive(ws, { hardLinks: "copy" }), copied);
+    await writeStream(exportWorkspaceArchive(ws), copied);
     expect(await listing(copied)).toEqual([
       { path: "a", type: "File" },
       { path: "b", type: "File" },

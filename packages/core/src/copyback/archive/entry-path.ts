@@ -92,7 +92,7 @@ export function checkLinkTarget(
   }
   if (Buffer.byteLength(target) > limits.maxPathBytes) {
     return violation(
-      "path_too_long",
+      "symlink_target_too_long",
       entryPath,
       `symbolic link target is longer than ${limits.maxPathBytes} bytes`,
     );

@@ -79,3 +79,44 @@ export function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
 }
+
+/**
+ * The export stream ended before its end-of-archive marker (R-RR-1): a transport failure, not a
+ * verdict on the workspace. Nothing was extracted; the same export again may succeed, so it is
+ * retried like a dropped transfer.
+ */
+export class ArchiveTruncatedError extends Error {
+  readonly code = "workspace_export_truncated" as const;
+  readonly retryable = true;
+  readonly violations: ArchiveViolation[];
+
+  constructor(violations: ArchiveViolation[]) {
+    super("the workspace export stream ended early; nothing was extracted");
+    this.name = "ArchiveTruncatedError";
+    this.violations = violations;
+  }
+}
+
+/**
+ * The export is over an archive limit (entries, sizes, path depth or length) or holds paths that
+ * collide on the host (case, Unicode normalization). Not an unsafe link: a second export would
+ * be refused the same way and omitting it would drop every file silently, so it is a final
+ * copyback failure (finalization/export-policy.ts names the limit in its failure code).
+ */
+export class ArchiveLimitError extends Error {
+  readonly code = "archive_limit_exceeded" as const;
+  readonly retryable = false;
+  /** The limit or collision violations; `limitViolation` is the first of them. */
+  readonly violations: ArchiveViolation[];
+
+  constructor(violations: ArchiveViolation[]) {
+    const codes = [...new Set(violations.map((v) => v.code))].join(", ");
+    super(`the workspace export is over an archive limit (${codes}); nothing was extracted`);
+    this.name = "ArchiveLimitError";
+    this.violations = violations;
+  }
+
+  get limitViolation(): ArchiveViolation {
+    return this.violations[0] as ArchiveViolation;
+  }
+}

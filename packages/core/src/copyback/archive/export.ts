@@ -11,8 +11,10 @@ export interface WorkspaceExportOptions {
   /** Trees left out of the export (manifest/exclude.ts: a bare name at any depth, or a root-relative path). */
   exclude?: string[];
   /**
-   * How files sharing an inode are stored. Default "link" (like GNU tar): such an archive is
-   * rejected by validation (hard_link) and the provider falls back to exportSalvageArchive.
+   * How files sharing an inode are stored. Default "copy": each path carries its own bytes, so
+   * a hard-linked tree (a pnpm store, a cache) passes validation as it is and the salvage
+   * export is needed only for unsafe links. "link" (like GNU tar) writes hard-link entries,
+   * which validation always rejects (hard_link); kept for tests of that rejection.
    */
   hardLinks?: TarWriteOptions["hardLinks"];
   /**
@@ -49,7 +51,7 @@ export function exportWorkspaceArchive(
   // Bad patterns are the caller's mistake: refuse them now rather than as a stream error.
   const excluded = compileExclude(opts.exclude);
   return tarStream(() => walkWorkspace(root, excluded), {
-    hardLinks: opts.hardLinks ?? "link",
+    hardLinks: opts.hardLinks ?? "copy",
     recycle: opts.recycleBuffers === true,
   });
 }

@@ -11,6 +11,8 @@ export const VIOLATION_CODES = [
   "symlink_escape",
   "absolute_symlink",
   "symlink_loop",
+  /** A symbolic link target longer than maxPathBytes (a bad link, like the three above). */
+  "symlink_target_too_long",
   "hard_link",
   "device",
   "fifo",
@@ -31,6 +33,35 @@ export const VIOLATION_CODES = [
 ] as const;
 
 export type ArchiveViolationCode = (typeof VIOLATION_CODES)[number];
+
+/**
+ * What a violation says about the export, for the export policy (finalization/export-policy.ts):
+ *   confinement  the tree holds something that must not reach the host (an unsafe or
+ *                unresolvable link, a path outside, a device, a hard link, a framing trick):
+ *                the salvage export leaves such entries out, and omission is the last resort;
+ *   transport    the stream did not arrive whole: the same export again may well succeed;
+ *   limit        the tree itself is too large or cannot exist on the host as it is (an entry,
+ *                size or path limit, a case or normalization collision): no second export
+ *                changes that, and omitting it would drop every file silently.
+ */
+export type ViolationClass = "confinement" | "transport" | "limit";
+
+const LIMIT_CODES: ReadonlySet<ArchiveViolationCode> = new Set([
+  "too_many_entries",
+  "entry_too_large",
+  "total_too_large",
+  "metadata_too_large",
+  "compression_ratio",
+  "path_too_deep",
+  "path_too_long",
+  "case_collision",
+  "normalization_collision",
+]);
+
+export function violationClass(code: ArchiveViolationCode): ViolationClass {
+  if (code === "truncated_archive") return "transport";
+  return LIMIT_CODES.has(code) ? "limit" : "confinement";
+}
 
 export interface ArchiveViolation {
   code: ArchiveViolationCode;

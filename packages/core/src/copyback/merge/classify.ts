@@ -1,12 +1,13 @@
 // R-RR-1: which copyback failures may be retried. A failure before any host write from a
-// passing cause (a dropped transfer, a provider error, a merge lock held by another restore) is
-// retried; an unsafe archive, a permission failure, a merge conflict or anything after host
-// writes began is final. Anything unrecognised is final too: retrying an unknown failure could
+// passing cause (a dropped transfer, a truncated or broken export stream, a provider error, a
+// merge lock held by another restore) is retried; an unsafe archive, an archive over a limit, a
+// permission failure, a merge conflict or anything after host writes began is final. Anything unrecognised is final too: retrying an unknown failure could
 // repeat whatever harm it did.
 
 export type CopybackFailureReason =
   | "after_host_writes"
   | "unsafe_archive"
+  | "archive_limit"
   | "merge_conflict"
   | "permission_denied"
   | "transfer_dropped"
@@ -19,7 +20,17 @@ export interface CopybackFailureClass {
   reason: CopybackFailureReason;
 }
 
-const TRANSFER_CODES = new Set(["transfer_dropped", "ECONNRESET", "EPIPE", "ETIMEDOUT"]);
+const TRANSFER_CODES = new Set([
+  "transfer_dropped",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  // The export stream ended before its end-of-archive marker (ArchiveTruncatedError).
+  "workspace_export_truncated",
+  // The export stream failed while it was read (ArchiveReadError; a permission errno in its
+  // cause chain is still final, see below).
+  "archive_unreadable",
+]);
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 const MAX_CAUSE_DEPTH = 8;
 
@@ -31,6 +42,7 @@ export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
     return { retryable: false, reason: "after_host_writes" };
   const codes = chain.map((e) => e.code).filter((code): code is string => typeof code === "string");
   if (codes.includes("unsafe_archive")) return { retryable: false, reason: "unsafe_archive" };
+  if (codes.includes("archive_limit_exceeded")) return { retryable: false, reason: "archive_limit" };
   if (codes.includes("merge_conflict")) return { retryable: false, reason: "merge_conflict" };
   if (codes.some((code) => PERMISSION_CODES.has(code)))
     return { retryable: false, reason: "permission_denied" };

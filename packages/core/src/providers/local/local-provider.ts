@@ -219,7 +219,10 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
   async function exportWorkspace(lease: LeaseHandle, opts: ExportOptions = {}): Promise<Readable> {
     const { layout } = await openSandbox(lease);
     await realWorkspace(layout);
-    return withAbort(exportWorkspaceArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined }), opts.signal);
+    // Excluded trees are neither exported nor validated; hard-linked files travel as ordinary
+    // bytes (validation refuses hard-link entries), so only unsafe links need the salvage export.
+    const archive = exportWorkspaceArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined, hardLinks: "copy" });
+    return withAbort(archive, opts.signal);
   }
 
   async function salvageExport(lease: LeaseHandle, opts: ExportOptions = {}): Promise<{ archive: Readable; message: string }> {
