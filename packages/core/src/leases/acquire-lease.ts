@@ -34,6 +34,8 @@ import { failureOf, messageOf, parseLeaseInput } from "./lease-failure";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { decideAcquireRetry } from "./provider-retry-policy";
+import { leaseHeldSql } from "./lease-holds";
+import { stopAndRetain } from "./release-lease";
 import { patchLease, transitionLease } from "./transition-lease";
 
 const acquireInput = z.object({
@@ -75,25 +77,18 @@ export async function acquireLease(
 /**
  * Reuses a released `reuse_by_environment` lease of the same environment and execution workspace
  * whose stop is proven by a confirmed receipt; never one without (a sandbox that may still be
- * running, or whose stop went to another plugin, is not a clean starting point). Returns null
- * when none can be reused.
+ * running, or whose stop went to another plugin, is not a clean starting point), and never one
+ * that holds files for recovery (lease-holds.ts): the selection itself leaves those out, so ten
+ * held leases cannot hide a reusable one, and the compare-and-set repeats the condition, so a hold
+ * written after the selection still wins. Returns null when none can be reused: the run gets a
+ * new allocation and the held sandbox is never reseeded.
  */
 async function reuseReleasedLease(
   db: PrismaClient,
   registry: LeaseProviderRegistry,
   input: z.infer<typeof acquireInput>,
 ): Promise<AcquiredLease | null> {
-  const candidates = await db.environmentLease.findMany({
-    where: {
-      companyId: input.companyId,
-      environmentId: input.environmentId,
-      executionWorkspaceId: input.executionWorkspaceId,
-      status: "released",
-      leasePolicy: "reuse_by_environment",
-    },
-    orderBy: [{ releasedAt: "desc" }, { id: "asc" }],
-    take: REUSE_CANDIDATES,
-  });
+  const candidates = await db.$queryRaw<LeaseRow[]>(reuseCandidatesSql(input));
   for (const candidate of candidates) {
     const receipt = confirmedStopReceipt(candidate.metadata, candidate);
     if (receipt.kind !== "confirmed") continue;
@@ -104,12 +99,14 @@ async function reuseReleasedLease(
     if (lookup.kind !== "found" || !hasCapability(lookup.plugin, "resume")) continue;
 
     // The stop receipt is consumed by the reuse: once the sandbox runs again it proves nothing
-    // (R-EX-5), so the next stop must bring its own. The compare includes the receipt read above.
+    // (R-EX-5), so the next stop must bring its own. The compare includes the receipt read above
+    // and, again, that the lease holds nothing for recovery.
     const won = await transitionLease(db, {
       leaseId: candidate.id,
       from: ["released"],
       to: "active",
       expectMetadata: { key: LEASE_METADATA_KEYS.stopReceipt, value: receiptJson(candidate) },
+      notHeld: true,
       metadataPatch: { [LEASE_METADATA_KEYS.stopReceipt]: null, [LEASE_METADATA_KEYS.failure]: null },
       set: { runId: input.runId, issueId: input.issueId },
     });
@@ -122,14 +119,40 @@ async function reuseReleasedLease(
         throw conflict("provider_identity_mismatch", "The resumed sandbox is not the one recorded on the lease.");
       }
     } catch (error) {
-      // A sandbox that cannot prove it is the recorded one is not reused; the run gets a new one.
-      await transitionLease(db, { leaseId: candidate.id, from: ["active"], to: "failed", metadataPatch: { failure: failureOf(error, "provider_resume_failed") } });
+      // The sandbox may be running now (a lost reply, a resume that half happened) and cannot prove
+      // it is the recorded one: it is stopped and retained through the stop-only path (intent
+      // first, R-SO-1; an unconfirmed stop stays pending for the sweep), never just marked failed,
+      // and never offered for reuse again (reuseRefused). The run gets a new allocation.
+      const active = await db.environmentLease.findUniqueOrThrow({ where: { id: candidate.id } });
+      await stopAndRetain(db, registry, active, { intentMetadata: { [LEASE_METADATA_KEYS.reuseRefused]: failureOf(error, "provider_resume_failed"), [LEASE_METADATA_KEYS.failure]: failureOf(error, "provider_resume_failed") } });
       continue;
     }
     const lease = await db.environmentLease.findUniqueOrThrow({ where: { id: candidate.id } });
     return { lease, handle, reused: true, isolated: isolatedOf(lease) };
   }
   return null;
+}
+
+/**
+ * The reuse candidates: released `reuse_by_environment` leases of this environment and execution
+ * workspace that hold nothing for recovery, newest release first (through the
+ * (environment_id, status) index; the hold is read per candidate through its own indexes).
+ */
+export function reuseCandidatesSql(input: { companyId: string; environmentId: string; executionWorkspaceId: string }, limit = REUSE_CANDIDATES): Prisma.Sql {
+  return Prisma.sql`
+    SELECT l.id, l.company_id AS "companyId", l.environment_id AS "environmentId", l.execution_workspace_id AS "executionWorkspaceId",
+           l.run_id AS "runId", l.issue_id AS "issueId", l.provider::text AS provider, l.plugin_id AS "pluginId",
+           l.provider_lease_id AS "providerLeaseId", l.lease_policy::text AS "leasePolicy", l.status::text AS status, l.metadata,
+           l.acquired_at AS "acquiredAt", l.released_at AS "releasedAt", l.cleanup_claimed_by AS "cleanupClaimedBy",
+           l.cleanup_claimed_until AS "cleanupClaimedUntil", l.cleanup_attempts AS "cleanupAttempts", l.next_cleanup_at AS "nextCleanupAt",
+           l.created_at AS "createdAt", l.updated_at AS "updatedAt"
+    FROM environment_leases l
+    WHERE l.environment_id = ${input.environmentId}::uuid AND l.status = 'released'::lease_status
+      AND l.company_id = ${input.companyId}::uuid AND l.execution_workspace_id = ${input.executionWorkspaceId}::uuid
+      AND l.lease_policy = 'reuse_by_environment'::lease_policy
+      AND NOT ${leaseHeldSql("l")}
+    ORDER BY l.released_at DESC NULLS FIRST, l.id
+    LIMIT ${limit}`;
 }
 
 function receiptJson(lease: LeaseRow): unknown {

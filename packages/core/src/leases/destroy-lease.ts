@@ -9,19 +9,18 @@
 // provider's answer moves the lease to `destroyed`.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PrismaClient } from "@copyback/db";
+import { invalid } from "../errors";
+import type { EnvironmentProvider } from "../providers/types";
 import { failureOf } from "./lease-failure";
-import { handleOf, pendingOutcome, releaseClaimOf } from "./lease-cleanup";
-import { DESTROY_INTENT_SCHEMA, LEASE_METADATA_KEYS, readDestroyIntent, type DestroyIntent } from "./lease-metadata";
-import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow } from "./lease-types";
+import { claimOf, handleOf, pendingOutcome, type LeaseCleanupOptions } from "./lease-cleanup";
+import { DESTROY_INTENT_SCHEMA, LEASE_METADATA_KEYS, readDestroyIntent, sandboxIdentitySchema, type DestroyIntent } from "./lease-metadata";
+import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode } from "./lease-types";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { decideDestroyRetry } from "./provider-retry-policy";
-import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
+import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
 
-export interface DestroyLeaseOptions {
-  /** The backoff's sleep (tests pass one that returns at once). */
-  sleep?: (ms: number) => Promise<unknown>;
-}
+export type DestroyLeaseOptions = LeaseCleanupOptions;
 
 /** Reports what happened to a lease whose compare-and-set this call lost (release-lease.ts). */
 export type AfterLostRace = (leaseId: string) => Promise<LeaseReleaseOutcome>;
@@ -29,7 +28,7 @@ export type AfterLostRace = (leaseId: string) => Promise<LeaseReleaseOutcome>;
 /**
  * Destroys the sandbox of an `active` lease, or continues the recorded destroy of a
  * `pending_cleanup` lease that carries a destroy intent (a repeated release after a crash or an
- * unconfirmed destroy).
+ * unconfirmed destroy, or the cleanup sweep).
  */
 export async function destroyLeaseSandbox(
   db: PrismaClient,
@@ -38,12 +37,13 @@ export async function destroyLeaseSandbox(
   afterLostRace: AfterLostRace,
   options: DestroyLeaseOptions = {},
 ): Promise<LeaseReleaseOutcome> {
-  const secured = await secureDestroyIntent(db, lease, afterLostRace);
+  const claim = claimOf(lease, options);
+  const secured = await secureDestroyIntent(db, lease, afterLostRace, options);
   if (secured.kind === "outcome") return secured.outcome;
-  const { intent, intentJson } = secured;
+  let { intent, intentJson } = secured;
   // Gives the claim back without spending an attempt: nothing was asked of the provider (R-EX-6).
-  const deferred = async (code: Parameters<typeof pendingOutcome>[1], message: string) => {
-    await patchLease(db, { leaseId: lease.id, status: "pending_cleanup", set: { cleanupClaim: null } });
+  const deferred = async (code: PendingCleanupCode, message: string) => {
+    await deferCleanup(db, { leaseId: lease.id, by: claim.by, metadataPatch: { [LEASE_METADATA_KEYS.failure]: { code, message, at: new Date().toISOString() } } });
     return pendingOutcome(lease.id, code, message);
   };
 
@@ -53,10 +53,17 @@ export async function destroyLeaseSandbox(
   const plugin = lookup.plugin;
   if (!hasCapability(plugin, "destroy")) return deferred("provider_capability_missing", `Plugin ${plugin.pluginId} cannot destroy sandboxes.`);
   if (!intent.providerLeaseId) {
-    return deferred("lease_not_allocated", "The provider never named the allocation; the cleanup sweep resolves it by the lease id.");
+    if (!options.resolveUnnamedAllocation || intent.reason !== "acquire_unconfirmed") {
+      return deferred("lease_not_allocated", "The provider never named the allocation; the cleanup sweep resolves it by the lease id.");
+    }
+    const named = await nameAllocation(db, plugin, lease, intent, intentJson);
+    if (named.kind !== "named") return named.kind === "deferred" ? deferred(named.code, named.message) : named.outcome;
+    ({ intent, intentJson } = named);
   }
+  const providerLeaseId = intent.providerLeaseId;
+  if (!providerLeaseId) return deferred("lease_not_allocated", "The provider never named the allocation.");
 
-  const handle = handleOf(lease, intent.providerLeaseId);
+  const handle = handleOf(lease, providerLeaseId);
   const wait = options.sleep ?? sleep;
   let failedAttempts = 0;
   for (;;) {
@@ -89,17 +96,56 @@ export async function destroyLeaseSandbox(
   return { kind: "destroyed", leaseId: lease.id };
 }
 
+type Named =
+  | { kind: "named"; intent: DestroyIntent; intentJson: unknown }
+  | { kind: "deferred"; code: PendingCleanupCode; message: string }
+  | { kind: "outcome"; outcome: LeaseReleaseOutcome };
+
+/**
+ * A lost acquire reply left a destroy intent without the allocation's name. Acquire is idempotent
+ * per lease id (a provider returns the sandbox it made for this lease, or makes an empty one), so
+ * asking again with the lease's own id, company, environment and run names what to destroy. The
+ * name is recorded on the row and in the intent (compare-and-set on the intent) before the
+ * destroy. A failed acquire counts a cleanup attempt; the intent stays.
+ */
+async function nameAllocation(db: PrismaClient, plugin: EnvironmentProvider, lease: LeaseRow, intent: DestroyIntent, intentJson: unknown): Promise<Named> {
+  if (!hasCapability(plugin, "acquire")) return { kind: "deferred", code: "provider_capability_missing", message: `Plugin ${plugin.pluginId} cannot acquire, so the allocation cannot be named.` };
+  const environment = await db.environment.findUnique({ where: { id: lease.environmentId }, select: { config: true } });
+  let identity: { providerLeaseId: string; fingerprint: string };
+  try {
+    const allocation = await plugin.acquire({ companyId: lease.companyId, environmentId: lease.environmentId, leaseId: lease.id, runId: intent.runId, config: environment?.config ?? {} });
+    const parsed = sandboxIdentitySchema.safeParse(allocation.identity);
+    if (!parsed.success) throw invalid("provider_allocation_invalid", "The provider returned no usable identity.");
+    identity = parsed.data;
+  } catch (error) {
+    const failure = failureOf(error, "provider_acquire_failed");
+    await recordCleanupAttempt(db, lease.id, { failure });
+    return { kind: "outcome", outcome: pendingOutcome(lease.id, "destroy_failed", failure.message) };
+  }
+  const named: DestroyIntent = { ...intent, providerLeaseId: identity.providerLeaseId };
+  const recorded = await patchLease(db, {
+    leaseId: lease.id,
+    status: "pending_cleanup",
+    expectMetadata: { key: LEASE_METADATA_KEYS.destroyIntent, value: intentJson },
+    set: { providerLeaseId: identity.providerLeaseId },
+    metadataPatch: { [LEASE_METADATA_KEYS.destroyIntent]: named, [LEASE_METADATA_KEYS.identity]: identity },
+  });
+  if (!recorded) return { kind: "outcome", outcome: pendingOutcome(lease.id, "cleanup_claimed", "The lease's destroy intent changed while its allocation was named.") };
+  return { kind: "named", intent: named, intentJson: named };
+}
+
 /**
  * Makes the destroy intent durable (status pending_cleanup) and takes the cleanup claim before the
  * provider hears of the destroy. An active lease gets a new intent; a pending one is continued
- * with its recorded intent if nobody else holds its claim.
+ * with its recorded intent if it still names this lease row and nobody else holds its claim.
  */
 async function secureDestroyIntent(
   db: PrismaClient,
   lease: LeaseRow,
   afterLostRace: AfterLostRace,
+  options: DestroyLeaseOptions,
 ): Promise<{ kind: "secured"; intent: DestroyIntent; intentJson: unknown } | { kind: "outcome"; outcome: LeaseReleaseOutcome }> {
-  const claim = releaseClaimOf(lease);
+  const claim = claimOf(lease, options);
   if (lease.status === "active") {
     const intent = newDestroyIntent(lease, { providerLeaseId: lease.providerLeaseId, reason: "release" });
     const won = await transitionLease(db, {
@@ -115,10 +161,12 @@ async function secureDestroyIntent(
   const read = readDestroyIntent(lease.metadata, lease);
   if (read.kind !== "present") {
     const message = read.kind === "invalid" ? read.message : "The pending lease has no destroy intent.";
+    await deferCleanup(db, { leaseId: lease.id, by: claim.by, metadataPatch: { [LEASE_METADATA_KEYS.failure]: { code: "destroy_intent_invalid", message, at: new Date().toISOString() } } });
     return { kind: "outcome", outcome: pendingOutcome(lease.id, "destroy_intent_invalid", message) };
   }
   const intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.destroyIntent];
-  if (!(await claimPendingCleanup(db, { leaseId: lease.id, ...claim, intentJson, intentKey: LEASE_METADATA_KEYS.destroyIntent }))) {
+  const claimed = await claimPendingCleanup(db, { leaseId: lease.id, ...claim, intentJson, intentKey: LEASE_METADATA_KEYS.destroyIntent, dueOnly: options.takeover === true });
+  if (!claimed) {
     return { kind: "outcome", outcome: pendingOutcome(lease.id, "cleanup_claimed", "Another cleanup of this lease is in progress.") };
   }
   return { kind: "secured", intent: read.value, intentJson };

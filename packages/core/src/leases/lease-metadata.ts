@@ -53,6 +53,19 @@ const stopIntentV1Schema = stopIntentSchema.omit({ schema: true, pluginId: true 
   schema: z.literal(STOP_INTENT_SCHEMA_V1),
 });
 
+/**
+ * R-SO-3: the plugin id under which the built-in fake provider is registered (default-registry.ts).
+ * Its stop is its own `stopLease` operation, and only its receipts may say `builtin.stopLease`.
+ */
+export const BUILTIN_FAKE_PLUGIN_ID = "builtin.fake";
+
+export type StopMethod = "environmentStopLease" | "builtin.stopLease";
+
+/** R-SO-2 / R-SO-3: the one receipt method a plugin may give: `builtin.stopLease` for the built-in fake only. */
+export function stopMethodFor(pluginId: string): StopMethod {
+  return pluginId === BUILTIN_FAKE_PLUGIN_ID ? "builtin.stopLease" : "environmentStopLease";
+}
+
 /** R-SO-2 / R-SO-3: proof that the exact allocation was stopped with its files kept. */
 export const stopReceiptSchema = z.strictObject({
   schema: z.literal(STOP_RECEIPT_SCHEMA),
@@ -109,6 +122,12 @@ export const LEASE_METADATA_KEYS = {
   stopReceipt: "sandboxStopAndRetainReceipt",
   destroyIntent: "sandboxDestroy",
   failure: "failure",
+  /**
+   * Written when a reused lease's resume failed (acquire-lease.ts): the sandbox could not prove it
+   * is the recorded one, so after its stop it is kept, never offered for reuse again
+   * (lease-holds.ts). Never cleared by the lease services; it grants nothing.
+   */
+  reuseRefused: "reuseRefused",
 } as const;
 export type LeaseMetadataKey = (typeof LEASE_METADATA_KEYS)[keyof typeof LEASE_METADATA_KEYS];
 
@@ -145,40 +164,62 @@ export const readStopReceipt = (metadata: unknown) => read(metadata, LEASE_METAD
 export const readLeaseFailure = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.failure, leaseFailureSchema);
 export const readIsolated = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.isolated, z.boolean());
 
+/** The lease row an intent must be bound to (its columns, as environment_leases holds them). */
+export interface IntentBinding {
+  id: string;
+  companyId: string;
+  runId: string | null;
+  pluginId: string;
+  providerLeaseId: string | null;
+}
+
+/** Why an intent does not belong to this lease row (null when it does): another company, run, lease or allocation. */
+function bindingMismatch(intent: { companyId: string; runId: string; leaseId: string; providerLeaseId: string | null }, lease: IntentBinding): string | null {
+  if (intent.leaseId !== lease.id) return "the intent names another lease";
+  if (intent.companyId !== lease.companyId) return "the intent names another company";
+  if (intent.runId !== lease.runId) return "the intent names another run than the lease's";
+  if (intent.providerLeaseId !== lease.providerLeaseId) return "the intent names another provider allocation than the lease's";
+  return null;
+}
+
 /**
  * R-EX-7: reads the stop intent of a lease and resolves its plugin pin. A v2 intent must pin the
  * lease's recorded plugin (an explicit mismatched pin is invalid); a v1 intent, written before
- * the pin existed, is read with the lease's recorded plugin.
+ * the pin existed, is read with the lease's recorded plugin. Either must name the lease row it
+ * sits on, its company, its run and its provider allocation: an intent left on a lease that has
+ * changed since (R-EX-5) grants no stop.
  */
-export function readStopIntent(metadata: unknown, lease: { pluginId: string }): MetadataRead<StopIntent> {
+export function readStopIntent(metadata: unknown, lease: IntentBinding): MetadataRead<StopIntent> {
   const found = entry(metadata, LEASE_METADATA_KEYS.stopIntent);
   if ("invalid" in found) return { kind: "invalid", message: found.invalid };
   if (!found.found) return { kind: "absent" };
+  const invalid = (message: string): MetadataRead<StopIntent> => ({ kind: "invalid", message: `${LEASE_METADATA_KEYS.stopIntent}: ${message}` });
+  let intent: StopIntent;
   const v2 = stopIntentSchema.safeParse(found.raw);
   if (v2.success) {
-    return v2.data.pluginId === lease.pluginId
-      ? { kind: "present", value: v2.data }
-      : {
-          kind: "invalid",
-          message: `${LEASE_METADATA_KEYS.stopIntent}: pinned plugin ${v2.data.pluginId} is not the lease's plugin ${lease.pluginId}`,
-        };
+    if (v2.data.pluginId !== lease.pluginId) return invalid(`pinned plugin ${v2.data.pluginId} is not the lease's plugin ${lease.pluginId}`);
+    intent = v2.data;
+  } else {
+    const v1 = stopIntentV1Schema.safeParse(found.raw);
+    if (!v1.success) return invalid(z.prettifyError(v2.error));
+    intent = { ...v1.data, schema: STOP_INTENT_SCHEMA, pluginId: lease.pluginId };
   }
-  const v1 = stopIntentV1Schema.safeParse(found.raw);
-  if (v1.success) return { kind: "present", value: { ...v1.data, schema: STOP_INTENT_SCHEMA, pluginId: lease.pluginId } };
-  return { kind: "invalid", message: `${LEASE_METADATA_KEYS.stopIntent}: ${z.prettifyError(v2.error)}` };
+  const mismatch = bindingMismatch(intent, lease);
+  return mismatch ? invalid(mismatch) : { kind: "present", value: intent };
 }
 
 /**
  * Reads the destroy intent of a lease. Like the stop intent's v2 pin, an intent naming another
- * plugin or another lease than the row it sits on is invalid: it grants no destroy.
+ * plugin, lease, company, run or allocation than the row it sits on is invalid: it grants no destroy.
  */
-export function readDestroyIntent(metadata: unknown, lease: { id: string; pluginId: string }): MetadataRead<DestroyIntent> {
+export function readDestroyIntent(metadata: unknown, lease: IntentBinding): MetadataRead<DestroyIntent> {
   const found = read(metadata, LEASE_METADATA_KEYS.destroyIntent, destroyIntentSchema);
   if (found.kind !== "present") return found;
   if (found.value.pluginId !== lease.pluginId) {
     return { kind: "invalid", message: `${LEASE_METADATA_KEYS.destroyIntent}: pinned plugin ${found.value.pluginId} is not the lease's plugin ${lease.pluginId}` };
   }
-  if (found.value.leaseId !== lease.id) return { kind: "invalid", message: `${LEASE_METADATA_KEYS.destroyIntent}: the intent names another lease` };
+  const mismatch = bindingMismatch(found.value, lease);
+  if (mismatch) return { kind: "invalid", message: `${LEASE_METADATA_KEYS.destroyIntent}: ${mismatch}` };
   return found;
 }
 
@@ -222,19 +263,21 @@ export type ReceiptVerdict =
   | { kind: "mismatch"; message: string };
 
 /**
- * Whether a lease holds a confirmed stop receipt for its own allocation and plugin, and no stop
- * intent is still pending (a pending intent means the last stop is not proven, R-EX-5). Only a
- * receipt that passes here lets a released lease be reused.
+ * Whether a lease holds a confirmed stop receipt for its own allocation and plugin, given with
+ * the one method that plugin may use (stopMethodFor), and no stop intent is still pending (a
+ * pending intent means the last stop is not proven, R-EX-5). Only a receipt that passes here lets
+ * a released lease be reused.
  */
 export function confirmedStopReceipt(metadata: unknown, lease: Omit<AllocationBinding, "leaseId">): ReceiptVerdict {
-  const intent = readStopIntent(metadata, lease);
-  if (intent.kind === "present") return { kind: "mismatch", message: "a stop intent is still pending" };
-  if (intent.kind === "invalid") return intent;
+  const intent = entry(metadata, LEASE_METADATA_KEYS.stopIntent);
+  if ("invalid" in intent) return { kind: "invalid", message: intent.invalid };
+  if (intent.found) return { kind: "mismatch", message: "a stop intent is still pending" };
   const read = readStopReceipt(metadata);
   if (read.kind === "absent") return { kind: "missing" };
   if (read.kind === "invalid") return read;
   const r = read.value;
   if (r.pluginId !== lease.pluginId) return { kind: "mismatch", message: "the receipt names another plugin" };
   if (r.providerLeaseId !== lease.providerLeaseId) return { kind: "mismatch", message: "the receipt names another allocation" };
+  if (r.method !== stopMethodFor(lease.pluginId)) return { kind: "mismatch", message: `the receipt's method ${r.method} is not the one plugin ${lease.pluginId} may use` };
   return { kind: "confirmed", receipt: r };
 }

@@ -33,6 +33,29 @@ export function decideDestroyRetry(failedAttempts: number): ProviderRetryDecisio
   return delayMs === undefined ? { kind: "give_up" } : { kind: "retry", delayMs };
 }
 
+/**
+ * The cleanup backoff (R-EX-5, R-RR-3): after the n-th failed cleanup attempt of a
+ * `pending_cleanup` lease (a stop that failed or was not confirmed, a destroy still unconfirmed
+ * after its in-process tries), the cleanup sweep tries again this long later. It never gives up:
+ * the lease keeps its intent until a provider answer settles it (a stop is never replaced by a
+ * release or a destroy, R-SO-1), so the delay only grows to its cap.
+ */
+export const CLEANUP_BACKOFF_MS = [30_000, 60_000, 2 * 60_000, 5 * 60_000, 15 * 60_000, 30 * 60_000, 60 * 60_000] as const;
+
+/**
+ * How long a cleanup that asked nothing of the provider is put off (R-EX-6): the lease's plugin is
+ * unavailable or lacks the operation, or the intent does not match the lease. No attempt is spent;
+ * the delay only keeps such leases from filling every sweep batch.
+ */
+export const CLEANUP_DEFER_MS = 5 * 60_000;
+
+/** After `failedAttempts` failed cleanup attempts: when the sweep tries again (never gives up). */
+export function decideCleanupRetry(failedAttempts: number): { kind: "retry"; delayMs: number } {
+  checkFailedAttempts(failedAttempts);
+  const delayMs = CLEANUP_BACKOFF_MS[Math.min(failedAttempts, CLEANUP_BACKOFF_MS.length) - 1]!;
+  return { kind: "retry", delayMs };
+}
+
 /** Asked only after a failure: anything but a positive count is the caller's bug. */
 function checkFailedAttempts(failedAttempts: number): void {
   if (!Number.isSafeInteger(failedAttempts) || failedAttempts < 1) {

@@ -21,6 +21,7 @@ import {
   readStopIntent,
   STOP_INTENT_SCHEMA,
   STOP_RECEIPT_SCHEMA,
+  stopMethodFor,
   stopReceiptSchema,
   type StopIntent,
   type StopReceiptRecord,
@@ -28,12 +29,12 @@ import {
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode, ReleaseLeaseInput } from "./lease-types";
 
 export { CLEANUP_CLAIM_MS };
-import { destroyLeaseSandbox } from "./destroy-lease";
-import { CLEANUP_CLAIM_MS, handleOf, pendingOutcome, releaseClaimOf } from "./lease-cleanup";
+import { destroyLeaseSandbox, newDestroyIntent } from "./destroy-lease";
+import { CLEANUP_CLAIM_MS, claimOf, handleOf, pendingOutcome, type CleanupClaim, type LeaseCleanupOptions } from "./lease-cleanup";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { decideLeaseRelease } from "./release-policy";
-import { claimPendingCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
+import { claimPendingCleanup, deferCleanup, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
 
 const releaseInput = z.object({
   leaseId: z.uuid(),
@@ -56,19 +57,34 @@ export async function releaseLeaseByPolicy(
   if (lease.status === "active") {
     return decideLeaseRelease(lease.leasePolicy, input.outcome).kind === "destroy"
       ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
-      : stopAndRetain(db, registry, lease);
+      : stopAndRetain(db, registry, lease, {});
   }
   // A repeated call (after a crash or a lost reply) continues or reports what already happened.
-  return settledOutcome(db, registry, lease);
+  return settledOutcome(db, registry, lease, {});
 }
 
-async function settledOutcome(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
+/**
+ * Continues the recorded cleanup of a `pending_cleanup` lease: its stop-and-retain intent if it
+ * has one (a recorded stop wins over a destroy: it keeps files), otherwise its destroy intent.
+ * The one implementation behind a repeated release and the cleanup sweep
+ * (recovery/sweeps/lease-cleanup-sweep.ts), which passes its own claim and `takeover`.
+ */
+export function continueLeaseCleanup(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  lease: LeaseRow,
+  options: LeaseCleanupOptions = {},
+): Promise<LeaseReleaseOutcome> {
+  if (lease.status !== "pending_cleanup") return settledOutcome(db, registry, lease, options);
+  return readStopIntent(lease.metadata, lease).kind === "absent" && readDestroyIntent(lease.metadata, lease).kind !== "absent"
+    ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry), options)
+    : stopAndRetain(db, registry, lease, options);
+}
+
+async function settledOutcome(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow, options: LeaseCleanupOptions): Promise<LeaseReleaseOutcome> {
   switch (lease.status) {
     case "pending_cleanup":
-      // A recorded stop wins over a destroy (it keeps files); without one, a recorded destroy is continued.
-      return readStopIntent(lease.metadata, lease).kind === "absent" && readDestroyIntent(lease.metadata, lease).kind !== "absent"
-        ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
-        : stopAndRetain(db, registry, lease);
+      return continueLeaseCleanup(db, registry, lease, options);
     case "destroyed":
       return { kind: "destroyed", leaseId: lease.id };
     case "failed": {
@@ -96,47 +112,64 @@ async function afterLostRace(db: PrismaClient, registry: LeaseProviderRegistry, 
     // Another caller owns the stop in flight; report it pending rather than stopping twice.
     return pendingOutcome(leaseId, "cleanup_claimed", "Another cleanup of this lease is in progress.");
   }
-  return settledOutcome(db, registry, lease);
+  return settledOutcome(db, registry, lease, {});
 }
 
-async function stopAndRetain(db: PrismaClient, registry: LeaseProviderRegistry, lease: LeaseRow): Promise<LeaseReleaseOutcome> {
-  const secured = await secureStopIntent(db, registry, lease);
+/**
+ * Stops the lease's exact allocation and keeps its files (R-SO-1): an active lease gets a new v2
+ * intent first, a pending one continues its recorded intent. `intentMetadata` is written in the
+ * same compare-and-set as a new intent (acquire-lease.ts marks a lease whose resume failed).
+ * Every outcome short of a confirmed receipt leaves the lease `pending_cleanup` with its claim
+ * given back and its next attempt scheduled (a counted attempt, or a deferral that spends none).
+ */
+export async function stopAndRetain(
+  db: PrismaClient,
+  registry: LeaseProviderRegistry,
+  lease: LeaseRow,
+  options: LeaseCleanupOptions & { intentMetadata?: LeaseMetadataPatch },
+): Promise<LeaseReleaseOutcome> {
+  const secured = await secureStopIntent(db, registry, lease, options);
   if (secured.kind === "outcome") return secured.outcome;
-  const outcome = await requestStop(db, registry, lease, secured.intent, secured.intentJson);
-  if (outcome.kind === "pending_cleanup") {
-    // Give the claim back so the restart sweep may retry at once (a counted attempt already did).
-    await patchLease(db, { leaseId: lease.id, status: "pending_cleanup", set: { cleanupClaim: null } });
-  }
-  return outcome;
+  return requestStop(db, registry, lease, secured.intent, secured.intentJson, claimOf(lease, options));
 }
 
 /**
  * R-SO-1: makes the stop intent durable (status pending_cleanup) and takes the cleanup claim
  * before the provider hears of the stop. An active lease gets a new v2 intent; a pending one is
- * retried with its recorded intent (same request id, so a late receipt still matches).
+ * retried with its recorded intent (same request id, so a late receipt still matches) if the
+ * intent still names this lease row, its run and its allocation (R-EX-5) and nobody else holds
+ * the claim.
  */
 async function secureStopIntent(
   db: PrismaClient,
   registry: LeaseProviderRegistry,
   lease: LeaseRow,
+  options: LeaseCleanupOptions & { intentMetadata?: LeaseMetadataPatch },
 ): Promise<{ kind: "secured"; intent: StopIntent; intentJson: unknown } | { kind: "outcome"; outcome: LeaseReleaseOutcome }> {
   const pending = (code: PendingCleanupCode, message: string) => ({ kind: "outcome" as const, outcome: pendingOutcome(lease.id, code, message) });
-  const claim = releaseClaimOf(lease);
+  const claim = claimOf(lease, options);
   if (lease.status === "active") {
     if (!lease.providerLeaseId) {
-      // An acquisition that never recorded its allocation: there is no exact sandbox to stop.
+      // An acquisition that never recorded its allocation: there is no exact sandbox to stop, and
+      // nothing was ever seeded into one (no handle was given out). A sandbox the provider may
+      // have made is destroyed by the sweep, found by the lease id (acquire is idempotent).
       const failure = { code: "lease_not_allocated", message: "The lease has no provider allocation to stop.", at: new Date().toISOString() };
-      if (!(await transitionLease(db, { leaseId: lease.id, from: ["active"], to: "pending_cleanup", metadataPatch: { failure } }))) {
-        return { kind: "outcome", outcome: await afterLostRace(db, registry, lease.id) };
-      }
-      return pending("stop_intent_invalid", failure.message);
+      const intent = newDestroyIntent(lease, { providerLeaseId: null, reason: "acquire_unconfirmed" });
+      const won = await transitionLease(db, {
+        leaseId: lease.id,
+        from: ["active"],
+        to: "pending_cleanup",
+        metadataPatch: { [LEASE_METADATA_KEYS.destroyIntent]: intent, [LEASE_METADATA_KEYS.failure]: failure },
+      });
+      if (!won) return { kind: "outcome", outcome: await afterLostRace(db, registry, lease.id) };
+      return pending("lease_not_allocated", failure.message);
     }
     const intent = newStopIntent(lease, lease.providerLeaseId);
     const won = await transitionLease(db, {
       leaseId: lease.id,
       from: ["active"],
       to: "pending_cleanup",
-      metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null },
+      metadataPatch: { ...options.intentMetadata, [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null },
       set: { cleanupClaim: claim },
     });
     if (!won) return { kind: "outcome", outcome: await afterLostRace(db, registry, lease.id) };
@@ -144,30 +177,41 @@ async function secureStopIntent(
   }
   const read = readStopIntent(lease.metadata, lease);
   if (read.kind !== "present") {
-    return pending("stop_intent_invalid", read.kind === "invalid" ? read.message : "The pending lease has no stop intent.");
+    // Nothing is asked of the provider; the look is put off without spending an attempt.
+    const message = read.kind === "invalid" ? read.message : "The pending lease has no stop intent.";
+    await deferCleanup(db, { leaseId: lease.id, by: claim.by, metadataPatch: { [LEASE_METADATA_KEYS.failure]: note("stop_intent_invalid", message) } });
+    return pending("stop_intent_invalid", message);
   }
   const intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
-  if (!(await claimPendingCleanup(db, { leaseId: lease.id, ...claim, intentJson }))) {
+  if (!(await claimPendingCleanup(db, { leaseId: lease.id, ...claim, intentJson, dueOnly: options.takeover === true }))) {
     return pending("cleanup_claimed", "Another stop of this lease is in progress.");
   }
   return { kind: "secured", intent: read.value, intentJson };
 }
 
-/** Asks the pinned plugin to stop and applies the receipt; anything short of a matching confirmed receipt stays pending. */
+/**
+ * Asks the pinned plugin to stop and applies the receipt; anything short of a matching confirmed
+ * receipt stays pending, with the claim this call holds given back.
+ */
 async function requestStop(
   db: PrismaClient,
   registry: LeaseProviderRegistry,
   lease: LeaseRow,
   intent: StopIntent,
   intentJson: unknown,
+  claim: CleanupClaim,
 ): Promise<LeaseReleaseOutcome> {
+  const defer = async (code: PendingCleanupCode, message: string) => {
+    await deferCleanup(db, { leaseId: lease.id, by: claim.by, metadataPatch: { [LEASE_METADATA_KEYS.failure]: note(code, message) } });
+    return pendingOutcome(lease.id, code, message);
+  };
   // R-EX-6: exactly the pinned plugin; unavailable defers without spending a cleanup attempt.
   const lookup = pluginForLease(registry, lease);
-  if (lookup.kind !== "found") return pendingOutcome(lease.id, lookup.code, lookup.message);
+  if (lookup.kind !== "found") return defer(lookup.code, lookup.message);
   const plugin = lookup.plugin;
   if (!hasCapability(plugin, "environmentStopLease")) {
     // R-EX-6 / R-SO-3: without environmentStopLease the lease gets neither release nor destroy.
-    return pendingOutcome(lease.id, "provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
+    return defer("provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
   }
 
   let receipt: StopReceipt;
@@ -181,7 +225,7 @@ async function requestStop(
 
   const verdict = judgeStopReceipt(receipt, intent);
   if (verdict.kind !== "confirmed") {
-    await recordCleanupAttempt(db, lease.id, { failure: { code: verdict.code, message: verdict.message, at: new Date().toISOString() } });
+    await recordCleanupAttempt(db, lease.id, { failure: note(verdict.code, verdict.message) });
     return pendingOutcome(lease.id, verdict.code, verdict.message);
   }
   // R-SO-2: the matching receipt clears the intent and leaves the lease released and resumable.
@@ -201,6 +245,10 @@ async function requestStop(
   return { kind: "stopped_and_retained", leaseId: lease.id, receipt: verdict.receipt };
 }
 
+function note(code: string, message: string) {
+  return { code, message, at: new Date().toISOString() };
+}
+
 export type StopReceiptVerdict =
   | { kind: "confirmed"; receipt: StopReceiptRecord }
   | { kind: "rejected"; code: "stop_unconfirmed" | "stop_receipt_mismatch"; message: string };
@@ -215,6 +263,10 @@ export function judgeStopReceipt(receipt: StopReceipt, intent: StopIntent): Stop
   }
   if (receipt.pluginId !== intent.pluginId || receipt.providerLeaseId !== intent.providerLeaseId) {
     return { kind: "rejected", code: "stop_receipt_mismatch", message: "The receipt names another plugin or allocation." };
+  }
+  // R-SO-2 / R-SO-3: only the built-in fake provider's receipts say builtin.stopLease.
+  if (receipt.method !== stopMethodFor(intent.pluginId)) {
+    return { kind: "rejected", code: "stop_receipt_mismatch", message: `Plugin ${intent.pluginId} cannot stop by ${receipt.method}; its receipts must say ${stopMethodFor(intent.pluginId)}.` };
   }
   const record = stopReceiptSchema.safeParse({
     schema: STOP_RECEIPT_SCHEMA,

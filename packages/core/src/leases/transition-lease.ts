@@ -5,7 +5,9 @@
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db";
 import { invalid } from "../errors";
 import { forbiddenTransitions, type LeaseStatus } from "./lease-status";
+import { leaseHeldSql } from "./lease-holds";
 import type { LeaseMetadataKey } from "./lease-metadata";
+import { CLEANUP_BACKOFF_MS, CLEANUP_DEFER_MS } from "./provider-retry-policy";
 
 export type LeaseDb = PrismaClient | TransactionClient;
 
@@ -24,6 +26,8 @@ export interface TransitionLeaseInput {
    * a decision taken on a read snapshot (this receipt is confirmed) still holds when it is applied.
    */
   expectMetadata?: { key: LeaseMetadataKey; value: unknown };
+  /** Only a lease that holds no files for recovery (lease-holds.ts) moves: the reuse of a released lease. */
+  notHeld?: boolean;
 }
 
 export interface LeaseColumnPatch {
@@ -60,7 +64,7 @@ export async function transitionLease(db: LeaseDb, input: TransitionLeaseInput):
  */
 export function patchLease(
   db: LeaseDb,
-  input: { leaseId: string; status: LeaseStatus; metadataPatch?: LeaseMetadataPatch; set?: LeaseColumnPatch },
+  input: { leaseId: string; status: LeaseStatus; metadataPatch?: LeaseMetadataPatch; set?: LeaseColumnPatch; expectMetadata?: TransitionLeaseInput["expectMetadata"] },
 ): Promise<boolean> {
   return casUpdate(db, { ...input, from: [input.status], assignments: [] });
 }
@@ -78,6 +82,11 @@ export function claimPendingCleanup(
     intentJson: unknown;
     /** Where the intent sits: the stop-and-retain intent (default) or the destroy intent. */
     intentKey?: "sandboxStopAndRetain" | "sandboxDestroy";
+    /**
+     * The cleanup sweep's takeover: only a lease whose next cleanup is due (next_cleanup_at), so two
+     * sweeps that selected the same lease do not repeat an attempt the other just counted.
+     */
+    dueOnly?: boolean;
   },
 ): Promise<boolean> {
   return casUpdate(db, {
@@ -87,12 +96,13 @@ export function claimPendingCleanup(
     set: { cleanupClaim: { by: input.by, forMs: input.forMs } },
     expectMetadata: { key: input.intentKey ?? "sandboxStopAndRetain", value: input.intentJson },
     claimFree: true,
+    dueOnly: input.dueOnly === true,
   });
 }
 
 async function casUpdate(
   db: LeaseDb,
-  input: Omit<TransitionLeaseInput, "to"> & { assignments: Prisma.Sql[]; claimFree?: boolean },
+  input: Omit<TransitionLeaseInput, "to"> & { assignments: Prisma.Sql[]; claimFree?: boolean; dueOnly?: boolean },
 ): Promise<boolean> {
   const assignments = [...input.assignments, Prisma.sql`updated_at = now()`, metadataAssignment(input.metadataPatch ?? {})];
   if (input.set?.runId !== undefined) assignments.push(Prisma.sql`run_id = ${input.set.runId}::uuid`);
@@ -110,6 +120,8 @@ async function casUpdate(
     Prisma.sql`status IN (${Prisma.join(input.from.map((status) => Prisma.sql`${status}::lease_status`))})`,
   ];
   if (input.claimFree) conditions.push(Prisma.sql`(cleanup_claimed_until IS NULL OR cleanup_claimed_until < now())`);
+  if (input.dueOnly) conditions.push(Prisma.sql`(next_cleanup_at IS NULL OR next_cleanup_at <= now())`);
+  if (input.notHeld) conditions.push(Prisma.sql`NOT ${leaseHeldSql("environment_leases")}`);
   if (input.expectMetadata) {
     conditions.push(
       Prisma.sql`metadata -> ${input.expectMetadata.key} = ${JSON.stringify(input.expectMetadata.value)}::jsonb`,
@@ -122,15 +134,39 @@ async function casUpdate(
 
 /**
  * Records a failed cleanup attempt on a lease that is still `pending_cleanup` (the restart sweep
- * reads cleanup_attempts) and gives up the cleanup claim. An unavailable plugin does not call
- * this: it defers without spending an attempt (R-EX-6).
+ * reads cleanup_attempts), schedules the next one by the cleanup backoff (CLEANUP_BACKOFF_MS, the
+ * n-th failure waits the n-th delay, then the last) and gives up the cleanup claim. An unavailable
+ * plugin does not call this: it defers without spending an attempt (deferCleanup, R-EX-6).
  */
 export async function recordCleanupAttempt(db: LeaseDb, leaseId: string, metadataPatch: LeaseMetadataPatch): Promise<boolean> {
+  const backoff = Prisma.sql`(ARRAY[${Prisma.join([...CLEANUP_BACKOFF_MS])}]::double precision[])[least(cleanup_attempts, ${CLEANUP_BACKOFF_MS.length - 1}) + 1]`;
   const changed = await db.$executeRaw(Prisma.sql`
     UPDATE environment_leases
        SET cleanup_attempts = cleanup_attempts + 1, updated_at = now(), ${metadataAssignment(metadataPatch)},
+           next_cleanup_at = now() + ${backoff} * interval '1 millisecond',
            cleanup_claimed_by = NULL, cleanup_claimed_until = NULL
      WHERE id = ${leaseId}::uuid AND status = 'pending_cleanup'::lease_status`);
+  return changed === 1;
+}
+
+/**
+ * R-EX-6: puts off the cleanup of a `pending_cleanup` lease that asked nothing of the provider
+ * (its plugin is unavailable or lacks the operation, its intent does not match the lease, another
+ * owner claims its allocation): gives up the claim if `by` holds it (or nobody does) and schedules
+ * the next look CLEANUP_DEFER_MS later, without spending an attempt. A claim someone else holds is
+ * left alone and nothing is written. The optional note is diagnostics only.
+ */
+export async function deferCleanup(
+  db: LeaseDb,
+  input: { leaseId: string; by: string; metadataPatch?: LeaseMetadataPatch },
+): Promise<boolean> {
+  const changed = await db.$executeRaw(Prisma.sql`
+    UPDATE environment_leases
+       SET updated_at = now(), ${metadataAssignment(input.metadataPatch ?? {})},
+           next_cleanup_at = now() + ${CLEANUP_DEFER_MS}::double precision * interval '1 millisecond',
+           cleanup_claimed_by = NULL, cleanup_claimed_until = NULL
+     WHERE id = ${input.leaseId}::uuid AND status = 'pending_cleanup'::lease_status
+       AND (cleanup_claimed_until IS NULL OR cleanup_claimed_until < now() OR cleanup_claimed_by = ${input.by})`);
   return changed === 1;
 }
 

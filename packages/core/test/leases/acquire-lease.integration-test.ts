@@ -295,19 +295,53 @@ describe("acquireLease: reuse_by_environment", () => {
     expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } })).toMatchObject({ status: "released", pluginId: "vendor.fake-a" });
   });
 
-  it("a resume whose identity does not match marks the old lease failed and allocates a new one", async () => {
+  it("R-EX-5 a resume whose identity does not match records a stop-only intent (never just failed), stops and retains the sandbox, never reuses it again, and allocates a new one", async () => {
     const prisma = db.prisma();
     const w = await buildLeaseWorld(prisma);
     const { acquired, plugin, registry } = await releasedReusableLease(w);
     // The sandbox was replaced behind our back: same provider lease id, another fingerprint.
     plugin.store.get(acquired.lease.providerLeaseId!)!.identity = { providerLeaseId: acquired.lease.providerLeaseId!, fingerprint: "fake:replaced" };
+    plugin.calls.length = 0;
 
-    const next = await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    const nextRun = await w.newRun();
+    const next = await acquireLease(prisma, registry, w.acquireInput(nextRun, { policy: "reuse_by_environment" }));
     expect(next.reused).toBe(false);
     expect(next.lease.id).not.toBe(acquired.lease.id);
+    // The resume failed, so the sandbox may be running: stopped through its stop-only intent.
+    expect(plugin.calls.map((c) => [c.op, c.leaseId])).toEqual([["resume", acquired.lease.id], ["stopLease", acquired.lease.id], ["acquire", next.lease.id]]);
+    const old = await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } });
+    expect(old).toMatchObject({
+      status: "released",
+      metadata: { reuseRefused: { code: "provider_identity_mismatch" }, sandboxStopAndRetainReceipt: { method: "builtin.stopLease" } },
+    });
+
+    // Its stop proven again, it is still never offered for reuse.
+    plugin.calls.length = 0;
+    const third = await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+    expect(third.lease.id).not.toBe(acquired.lease.id);
+    expect(plugin.calls.filter((c) => c.leaseId === acquired.lease.id)).toEqual([]);
+  });
+
+  it("R-EX-5 a failed resume whose stop is not confirmed leaves the lease pending_cleanup with its stop-only intent for the sweep", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma);
+    const { acquired, plugin, registry } = await releasedReusableLease(w);
+    plugin.faults.loseReply("resume").unconfirmedStop(1);
+    const nextRun = await w.newRun();
+    const next = await acquireLease(prisma, registry, w.acquireInput(nextRun, { policy: "reuse_by_environment" }));
+    expect(next.reused).toBe(false);
+    // The lost reply did resume the sandbox: it runs until the sweep's stop is confirmed.
+    expect(plugin.store.get(acquired.lease.providerLeaseId!)!.state).toBe("running");
     expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } })).toMatchObject({
-      status: "failed",
-      metadata: { failure: { code: "provider_identity_mismatch" } },
+      status: "pending_cleanup",
+      runId: nextRun,
+      cleanupAttempts: 1,
+      cleanupClaimedBy: null,
+      metadata: {
+        sandboxStopAndRetain: { leaseId: acquired.lease.id, runId: nextRun, providerLeaseId: acquired.lease.providerLeaseId, pluginId: "builtin.fake" },
+        reuseRefused: { code: "provider_reply_lost" },
+        failure: { code: "stop_unconfirmed" },
+      },
     });
   });
 

@@ -12,6 +12,7 @@ import {
   STOP_INTENT_SCHEMA,
   STOP_INTENT_SCHEMA_V1,
   STOP_RECEIPT_SCHEMA,
+  stopMethodFor,
   verifyWorkspaceSentinel,
   WORKSPACE_SENTINEL_SCHEMA,
   type StopIntent,
@@ -20,7 +21,10 @@ import type { StopReceipt } from "../../src/providers/types";
 
 const leaseId = randomUUID();
 const runId = randomUUID();
+const companyId = randomUUID();
 const lease = { leaseId, pluginId: "builtin.fake", providerLeaseId: "fake-1" };
+/** The lease row an intent sits on (readStopIntent / readDestroyIntent compare the intent with it). */
+const leaseRow = { id: leaseId, companyId, runId, pluginId: "builtin.fake", providerLeaseId: "fake-1" };
 
 const sentinel = () => ({
   schema: WORKSPACE_SENTINEL_SCHEMA,
@@ -34,7 +38,7 @@ const sentinel = () => ({
 
 const intent = (): StopIntent => ({
   schema: STOP_INTENT_SCHEMA,
-  companyId: randomUUID(),
+  companyId,
   runId,
   leaseId,
   providerLeaseId: "fake-1",
@@ -92,10 +96,33 @@ describe("lease metadata", () => {
 
   it("R-EX-7 reads a v1 intent with the lease's plugin and rejects a v2 intent pinned to another plugin", () => {
     const { pluginId: _pin, ...v1 } = { ...intent(), schema: STOP_INTENT_SCHEMA_V1 };
-    const read = readStopIntent({ sandboxStopAndRetain: v1 }, lease);
+    const read = readStopIntent({ sandboxStopAndRetain: v1 }, leaseRow);
     expect(read).toMatchObject({ kind: "present", value: { pluginId: "builtin.fake", schema: STOP_INTENT_SCHEMA } });
-    expect(readStopIntent({ sandboxStopAndRetain: { ...intent(), pluginId: "other.fake" } }, lease).kind).toBe("invalid");
-    expect(readStopIntent({ sandboxStopAndRetain: intent() }, lease).kind).toBe("present");
+    expect(readStopIntent({ sandboxStopAndRetain: { ...intent(), pluginId: "other.fake" } }, leaseRow).kind).toBe("invalid");
+    expect(readStopIntent({ sandboxStopAndRetain: intent() }, leaseRow).kind).toBe("present");
+    // A v1 intent is recovered with the lease's plugin, whatever plugin the lease names.
+    expect(readStopIntent({ sandboxStopAndRetain: v1 }, { ...leaseRow, pluginId: "vendor.stopper" })).toMatchObject({ kind: "present", value: { pluginId: "vendor.stopper" } });
+  });
+
+  it("R-EX-5 an intent counts only on the lease row it names: its lease, company, run and provider allocation (v1 and v2)", () => {
+    const { pluginId: _pin, ...v1 } = { ...intent(), schema: STOP_INTENT_SCHEMA_V1 };
+    for (const document of [intent(), v1]) {
+      expect(readStopIntent({ sandboxStopAndRetain: document }, leaseRow).kind).toBe("present");
+      for (const changed of [{ id: randomUUID() }, { companyId: randomUUID() }, { runId: randomUUID() }, { runId: null }, { providerLeaseId: "fake-2" }, { providerLeaseId: null }]) {
+        const read = readStopIntent({ sandboxStopAndRetain: document }, { ...leaseRow, ...changed });
+        expect(read.kind, JSON.stringify(changed)).toBe("invalid");
+      }
+    }
+  });
+
+  it("R-SO-3 a stored receipt says builtin.stopLease only for the built-in fake; any other plugin's must say environmentStopLease", () => {
+    const other = { ...lease, pluginId: "vendor.stopper" };
+    const record = (method: string) => ({ ...receiptRecord(), method, pluginId: other.pluginId });
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: record("environmentStopLease") }, other).kind).toBe("confirmed");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: record("builtin.stopLease") }, other).kind).toBe("mismatch");
+    expect(confirmedStopReceipt({ sandboxStopAndRetainReceipt: { ...receiptRecord(), method: "environmentStopLease" } }, lease).kind).toBe("mismatch");
+    expect(stopMethodFor("builtin.fake")).toBe("builtin.stopLease");
+    expect(stopMethodFor("builtin.local")).toBe("environmentStopLease");
   });
 });
 
@@ -127,17 +154,29 @@ describe("judgeStopReceipt", () => {
       expect(judgeStopReceipt(receiptFor(i, patch), i)).toMatchObject({ kind: "rejected", code: "stop_receipt_mismatch" });
     }
   });
+
+  it("R-SO-3 only the built-in fake may answer builtin.stopLease; another plugin's receipt must say environmentStopLease", () => {
+    const fake = intent();
+    expect(judgeStopReceipt(receiptFor(fake, { method: "environmentStopLease" }), fake)).toMatchObject({ kind: "rejected", code: "stop_receipt_mismatch" });
+    const vendor = { ...intent(), pluginId: "vendor.stopper" };
+    expect(judgeStopReceipt(receiptFor(vendor), vendor)).toMatchObject({ kind: "rejected", code: "stop_receipt_mismatch" });
+    expect(judgeStopReceipt(receiptFor(vendor, { method: "environmentStopLease" }), vendor)).toMatchObject({ kind: "confirmed", receipt: { method: "environmentStopLease" } });
+  });
 });
 
 describe("destroy intent", () => {
-  const row = { id: leaseId, companyId: randomUUID(), runId, pluginId: "builtin.fake" };
+  const unnamed = { id: leaseId, companyId: randomUUID(), runId, pluginId: "builtin.fake", providerLeaseId: null };
+  const row = { ...unnamed, providerLeaseId: "fake-1" };
 
   it("names the lease, its run and plugin, and the allocation when known (null after a lost acquire reply)", () => {
-    const lost = newDestroyIntent(row, { providerLeaseId: null, reason: "acquire_unconfirmed" });
+    const lost = newDestroyIntent(unnamed, { providerLeaseId: null, reason: "acquire_unconfirmed" });
     expect(lost).toMatchObject({ schema: DESTROY_INTENT_SCHEMA, leaseId, runId, pluginId: "builtin.fake", providerLeaseId: null, reason: "acquire_unconfirmed" });
-    expect(readDestroyIntent({ sandboxDestroy: lost }, row)).toEqual({ kind: "present", value: lost });
+    expect(readDestroyIntent({ sandboxDestroy: lost }, unnamed)).toEqual({ kind: "present", value: lost });
+    // An intent whose allocation differs from the row's (named since, or another one) grants nothing.
+    expect(readDestroyIntent({ sandboxDestroy: lost }, row).kind).toBe("invalid");
     const known = newDestroyIntent(row, { providerLeaseId: "fake-1", reason: "release" });
     expect(readDestroyIntent({ sandboxDestroy: known }, row)).toMatchObject({ kind: "present", value: { providerLeaseId: "fake-1" } });
+    expect(readDestroyIntent({ sandboxDestroy: known }, { ...row, runId: randomUUID() }).kind).toBe("invalid");
     expect(readDestroyIntent({}, row)).toEqual({ kind: "absent" });
     expect(readDestroyIntent({ sandboxDestroy: null }, row)).toEqual({ kind: "absent" });
   });

@@ -46,6 +46,46 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE (status = ANY (ARRAY['active'::recovery_status, 'escalated'::recovery_status]))",
     ],
   },
+  {
+    // Issue 10 item 2: the reuse of a released lease leaves out leases an open action names.
+    name: "issue_recovery_actions_open_by_lease",
+    table: "issue_recovery_actions",
+    reason: "partial index (WHERE status IN ('active', 'escalated') AND lease_id IS NOT NULL)",
+    definitionIncludes: [
+      "CREATE INDEX issue_recovery_actions_open_by_lease ON public.issue_recovery_actions USING btree (lease_id)",
+      "WHERE ((status = ANY (ARRAY['active'::recovery_status, 'escalated'::recovery_status])) AND (lease_id IS NOT NULL))",
+    ],
+  },
+  {
+    // Issue 10 item 2: ... and leases named in an open action's evidence (`leaseIds`).
+    name: "issue_recovery_actions_open_lease_ids",
+    table: "issue_recovery_actions",
+    reason: "partial GIN expression index (evidence -> 'leaseIds' jsonb_path_ops, WHERE status IN ('active', 'escalated'))",
+    definitionIncludes: [
+      "CREATE INDEX issue_recovery_actions_open_lease_ids ON public.issue_recovery_actions USING gin (((evidence -> 'leaseIds'::text)) jsonb_path_ops)",
+      "WHERE (status = ANY (ARRAY['active'::recovery_status, 'escalated'::recovery_status]))",
+    ],
+  },
+  {
+    // Issue 10 item 5 (R-EX-5): the cleanup sweep never takes over an allocation another unsettled lease claims.
+    name: "environment_leases_unsettled_allocation",
+    table: "environment_leases",
+    reason: "partial index (WHERE provider_lease_id IS NOT NULL AND status IN ('active', 'pending_cleanup', 'released'))",
+    definitionIncludes: [
+      "CREATE INDEX environment_leases_unsettled_allocation ON public.environment_leases USING btree (plugin_id, provider_lease_id)",
+      "WHERE ((provider_lease_id IS NOT NULL) AND (status = ANY (ARRAY['active'::lease_status, 'pending_cleanup'::lease_status, 'released'::lease_status])))",
+    ],
+  },
+  {
+    // Issue 10 item 5: the cleanup sweep's due selection (pending_cleanup leases by next_cleanup_at).
+    name: "environment_leases_cleanup_due",
+    table: "environment_leases",
+    reason: "partial index (WHERE status = 'pending_cleanup')",
+    definitionIncludes: [
+      "CREATE INDEX environment_leases_cleanup_due ON public.environment_leases USING btree (next_cleanup_at NULLS FIRST, id)",
+      "WHERE (status = 'pending_cleanup'::lease_status)",
+    ],
+  },
 ];
 
 export interface HandWrittenTrigger {

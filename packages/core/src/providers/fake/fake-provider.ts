@@ -72,6 +72,13 @@ export interface FakeProviderOptions {
   /** Capabilities to advertise (default: all). Leave out environmentStopLease to model an older plugin. */
   capabilities?: readonly ProviderCapability[];
   store?: FakeSandboxStore;
+  /**
+   * The method its stop receipts name. By default `builtin.stopLease` when registered as the
+   * built-in provider (`builtin.fake`, R-SO-3), else `environmentStopLease`: under another plugin
+   * id the fake stands in for a third-party plugin, whose stop is the environmentStopLease hook.
+   * A test may make it claim the other method to model a plugin that lies.
+   */
+  stopMethod?: StopReceipt["method"];
 }
 
 export interface FakeCall {
@@ -90,6 +97,7 @@ const providerLeaseIdOf = (leaseId: string) => `fake-${leaseId}`;
 
 export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvider {
   const pluginId = options.pluginId ?? "builtin.fake";
+  const stopMethod = options.stopMethod ?? (pluginId === "builtin.fake" ? "builtin.stopLease" : "environmentStopLease");
   const faults = options.faults ?? new FakeFaults();
   const store: FakeSandboxStore = options.store ?? new Map();
   const script: FakeExecScript = options.script ?? configuredTurn;
@@ -198,7 +206,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         if (confirmed) sandbox.state = "stopped";
         // R-SO-3: the built-in provider's own stop operation, pinned to this plugin.
         const receipt: StopReceipt = {
-          method: "builtin.stopLease",
+          method: stopMethod,
           requestId: request.requestId,
           pluginId,
           providerLeaseId: lease.providerLeaseId,

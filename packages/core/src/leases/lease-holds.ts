@@ -1,0 +1,37 @@
+// Which leases hold files for recovery (issue 10 item 2). A held lease is never handed to another
+// run: the reuse of a `reuse_by_environment` lease selects only leases that are NOT held, in the
+// acquisition query itself and again in its compare-and-set (acquire-lease.ts), so nothing read
+// between the two can make a held sandbox reusable. A lease is held while
+//   - an open recovery action names it (issue_recovery_actions.lease_id, or its evidence's
+//     `leaseIds`), whatever its cause;
+//   - it carries a stop-only intent (`sandboxStopAndRetain`): a stop not yet proven, or one an
+//     export-only retry recorded before resuming it (R-EX-4, R-EX-5);
+//   - its resume failed once (`reuseRefused`): it cannot prove it is the recorded sandbox;
+//   - its run failed, was cancelled or timed out without committing: the sandbox may hold the
+//     only copy of that run's work (R-EX-4, release-policy.ts keeps it).
+// Each part is read through an index: the partial indexes issue_recovery_actions_open_by_lease and
+// issue_recovery_actions_open_lease_ids (hand-written), heartbeat_runs and native_run_finalizations
+// by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing
+// either (confirmedStopReceipt refuses it).
+import { Prisma } from "@copyback/db";
+import { LEASE_METADATA_KEYS } from "./lease-metadata";
+
+const OPEN = Prisma.sql`('active', 'escalated')`;
+
+/** True for a metadata key that holds a document (a JSON null is a cleared one). */
+const hasDocument = (lease: Prisma.Sql, key: string) => Prisma.sql`COALESCE(jsonb_typeof(${lease}.metadata -> ${key}), 'null') <> 'null'`;
+
+/** The SQL condition "the lease `alias` holds files for recovery" (alias: the table or its alias in the statement). */
+export function leaseHeldSql(alias: string): Prisma.Sql {
+  const lease = Prisma.raw(alias);
+  return Prisma.sql`(
+    ${hasDocument(lease, LEASE_METADATA_KEYS.stopIntent)}
+    OR ${hasDocument(lease, LEASE_METADATA_KEYS.reuseRefused)}
+    OR EXISTS (SELECT 1 FROM issue_recovery_actions ra WHERE ra.lease_id = ${lease}.id AND ra.status IN ${OPEN})
+    OR EXISTS (SELECT 1 FROM issue_recovery_actions ra
+               WHERE ra.status IN ${OPEN} AND ra.evidence -> 'leaseIds' @> jsonb_build_array(${lease}.id::text))
+    OR EXISTS (SELECT 1 FROM heartbeat_runs hr
+               WHERE hr.id = ${lease}.run_id AND hr.status IN ('failed'::run_status, 'cancelled'::run_status, 'timed_out'::run_status)
+                 AND NOT EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = hr.id AND nf.phase = 'committed'::finalization_phase))
+  )`;
+}
