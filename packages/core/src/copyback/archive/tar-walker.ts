@@ -86,6 +86,19 @@ function rawSizeField(block: Buffer): number | undefined {
   return text === "" ? 0 : parseInt(text, 8);
 }
 
+/** A 100-byte ustar name or linkname field, up to its NUL. */
+function ustarField(block: Buffer, offset: number): Buffer {
+  const field = block.subarray(offset, offset + 100);
+  const nul = field.indexOf(0);
+  return nul < 0 ? field : field.subarray(0, nul);
+}
+
+/** True when `field` is non-empty and exactly the first bytes of `value`'s UTF-8 form. */
+function isBytePrefix(field: Buffer, value: string): boolean {
+  const full = Buffer.from(value, "utf8");
+  return field.length > 0 && field.length <= full.length && full.subarray(0, field.length).equals(field);
+}
+
 function validDate(value: unknown): Date | undefined {
   return value instanceof Date && !Number.isNaN(value.getTime()) ? value : undefined;
 }
@@ -104,6 +117,8 @@ export class TarWalker {
   private gex: HeaderData | undefined;
   private sawZeroBlock = false;
   private position = 0;
+  /** The GNU long name / long link text of the next entry, as that header gave it. */
+  private gnuLong: { path?: string; linkpath?: string } | undefined;
 
   constructor(
     private readonly limits: ArchiveLimits,
@@ -271,14 +286,17 @@ export class TarWalker {
     }
     const text = body.toString("utf8", 0, nul >= 0 ? nul : body.length);
     const ex: HeaderData = this.ex ?? (Object.create(null) as HeaderData);
-    if (meta.type === "NextFileHasLongLinkpath") ex.linkpath = text;
-    else ex.path = text;
+    this.gnuLong ??= {};
+    if (meta.type === "NextFileHasLongLinkpath") ex.linkpath = this.gnuLong.linkpath = text;
+    else ex.path = this.gnuLong.path = text;
     this.ex = ex;
   }
 
   private entry(block: Buffer, h: Header, type: string, rawSize: number): void {
     const ex = this.ex;
+    const gnuLong = this.gnuLong;
     this.ex = undefined;
+    this.gnuLong = undefined;
     // node-tar's ReadEntry starts from the decoded header, then copies every field of the
     // extended header over it, then every field of the global one except the path. Mirror it.
     const effective = (key: "path" | "linkpath" | "size" | "mtime"): unknown => {
@@ -336,12 +354,30 @@ export class TarWalker {
     // those, so they must not be dangerous either.
     // Without extended headers `h` was decoded from the ustar fields alone: it is that reading.
     const raw = ex === undefined && this.gex === undefined ? h : new Header(block);
-    if (raw.path !== path && isPlainlyUnsafePath(raw.path ?? "")) {
+    // GNU tar (its default format) writes a name or link target longer than 100 bytes into a
+    // long-name header and its first 100 bytes into the ustar field: that truncation is what
+    // every GNU archive of a deep relative link looks like, not a second reading. Accepted only
+    // when the effective value IS that GNU header's text and the ustar field's bytes are exactly
+    // its prefix; node-tar's reading of the full value is cross-checked in validate.ts as ever.
+    const gnuTruncation = (field: "path" | "linkpath", offset: number, value: string | undefined) =>
+      value !== undefined &&
+      gnuLong?.[field] === value &&
+      isBytePrefix(ustarField(block, offset), value);
+    if (
+      raw.path !== path &&
+      isPlainlyUnsafePath(raw.path ?? "") &&
+      !gnuTruncation("path", 0, path)
+    ) {
       this.onViolation(
         violation("suspicious_pax_header", path, "an extended header hides an unsafe ustar name"),
       );
     }
-    if (raw.linkpath && raw.linkpath !== linkpath && isPlainlyUnsafePath(raw.linkpath)) {
+    if (
+      raw.linkpath &&
+      raw.linkpath !== linkpath &&
+      isPlainlyUnsafePath(raw.linkpath) &&
+      !gnuTruncation("linkpath", 157, linkpath)
+    ) {
       this.onViolation(
         violation(
           "suspicious_pax_header",
