@@ -9,3 +9,11 @@ export {
   type EmbeddedPostgresErrorCode,
 } from "./errors";
 export { DEFAULT_EMBEDDED_PORT, APP_DATABASE, instanceLayout, type InstanceLayout } from "./layout";
+export {
+  superviseEmbeddedPostgres,
+  restartDelayMs,
+  DEFAULT_RESTART_BACKOFF,
+  type SupervisedDatabase,
+  type SuperviseOptions,
+  type RestartBackoff,
+} from "./supervise";

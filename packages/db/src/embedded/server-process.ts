@@ -20,6 +20,8 @@ export interface ServerProcessHandle {
   /** Resolves when the postmaster has exited, for whatever reason. */
   exited: Promise<void>;
   hasExited(): boolean;
+  /** How it ended, once it has: the exit code or the signal that killed it. */
+  exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
   /** Fast shutdown; escalates to immediate shutdown (crash-safe: WAL recovery on next start) if it hangs. */
   stop(): Promise<void>;
   /** Synchronous, for the process 'exit' event: ask for a fast shutdown without waiting. */
@@ -66,10 +68,12 @@ export async function startServerProcess(args: {
 
   const recent: string[] = [];
   let exited = false;
+  let exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
   // 'exit', not 'close': orphaned backends of a killed postmaster can hold the log pipe open.
   const exitedPromise = new Promise<void>((resolve) => {
-    child.once("exit", () => {
+    child.once("exit", (code, signal) => {
+      exitStatus = { code, signal };
       exited = true;
       resolve();
     });
@@ -139,6 +143,7 @@ export async function startServerProcess(args: {
     pid: child.pid ?? -1,
     exited: exitedPromise,
     hasExited: () => exited,
+    exitStatus: () => exitStatus,
     stop: () => (stopping ??= stopChild(child, exitedPromise, () => exited)),
     signalStop: () => {
       if (!exited) child.kill("SIGINT");

@@ -44,6 +44,11 @@ export interface EmbeddedDatabase {
   dataDir: string;
   /** The postmaster's PID. */
   pid: number;
+  /**
+   * Settles when the postmaster has exited: `requested` after stop(), otherwise it died (a crash,
+   * kill -9) and `signal`/`code` say how. The supervisor (supervise.ts) restarts it then.
+   */
+  exited: Promise<{ requested: boolean; code: number | null; signal: NodeJS.Signals | null }>;
   /** Fast shutdown; idempotent; resolves once the server has exited. */
   stop(): Promise<void>;
 }
@@ -155,6 +160,11 @@ export async function startEmbeddedPostgres(
       port,
       dataDir: layout.dataDir,
       pid: server.pid,
+      exited: server.exited.then(() => ({
+        requested: stopRequested,
+        code: server.exitStatus()?.code ?? null,
+        signal: server.exitStatus()?.signal ?? null,
+      })),
       stop,
     };
   } catch (error) {

@@ -2,6 +2,7 @@
 // PostgreSQL 15+, possibly shared by many processes), else the embedded one under the instance
 // root (DESIGN.md §6).
 import { startEmbeddedPostgres } from "../embedded/start";
+import { superviseEmbeddedPostgres } from "../embedded/supervise";
 import { applyMigrations } from "../migrate/apply-migrations";
 import { probeDatabase } from "./probe-database";
 
@@ -18,6 +19,11 @@ export interface ResolveDatabaseOptions {
    */
   migrate?: boolean;
   log?: (line: string) => void;
+  /**
+   * Keep the embedded server running: when it dies it is restarted with backoff (supervise.ts),
+   * and each restart is reported here in one line. Ignored with databaseUrl.
+   */
+  supervise?: (line: string) => void;
 }
 
 export interface ResolvedDatabase {
@@ -34,11 +40,14 @@ export async function resolveDatabase(options: ResolveDatabaseOptions): Promise<
     if (options.migrate === true) await applyMigrations(url);
     return { url, embedded: false, stop: async () => undefined };
   }
-  const server = await startEmbeddedPostgres({
+  const startOptions = {
     instanceRoot: options.instanceRoot,
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.log ? { log: options.log } : {}),
-  });
+  };
+  const server = options.supervise
+    ? await superviseEmbeddedPostgres({ ...startOptions, onEvent: options.supervise })
+    : await startEmbeddedPostgres(startOptions);
   try {
     if (options.migrate !== false) await applyMigrations(server.url);
   } catch (error) {
