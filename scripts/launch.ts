@@ -6,6 +6,7 @@ import { createPrismaClient, resolveDatabase, seedDemo } from "@copyback/db";
 import { parseLaunchEnv } from "./launch/env";
 import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
+import { localConsoleAccess } from "./launch/console-secret";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The worker drains its runs for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), gives cancelled ones 10 s
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
 
     const host = env.COPYBACK_HOST.includes(":") ? `[${env.COPYBACK_HOST}]` : env.COPYBACK_HOST;
     const url = `http://${host}:${env.COPYBACK_PORT}`;
+    // Local mode trusts the person at the console, not every local process (launch/console-secret.ts).
+    const localConsole = env.COPYBACK_DEPLOYMENT_MODE === "local" ? await localConsoleAccess(env.COPYBACK_HOME, url) : null;
     const childEnv = {
       ...process.env,
       // Agents reach the finish API here (the worker passes it on as COPYBACK_API_URL).
@@ -92,7 +95,7 @@ async function main(): Promise<void> {
     children.push(
       startChild("web", nextBin, [...nextArgs, "-H", env.COPYBACK_HOST, "-p", String(env.COPYBACK_PORT)], {
         cwd: path.join(root, "apps/web"),
-        env: { ...childEnv, ...authEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
+        env: { ...childEnv, ...authEnv, ...localConsole?.webEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
       }),
     );
     children.push(
@@ -114,6 +117,7 @@ async function main(): Promise<void> {
     await waitForHttp(`${url}/api/health`, { timeoutMs: 120_000, isAlive: () => !stopping });
     await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/healthz`, { timeoutMs: 60_000, isAlive: () => !stopping });
     say(`Copyback is running at ${url}  (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C stops it)`);
+    if (localConsole) say(localConsole.signInLine);
   } catch (error) {
     say(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
     await shutdown(1);

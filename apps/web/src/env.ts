@@ -15,6 +15,9 @@ const schema = z
     // generates one under the instance root when neither is set.
     COPYBACK_AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
     BETTER_AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    // Local mode: the per-instance console secret (the launcher's `<COPYBACK_HOME>/console-secret`).
+    // Its sign-in link gives a browser the console cookie; without it nobody is the local board.
+    COPYBACK_CONSOLE_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   })
   .superRefine((value, ctx) => {
     if (value.COPYBACK_DEPLOYMENT_MODE === "authenticated" && !value.COPYBACK_AUTH_SECRET && !value.BETTER_AUTH_SECRET) {
@@ -22,6 +25,13 @@ const schema = z
         code: "custom",
         path: ["COPYBACK_AUTH_SECRET"],
         message: "authenticated mode needs COPYBACK_AUTH_SECRET (or BETTER_AUTH_SECRET), at least 32 random characters",
+      });
+    }
+    if (value.COPYBACK_DEPLOYMENT_MODE === "local" && !value.COPYBACK_CONSOLE_SECRET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["COPYBACK_CONSOLE_SECRET"],
+        message: "local mode needs COPYBACK_CONSOLE_SECRET (the launcher sets it from <COPYBACK_HOME>/console-secret), at least 32 random characters",
       });
     }
   });

@@ -8,11 +8,17 @@ import { resetEnvForTests } from "~/env";
 import { resetAuthForTests } from "~/server/auth/instance";
 import { setPassword } from "~/server/auth/credentials";
 import { generateApiKey } from "~/server/auth/api-keys";
+import { LOCAL_CONSOLE_COOKIE, consoleCookieValue } from "~/server/auth/local-console";
 import { createCaller } from "~/server/routers/_app";
 
 export const PUBLIC_URL = "http://console.test";
 export const PASSWORD = "correct horse battery staple";
 const SECRET = "test-secret-0123456789abcdefghijklmnopqrstuvwxyz";
+
+/** Local mode's console secret in tests (the launcher's `<COPYBACK_HOME>/console-secret`). */
+export const CONSOLE_SECRET = "console-secret-0123456789abcdefghijklmnopqrstuvwxyz";
+/** The Cookie header of a browser that opened the local sign-in link. */
+export const CONSOLE_COOKIE = { cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue(CONSOLE_SECRET)}` } as const;
 
 type Mode = "local" | "authenticated";
 
@@ -23,6 +29,7 @@ export function configureWebApp(databaseUrl: string, mode: Mode): void {
   process.env.COPYBACK_DEPLOYMENT_MODE = mode;
   process.env.COPYBACK_PUBLIC_URL = PUBLIC_URL;
   process.env.COPYBACK_AUTH_SECRET = SECRET;
+  process.env.COPYBACK_CONSOLE_SECRET = CONSOLE_SECRET;
   delete process.env.BETTER_AUTH_SECRET;
   resetEnvForTests();
   resetAuthForTests();

@@ -9,6 +9,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { createLiveFeed, type LiveFeed } from "~/server/live/live-feed";
 import { handleLiveEventsRequest } from "~/server/live/events-handler";
 import type { EventStreamCloseReason } from "~/server/live/event-stream";
+import { CONSOLE_COOKIE, CONSOLE_SECRET } from "./auth-fixture";
 
 const db = useTestDatabase();
 let sql: pg.Client;
@@ -274,12 +275,13 @@ describe("the /api/events route module", () => {
   it("streams in local mode on the process's own feed", async () => {
     process.env.DATABASE_URL = db.url();
     process.env.COPYBACK_DEPLOYMENT_MODE = "local";
+    process.env.COPYBACK_CONSOLE_SECRET = CONSOLE_SECRET;
     const { GET } = await import("~/app/api/events/route");
     const { liveFeed } = await import("~/server/live/process-feed");
     const abort = new AbortController();
     try {
       const response = await GET(
-        new Request(`http://localhost/api/events?companyId=${ACME}`, { signal: abort.signal }),
+        new Request(`http://localhost/api/events?companyId=${ACME}`, { signal: abort.signal, headers: CONSOLE_COOKIE }),
       );
       expect(response.status).toBe(200);
       const events: SseEvent[] = [];

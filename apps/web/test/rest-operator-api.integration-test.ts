@@ -15,6 +15,7 @@ import { GET as getLease } from "~/app/api/environment-leases/[leaseId]/route";
 import { GET as getRun } from "~/app/api/runs/[id]/route";
 import { POST as finishRun } from "~/app/api/runs/[id]/finish/route";
 import {
+  CONSOLE_COOKIE,
   CROSS_SITE,
   PASSWORD,
   SAME_ORIGIN,
@@ -369,7 +370,7 @@ describe("R-ATT-2: who may attest an owner stop (resume-workspace-finalization)"
     configureWebApp(testDb.url(), "local");
     try {
       const hold = await ownerHold();
-      const response = await resumeHold({ ...SAME_ORIGIN, host: "127.0.0.1:3100", origin: "http://127.0.0.1:3100" }, hold);
+      const response = await resumeHold({ ...SAME_ORIGIN, ...CONSOLE_COOKIE, host: "127.0.0.1:3100", origin: "http://127.0.0.1:3100" }, hold);
       expect(response.status).toBe(200);
     } finally {
       configureWebApp(testDb.url(), "authenticated");
@@ -427,9 +428,9 @@ describe("CSRF on REST mutations", () => {
   it("refuses a cross-site POST to the local board, and a page that rebinds its own name to 127.0.0.1", async () => {
     configureWebApp(testDb.url(), "local");
     try {
-      expect((await resume({ ...CROSS_SITE, host: "127.0.0.1:3100" })).status).toBe(403);
+      expect((await resume({ ...CROSS_SITE, ...CONSOLE_COOKIE, host: "127.0.0.1:3100" })).status).toBe(403);
       // DNS rebinding: same-origin from the browser's point of view, but addressed to the attacker's name.
-      const rebound = await resume({ host: "evil.example:3100", origin: "http://evil.example:3100", "sec-fetch-site": "same-origin" });
+      const rebound = await resume({ ...CONSOLE_COOKIE, host: "evil.example:3100", origin: "http://evil.example:3100", "sec-fetch-site": "same-origin" });
       expect(rebound.status).toBe(401);
     } finally {
       configureWebApp(testDb.url(), "authenticated");

@@ -1,8 +1,10 @@
 // The console procedures through the real HTTP handler (app/api/trpc): status codes and the
-// stable domain code that the pages match on. Local mode: a request without Host is the local board.
+// stable domain code that the pages match on. Local mode: a request with the console cookie is the
+// local board (without it, anonymous: see local-console.integration-test.ts).
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import type * as TrpcRouteModule from "~/app/api/trpc/[trpc]/route";
+import { CONSOLE_COOKIE, CONSOLE_SECRET } from "./auth-fixture";
 import { buildWorld, type World } from "./routers-fixture";
 
 // Type only (erased): the module itself is imported after the environment is set.
@@ -16,13 +18,14 @@ beforeAll(async () => {
   // The web app reads its configuration once, on first use: point it at this file's database.
   process.env.DATABASE_URL = database.url();
   process.env.COPYBACK_DEPLOYMENT_MODE = "local";
+  process.env.COPYBACK_CONSOLE_SECRET = CONSOLE_SECRET;
   w = await buildWorld(database.prisma());
   handlers = await import("~/app/api/trpc/[trpc]/route");
 });
 
 async function query(path: string, input: unknown) {
   const url = `http://127.0.0.1/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`;
-  const response = await handlers.GET(new Request(url));
+  const response = await handlers.GET(new Request(url, { headers: CONSOLE_COOKIE }));
   return {
     status: response.status,
     body: (await response.json()) as Record<string, { json: Record<string, unknown> }>,
@@ -33,7 +36,7 @@ async function mutate(path: string, input: unknown) {
   const response = await handlers.POST(
     new Request(`http://127.0.0.1/api/trpc/${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...CONSOLE_COOKIE },
       body: JSON.stringify({ json: input }),
     }),
   );

@@ -27,6 +27,11 @@ export type Access =
   | { kind: "agent-own-run" }
   /** better-auth's own endpoints: our principals play no part; local mode has no sign-in at all. */
   | { kind: "sign-in-service" }
+  /**
+   * Local mode's sign-in link (GET /api/local-sign-in): the secret in its token decides, never who
+   * asks; the matrix sends a wrong token (401 invalid_sign_in_link). Authenticated mode: 404.
+   */
+  | { kind: "console-sign-in-link" }
   /** tRPC's HTTP transport: each procedure's own entry decides (the matrix's HTTP pass goes through it). */
   | { kind: "trpc-transport" };
 
@@ -86,6 +91,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /api/events": perm("issues:read"),
   "GET /api/health": PUBLIC,
   "GET /api/issues/:id/recovery-actions": perm("issues:read"),
+  "GET /api/local-sign-in": { kind: "console-sign-in-link" },
   "POST /api/issues/:id/recovery-actions/reconstruct-workspace": perm("runtime:manage"),
   "POST /api/issues/:id/recovery-actions/resolve": perm("runtime:manage"),
   "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": perm(
@@ -155,6 +161,8 @@ export function expectedOutcome(
     throw new Error("the tRPC transport has no outcome of its own; each procedure's entry decides");
   if (access.kind === "sign-in-service")
     return mode === "local" ? deny("not_found", "sign_in_disabled") : ALLOW;
+  if (access.kind === "console-sign-in-link")
+    return mode === "local" ? deny("unauthenticated", "invalid_sign_in_link") : deny("not_found", "sign_in_disabled");
   if (model.kind === "rejected_credential") return deny("unauthenticated", "invalid_api_key");
   if (access.kind === "public") return ALLOW;
   if (model.kind === "anonymous") return deny("unauthenticated");

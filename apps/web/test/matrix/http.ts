@@ -24,9 +24,10 @@ export function credentialHeaders(credential: Credential): Record<string, string
       return { authorization: `Bearer ${credential.secret}` };
     case "constructed":
       return constructedPrincipalHeaders(credential.principal);
-    case "none":
     case "loopback":
     case "rebinding_host":
+      return credential.cookie ? { cookie: credential.cookie } : {};
+    case "none":
       return {};
   }
 }

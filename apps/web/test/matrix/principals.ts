@@ -13,6 +13,10 @@ export const PRINCIPAL_NAMES = [
   "other_company_owner",
   "instance_admin",
   "local_board",
+  // Local mode: a process on this machine (an agent with network, a script) that reaches the
+  // loopback port without the console cookie, and one with a cookie of another secret: anonymous.
+  "local_process",
+  "forged_console_cookie",
   "agent_key",
   "other_agent_key",
   "owner_board_key",
@@ -59,6 +63,8 @@ export const PRINCIPAL_MODELS: Readonly<Record<PrincipalName, PrincipalModel>> =
   other_company_owner: { kind: "outsider" },
   instance_admin: { kind: "board_superuser" },
   local_board: { kind: "board_superuser" },
+  local_process: { kind: "anonymous" },
+  forged_console_cookie: { kind: "anonymous" },
   agent_key: { kind: "agent_of_a", ownsRun: true },
   other_agent_key: { kind: "agent_of_a", ownsRun: false },
   owner_board_key: { kind: "member_of_a", role: "owner", status: "active", via: "board_api_key" },
@@ -74,10 +80,13 @@ export type Credential =
   /** A better-auth session cookie from a real sign-in. */
   | { kind: "session"; cookie: string }
   | { kind: "bearer"; secret: string }
-  /** Local mode: a request addressed to the loopback name the console listens on. */
-  | { kind: "loopback" }
-  /** Local mode: a page that rebound its own name to 127.0.0.1 (its Host is not loopback): anonymous. */
-  | { kind: "rebinding_host" }
+  /**
+   * Local mode: a request addressed to the loopback name the console listens on, with the Cookie
+   * header it carries (the console cookie of the sign-in link, a forged one, or none).
+   */
+  | { kind: "loopback"; cookie?: string }
+  /** Local mode: a page that rebound its own name to 127.0.0.1 (its Host is not loopback): anonymous, cookie or not. */
+  | { kind: "rebinding_host"; cookie?: string }
   /** A principal the database cannot produce, injected at principal resolution (R-UI-5). */
   | { kind: "constructed"; principal: Principal };
 
@@ -90,17 +99,23 @@ export function isAmbient(credential: Credential): boolean {
   );
 }
 
-/** Principals run in authenticated mode (every one but the local board). */
+const LOCAL_ONLY: readonly PrincipalName[] = ["local_board", "local_process", "forged_console_cookie"];
+
+/** Principals run in authenticated mode (every one but the local-mode ones). */
 export const AUTHENTICATED_MODE_PRINCIPALS: readonly PrincipalName[] = PRINCIPAL_NAMES.filter(
-  (name) => name !== "local_board",
+  (name) => !LOCAL_ONLY.includes(name),
 );
 
 /**
- * Principals run in local mode: the trusted local board, a DNS-rebinding page (a non-loopback
- * Host, which must read as anonymous), and bearer keys, which work the same in both modes.
+ * Principals run in local mode: the trusted local board (the console cookie on a loopback Host),
+ * a local process without the cookie and one with a forged cookie (issue 13: an agent that reaches
+ * 127.0.0.1 is not the board), a DNS-rebinding page (a non-loopback Host, anonymous even with the
+ * cookie), and bearer keys, which work the same in both modes.
  */
 export const LOCAL_MODE_PRINCIPALS: readonly PrincipalName[] = [
   "local_board",
+  "local_process",
+  "forged_console_cookie",
   "anonymous",
   "agent_key",
   "owner_board_key",

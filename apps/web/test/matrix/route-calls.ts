@@ -20,7 +20,7 @@ export interface PreparedRequest {
 
 export interface RouteCall {
   /** The status of an authorized, valid request. */
-  allowedStatus: 200 | 501;
+  allowedStatus: 200 | 303 | 501;
   prepare(ctx: CellContext): Promise<PreparedRequest> | PreparedRequest;
   /** Allowed requests only: checks the answer beyond its status. */
   checkAllowed?: (response: Response, ctx: CellContext) => Promise<void>;
@@ -114,6 +114,14 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     allowedStatus: 200,
     prepare: () => ({ params: {}, request: { method: "GET", path: "/api/health" } }),
     checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ok" }),
+  },
+  "GET /api/local-sign-in": {
+    allowedStatus: 303,
+    // A token that is not the instance's secret: nobody is signed in by it, whoever sends it.
+    prepare: () => ({
+      params: {},
+      request: { method: "GET", path: "/api/local-sign-in?token=not-the-console-secret-0123456789abcdefghij" },
+    }),
   },
   "GET /api/issues/:id/recovery-actions": {
     allowedStatus: 200,

@@ -5,7 +5,9 @@ import type { PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 import { POST as authPOST } from "~/app/api/auth/[...all]/route";
 import { setPassword } from "~/server/auth/credentials";
+import { LOCAL_CONSOLE_COOKIE, consoleCookieValue } from "~/server/auth/local-console";
 import {
+  CONSOLE_COOKIE,
   PASSWORD,
   SAME_ORIGIN,
   buildAuthWorld,
@@ -110,8 +112,14 @@ export async function buildMatrixWorld(
   };
 
   const credentials: Partial<Record<PrincipalName, Credential>> = {
-    anonymous: mode === "local" ? { kind: "rebinding_host" } : { kind: "none" },
-    ...(mode === "local" ? { local_board: { kind: "loopback" } as const } : {}),
+    anonymous: mode === "local" ? { kind: "rebinding_host", cookie: CONSOLE_COOKIE.cookie } : { kind: "none" },
+    ...(mode === "local"
+      ? {
+          local_board: { kind: "loopback", cookie: CONSOLE_COOKIE.cookie } as const,
+          local_process: { kind: "loopback" } as const,
+          forged_console_cookie: { kind: "loopback", cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue("a-secret-of-another-instance-0123456789abcdef")}` } as const,
+        }
+      : {}),
     agent_key: { kind: "bearer", secret: agentKey.secret },
     other_agent_key: { kind: "bearer", secret: otherAgentKey.secret },
     owner_board_key: { kind: "bearer", secret: ownerKey.secret },

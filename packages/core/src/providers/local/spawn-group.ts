@@ -65,7 +65,9 @@ function readInfo(readable: Readable | null | undefined): Promise<number | null>
 export async function spawnGroup(opts: SpawnOptions): Promise<SpawnedGroup> {
   const child = spawn(opts.command, [...opts.args], {
     cwd: opts.cwd,
-    env: opts.env,
+    // The agent's whole environment (exec-environment.ts); the cast keeps this file type-correct
+    // where a framework augments ProcessEnv with required names (Next.js's NODE_ENV).
+    env: opts.env as NodeJS.ProcessEnv,
     detached: true,
     shell: false,
     stdio: opts.infoFd ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
