@@ -64,23 +64,44 @@ function bubblewrapInstalled() {
   return ["/usr/bin/bwrap", "/bin/bwrap"].some((candidate) => existsSync(candidate));
 }
 
-function ensureChromium() {
-  // bubblewrap isolates the local provider's sandboxes (DESIGN.md section 4); installed with chromium.
-  const missing = [];
-  if (!chromiumPath()) missing.push("chromium");
-  if (!bubblewrapInstalled()) missing.push("bubblewrap");
-  if (missing.length === 0) return;
-  // Playwright's own browser download cannot reach its host here; Debian's chromium can.
-  log(`installing Debian ${missing.join(" and ")} for the browser tests and sandbox isolation (apt)`);
+/** apt-get as root, or through sudo; the same path for chromium and bubblewrap. */
+function aptInstall(packages) {
   const sudo = process.getuid && process.getuid() === 0 ? [] : ["sudo"];
   const apt = (...args) => run(sudo[0] ?? "apt-get", sudo.length ? ["apt-get", ...args] : args, { env: { DEBIAN_FRONTEND: "noninteractive" } });
   apt("update", "-qq");
-  apt("install", "-y", "-qq", "--no-install-recommends", ...missing);
+  apt("install", "-y", "-qq", "--no-install-recommends", ...packages);
+}
+
+function ensureChromium() {
+  // Playwright's own browser download cannot reach its host here; Debian's chromium can.
+  if (chromiumPath()) return;
+  log("installing Debian chromium for the browser tests (apt)");
+  aptInstall(["chromium"]);
+}
+
+/**
+ * bubblewrap isolates the local provider's sandboxes (DESIGN.md section 4): without it every agent
+ * runs with this user's rights. Installed through apt like chromium; when that cannot work (no
+ * apt, no root or sudo, no network) the start goes on and the launcher says agents are not
+ * isolated, and why, once at start (scripts/launch/isolation.ts).
+ */
+function ensureBubblewrap({ required }) {
+  if (bubblewrapInstalled()) return;
+  log("installing Debian bubblewrap (apt), which isolates agents in sandboxes; without it they would run with this user's rights");
+  try {
+    aptInstall(["bubblewrap"]);
+  } catch (error) {
+    if (required) throw error;
+    log(`could not install bubblewrap (${error instanceof Error ? error.message : String(error)}); agents will run WITHOUT isolation. Install it yourself: apt-get install bubblewrap`);
+  }
 }
 
 export async function ensureInstalled({ browser = false } = {}) {
   ensurePnpm();
   ensureWorkspace();
+  // The test command needs both (its sandbox tests run real bubblewrap); the start command goes on
+  // without bubblewrap when apt cannot install it, and says so.
+  ensureBubblewrap({ required: browser });
   if (browser) ensureChromium();
 }
 

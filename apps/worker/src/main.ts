@@ -8,6 +8,7 @@ import { createWorkerReconciler } from "./reconcile";
 import { createWorkerRuntime } from "./runtime";
 import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
+import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
 import { installStopSignals } from "./signals";
 
@@ -31,6 +32,7 @@ const runtime = await createWorkerRuntime({
   ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
   log,
 });
+await reportHostIsolation(env.COPYBACK_HOME, log);
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 const reconciler = createWorkerReconciler(runtime, log);
 

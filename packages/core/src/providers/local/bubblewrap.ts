@@ -57,24 +57,51 @@ export async function findOnPath(name: string, searchPath: string): Promise<stri
 }
 
 const PROBE_TIMEOUT_MS = 10_000;
-const probes = new Map<string, Promise<string | null>>();
+const PROBE_FLAGS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "true"];
+
+/** Whether agents of this host can be isolated, and when not, why (said by the launcher and the console). */
+export type BubblewrapDiagnosis = { usable: true; bwrap: string } | { usable: false; reason: string };
+
+export const BUBBLEWRAP_MISSING_REASON =
+  "bubblewrap (bwrap) is not installed on this host, so agents run as plain processes with the controller's rights; install it (apt-get install bubblewrap) and restart";
+
+/** Pure: the reason a bwrap that is installed could not make a sandbox, from the probe's outcome. */
+export function explainProbeFailure(bwrap: string, outcome: { stderr: string; timedOut: boolean; code?: string | number | null }): string {
+  if (outcome.timedOut) return `bubblewrap (${bwrap}) did not finish a test sandbox within ${PROBE_TIMEOUT_MS / 1000} s, so agents run as plain processes with the controller's rights`;
+  const said = outcome.stderr.trim().split("\n")[0]?.trim() || `exit ${outcome.code ?? "?"}`;
+  const hint = /namespace|Operation not permitted|EPERM|clone|setting up uid map|No permissions/i.test(said)
+    ? ": this host (or its container) does not allow the namespaces bubblewrap needs (user, PID and network namespaces); allow them, e.g. sysctl kernel.unprivileged_userns_clone=1 or a container with --privileged / a seccomp profile that permits clone(CLONE_NEWUSER), and restart"
+    : "";
+  return `bubblewrap (${bwrap}) cannot make a sandbox here (${said})${hint}; agents run as plain processes with the controller's rights`;
+}
+
+const diagnoses = new Map<string, Promise<BubblewrapDiagnosis>>();
 
 /**
- * The bwrap binary when it is on the search path and actually works here (user namespaces may
- * be disabled, e.g. in some containers); probed once per search path and cached.
+ * Finds bwrap on the search path and runs one test sandbox with the flags every sandbox uses
+ * (user namespaces may be disabled, e.g. in some containers); probed once per search path.
  */
-export function usableBubblewrap(searchPath: string): Promise<string | null> {
-  let probe = probes.get(searchPath);
-  if (!probe) {
-    probe = (async () => {
+export function diagnoseBubblewrap(searchPath: string): Promise<BubblewrapDiagnosis> {
+  let diagnosis = diagnoses.get(searchPath);
+  if (!diagnosis) {
+    diagnosis = (async (): Promise<BubblewrapDiagnosis> => {
       const bwrap = await findOnPath("bwrap", searchPath);
-      if (!bwrap) return null;
-      const flags = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "true"];
-      return new Promise<string | null>((resolve) => {
-        execFile(bwrap, flags, { timeout: PROBE_TIMEOUT_MS }, (error) => resolve(error ? null : bwrap));
+      if (!bwrap) return { usable: false, reason: BUBBLEWRAP_MISSING_REASON };
+      return new Promise<BubblewrapDiagnosis>((resolve) => {
+        execFile(bwrap, PROBE_FLAGS, { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+          if (!error) return resolve({ usable: true, bwrap });
+          const failed = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null };
+          resolve({ usable: false, reason: explainProbeFailure(bwrap, { stderr: String(stderr), timedOut: failed.killed === true, code: failed.code ?? null }) });
+        });
       });
     })();
-    probes.set(searchPath, probe);
+    diagnoses.set(searchPath, diagnosis);
   }
-  return probe;
+  return diagnosis;
+}
+
+/** The bwrap binary when it is on the search path and actually works here (see diagnoseBubblewrap). */
+export async function usableBubblewrap(searchPath: string): Promise<string | null> {
+  const diagnosis = await diagnoseBubblewrap(searchPath);
+  return diagnosis.usable ? diagnosis.bwrap : null;
 }

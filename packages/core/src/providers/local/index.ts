@@ -3,4 +3,6 @@ export { createLocalProvider, type LocalIsolation, type LocalProviderOptions } f
 export { localEnvironmentConfig, parseLocalConfig, type LocalEnvironmentConfig } from "./config";
 export { sandboxLayout, providerLeaseIdOf, type SandboxLayout } from "./sandbox-layout";
 export { MAX_RESULT_FILE_BYTES } from "./result-file";
-export { usableBubblewrap } from "./bubblewrap";
+export { BUBBLEWRAP_MISSING_REASON, diagnoseBubblewrap, usableBubblewrap, type BubblewrapDiagnosis } from "./bubblewrap";
+export { isolationReport, isolationWarning, notIsolatedReason, readIsolationReport, writeIsolationReport, type IsolationReport } from "./isolation-report";
+export { hostSearchPath } from "./env";
