@@ -11,7 +11,7 @@ import { exportWorkspaceArchive } from "../../src/copyback/archive/export";
 import { extractValidatedArchive } from "../../src/copyback/archive/extract";
 import { exportSalvageArchive, SALVAGE_INFO_MESSAGE } from "../../src/copyback/archive/salvage";
 import { DomainError } from "../../src/errors";
-import type { EnvironmentProvider, LeaseHandle, ProviderCapability } from "../../src/providers/types";
+import type { EnvironmentProvider, ExportOptions, LeaseHandle, ProviderCapability } from "../../src/providers/types";
 
 export interface DirProviderFaults {
   /** The next N exports fail with a provider error before any byte. */
@@ -20,6 +20,10 @@ export interface DirProviderFaults {
   unsafeSalvage?: boolean;
   /** Runs at the start of every export (observe the owner receipt, edit the host meanwhile). */
   onExport?: () => Promise<void>;
+  /** The next N export streams end cleanly after their first 1024 bytes (no end-of-archive marker). */
+  truncatedExports?: number;
+  /** The next N export streams fail after their first 1024 bytes (a socket reset without a code). */
+  brokenExports?: number;
 }
 
 export class DirProvider implements EnvironmentProvider {
@@ -28,6 +32,8 @@ export class DirProvider implements EnvironmentProvider {
   readonly faults: DirProviderFaults = {};
   exports = 0;
   salvages = 0;
+  /** The options of every export and salvage call, in order. */
+  readonly exportOptions: { call: "export" | "salvage"; exclude: readonly string[] | undefined }[] = [];
   readonly #root: string;
 
   constructor(
@@ -60,19 +66,31 @@ export class DirProvider implements EnvironmentProvider {
     }
   }
 
-  async exportWorkspace(lease: LeaseHandle): Promise<Readable> {
+  async exportWorkspace(lease: LeaseHandle, opts: ExportOptions = {}): Promise<Readable> {
     this.exports++;
+    this.exportOptions.push({ call: "export", exclude: opts.exclude });
     await this.faults.onExport?.();
     if ((this.faults.exportFailures ?? 0) > 0) {
       this.faults.exportFailures = (this.faults.exportFailures ?? 0) - 1;
       throw new DomainError("unavailable", "provider_export_failed", "The sandbox did not answer.");
     }
-    return toReadable(exportWorkspaceArchive(this.sandbox(lease)));
+    const archive = toReadable(exportWorkspaceArchive(this.sandbox(lease), { exclude: opts.exclude ? [...opts.exclude] : undefined }));
+    if ((this.faults.truncatedExports ?? 0) > 0) {
+      this.faults.truncatedExports = (this.faults.truncatedExports ?? 0) - 1;
+      return cutAfter(archive, 1024, "end");
+    }
+    if ((this.faults.brokenExports ?? 0) > 0) {
+      this.faults.brokenExports = (this.faults.brokenExports ?? 0) - 1;
+      return cutAfter(archive, 1024, "error");
+    }
+    return archive;
   }
 
-  async salvageExport(lease: LeaseHandle): Promise<{ archive: Readable; message: string }> {
+  async salvageExport(lease: LeaseHandle, opts: ExportOptions = {}): Promise<{ archive: Readable; message: string }> {
     this.salvages++;
-    const stream = this.faults.unsafeSalvage ? exportWorkspaceArchive(this.sandbox(lease)) : exportSalvageArchive(this.sandbox(lease));
+    this.exportOptions.push({ call: "salvage", exclude: opts.exclude });
+    const exclude = opts.exclude ? [...opts.exclude] : undefined;
+    const stream = this.faults.unsafeSalvage ? exportWorkspaceArchive(this.sandbox(lease), { exclude }) : exportSalvageArchive(this.sandbox(lease), { exclude });
     return { archive: toReadable(stream), message: SALVAGE_INFO_MESSAGE };
   }
 
@@ -83,6 +101,21 @@ export class DirProvider implements EnvironmentProvider {
   async dispose(): Promise<void> {
     await rm(this.#root, { recursive: true, force: true });
   }
+}
+
+/** The first `bytes` of an archive stream, then a clean end or an error (a transfer cut short). */
+function cutAfter(source: Readable, bytes: number, how: "end" | "error"): Readable {
+  async function* cut(): AsyncGenerator<Buffer> {
+    let left = bytes;
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      yield chunk.subarray(0, left);
+      left -= Math.min(left, chunk.length);
+      if (left === 0) break;
+    }
+    source.destroy();
+    if (how === "error") throw new Error("socket hang up");
+  }
+  return Readable.from(cut(), { objectMode: false });
 }
 
 function toReadable(stream: NodeJS.ReadableStream): Readable {
