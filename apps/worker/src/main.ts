@@ -9,7 +9,7 @@ import { createWorkerRuntime } from "./runtime";
 import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
-import { serveLiveness } from "./liveness";
+import { probeDatabase, serveLiveness } from "./liveness";
 import { installStopSignals } from "./signals";
 
 const env = parseWorkerEnv();
@@ -60,9 +60,11 @@ const liveness = await serveLiveness({
   port: env.WORKER_HEALTH_PORT,
   loop: () => loop.status,
   staleAfterMs: Math.max(env.WORKER_POLL_INTERVAL_MS * 5, 30_000),
+  // Not ready while the database does not answer (GET /readyz); the loop's failing passes keep it live.
+  database: () => probeDatabase(() => prisma.$queryRaw`SELECT 1`, 2_000),
 });
 log.info(
-  { liveness: liveness.url, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME },
+  { liveness: liveness.url, readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME },
   "worker started",
 );
 
