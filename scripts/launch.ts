@@ -2,11 +2,12 @@
 // console and the worker as child processes. Ctrl-C stops everything, the database last.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createPrismaClient, resolveDatabase, seedDemo } from "@copyback/db";
+import { createPrismaClient, seedDemo } from "@copyback/db";
 import { parseLaunchEnv } from "./launch/env";
 import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
 import { localConsoleAccess } from "./launch/console-secret";
+import { prepareInstance } from "./launch/instance";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The worker drains its runs for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), gives cancelled ones 10 s
@@ -21,12 +22,8 @@ async function main(): Promise<void> {
   const env = parseLaunchEnv(process.env);
   const startedAt = Date.now();
   say(env.DATABASE_URL ? "using the PostgreSQL server from DATABASE_URL" : `starting the embedded PostgreSQL under ${env.COPYBACK_HOME}`);
-  const database = await resolveDatabase({
-    databaseUrl: env.DATABASE_URL,
-    instanceRoot: env.COPYBACK_HOME,
-    port: env.COPYBACK_DB_PORT,
-    migrate: true,
-  });
+  // The database (the embedded one supervised) and the isolation of agents, said once.
+  const database = await prepareInstance(env, say);
 
   const children: ManagedChild[] = [];
   let stopping = false;
@@ -115,7 +112,7 @@ async function main(): Promise<void> {
     }
 
     await waitForHttp(`${url}/api/health`, { timeoutMs: 120_000, isAlive: () => !stopping });
-    await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/healthz`, { timeoutMs: 60_000, isAlive: () => !stopping });
+    await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/readyz`, { timeoutMs: 60_000, isAlive: () => !stopping });
     say(`Copyback is running at ${url}  (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; Ctrl-C stops it)`);
     if (localConsole) say(localConsole.signInLine);
   } catch (error) {
