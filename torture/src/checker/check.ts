@@ -16,6 +16,8 @@ import type { FinalState, HostEntry } from "./final-state";
 import { applyFakeRun, applyLocalRun, type DirModel } from "./model";
 
 export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
+/** The causes that may hold an accepted result: an unverified owner, and (issue 10) an exhausted export retry budget. */
+export const RESULT_HOLD_CAUSES = new Set([OWNER_UNVERIFIED, "native_workspace_sync_out_retry_exhausted"]);
 const OPEN = new Set(["active", "escalated"]);
 const UNSETTLED_PHASES = new Set(["observed", "result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"]);
 
@@ -173,7 +175,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState, optio
     }
     if (holds.length > 0) {
       if (holds.length > 1) add("duplicate_holds", `run ${runId} has ${holds.length} open recovery actions`, runId);
-      for (const hold of holds) if (hold.cause !== OWNER_UNVERIFIED) add("hold_wrong_cause", `run ${runId} is held with cause ${hold.cause}`, runId);
+      for (const hold of holds) if (!RESULT_HOLD_CAUSES.has(hold.cause)) add("hold_wrong_cause", `run ${runId} is held with cause ${hold.cause}`, runId);
       continue;
     }
     if (run?.provider === "fake" && (run.errorCode === "provider_sandbox_missing" || coordinator?.failureCode === "provider_sandbox_missing")) {
