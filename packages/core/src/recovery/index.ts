@@ -12,6 +12,7 @@ export * from "./sweeps/sweep";
 export * from "./sweeps/finalization-sweep";
 export * from "./sweeps/orphan-sweep";
 export * from "./sweeps/owner-holds-sweep";
+export * from "./sweeps/lease-cleanup-sweep";
 export * from "./reconciler";
 export * from "./operator/attest-owner-stop";
 export * from "./policies/decide-resolve";

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { DomainError } from "../../src/errors";
-import { acquireLease, DESTROY_INTENT_SCHEMA, readDestroyIntent, readWorkspaceSentinel, releaseLeaseByPolicy, verifyWorkspaceSentinel } from "../../src/leases/index";
+import { acquireLease, DESTROY_INTENT_SCHEMA, readDestroyIntent, readWorkspaceSentinel, releaseLeaseByPolicy, transitionLease, verifyWorkspaceSentinel } from "../../src/leases/index";
+import { reuseCandidatesSql } from "../../src/leases/acquire-lease";
 import { createFakeProvider } from "../../src/providers/fake/index";
 import { buildLeaseWorld, registryOf } from "./lease-fixture";
 
@@ -342,6 +343,97 @@ describe("acquireLease: reuse_by_environment", () => {
         reuseRefused: { code: "provider_reply_lost" },
         failure: { code: "stop_unconfirmed" },
       },
+    });
+  });
+
+  describe("issue 10 item 2: a lease that holds files for recovery is left out by the acquisition query", () => {
+    const openAction = (w: World, leaseId: string | null, evidence: object = {}, status: "active" | "escalated" | "resolved" = "active") =>
+      db.prisma().issueRecoveryAction.create({
+        data: { companyId: w.company.id, issueId: w.issue.id, leaseId, cause: "test_hold", fingerprint: `fp-${Math.random()}`, ownerType: "board", status, evidence },
+      });
+
+    it("R-EX-5 an open recovery action naming the lease (lease_id, or its evidence's leaseIds, active or escalated) holds it; a resolved one does not", async () => {
+      const prisma = db.prisma();
+      const w = await buildLeaseWorld(prisma);
+      const plugin = createFakeProvider();
+      const byColumn = await releasedReusableLease(w, plugin);
+      await openAction(w, byColumn.acquired.lease.id);
+      const byEvidence = await releasedReusableLease(w, plugin);
+      await openAction(w, null, { leaseIds: ["00000000-0000-4000-8000-000000000000", byEvidence.acquired.lease.id] }, "escalated");
+      const resolved = await releasedReusableLease(w, plugin);
+      await openAction(w, resolved.acquired.lease.id, { leaseIds: [resolved.acquired.lease.id] }, "resolved");
+      plugin.calls.length = 0;
+
+      const next = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+      expect(next).toMatchObject({ reused: true, lease: { id: resolved.acquired.lease.id } });
+      expect(plugin.calls.map((c) => [c.op, c.leaseId])).toEqual([["resume", resolved.acquired.lease.id]]);
+      const after = await prisma.environmentLease.findMany({ where: { id: { in: [byColumn.acquired.lease.id, byEvidence.acquired.lease.id] } } });
+      expect(after.map((l) => l.status)).toEqual(["released", "released"]);
+      // With every remaining candidate held, the environment gets a new allocation.
+      const fresh = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+      expect(fresh.reused).toBe(false);
+      expect([byColumn.acquired.lease.id, byEvidence.acquired.lease.id]).not.toContain(fresh.lease.id);
+    });
+
+    it("R-EX-4 the lease of a failed, cancelled or timed-out run that did not commit is held; a committed run's is not", async () => {
+      const prisma = db.prisma();
+      const w = await buildLeaseWorld(prisma);
+      const plugin = createFakeProvider();
+      const held: string[] = [];
+      for (const status of ["failed", "cancelled", "timed_out"] as const) {
+        const { acquired, runId } = await releasedReusableLease(w, plugin);
+        await prisma.heartbeatRun.update({ where: { id: runId }, data: { status } });
+        held.push(acquired.lease.id);
+      }
+      // A failed run whose finalization had committed holds nothing (its files are on the host).
+      const committed = await releasedReusableLease(w, plugin);
+      await prisma.heartbeatRun.update({ where: { id: committed.runId }, data: { status: "failed" } });
+      await prisma.nativeRunFinalization.create({ data: { companyId: w.company.id, runId: committed.runId, issueId: w.issue.id, phase: "committed" } });
+
+      const candidates = await prisma.$queryRaw<{ id: string }[]>(reuseCandidatesSql({ companyId: w.company.id, environmentId: w.environment.id, executionWorkspaceId: w.workspace.id }));
+      expect(candidates.map((c) => c.id)).toEqual([committed.acquired.lease.id]);
+      const next = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+      expect(next).toMatchObject({ reused: true, lease: { id: committed.acquired.lease.id } });
+      for (const id of held) expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "released" });
+    });
+
+    it("more held leases than the candidate window never hide a reusable one (the query leaves them out, not a later check)", async () => {
+      const prisma = db.prisma();
+      const w = await buildLeaseWorld(prisma);
+      const plugin = createFakeProvider();
+      const heldIds: string[] = [];
+      for (let i = 0; i < 12; i += 1) {
+        const { runId, acquired } = await releasedReusableLease(w, plugin);
+        await prisma.heartbeatRun.update({ where: { id: runId }, data: { status: "failed" } });
+        heldIds.push(acquired.lease.id);
+      }
+      const reusable = await releasedReusableLease(w, plugin);
+      expect(heldIds).not.toContain(reusable.acquired.lease.id);
+      // The held leases were released most recently: they fill the newest-first window.
+      await prisma.$executeRaw`UPDATE environment_leases SET released_at = now() + interval '1 hour' WHERE id = ANY(${heldIds}::uuid[])`;
+      plugin.calls.length = 0;
+      const next = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+      expect(next).toMatchObject({ reused: true, lease: { id: reusable.acquired.lease.id } });
+      expect(plugin.calls.map((c) => c.op)).toEqual(["resume"]);
+    });
+
+    it("a hold written after the selection still wins: the compare-and-set repeats the condition", async () => {
+      const prisma = db.prisma();
+      const w = await buildLeaseWorld(prisma);
+      const plugin = createFakeProvider();
+      const { acquired } = await releasedReusableLease(w, plugin);
+      const { metadata } = await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } });
+      const receipt = (metadata as Record<string, unknown>).sandboxStopAndRetainReceipt;
+      await openAction(w, acquired.lease.id);
+      const won = await transitionLease(prisma, {
+        leaseId: acquired.lease.id,
+        from: ["released"],
+        to: "active",
+        expectMetadata: { key: "sandboxStopAndRetainReceipt", value: receipt },
+        notHeld: true,
+      });
+      expect(won).toBe(false);
+      expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: acquired.lease.id } })).status).toBe("released");
     });
   });
 

@@ -1,0 +1,126 @@
+// The lease cleanup sweep (issue 10 item 5, DESIGN.md section 8): `pending_cleanup` leases whose
+// next cleanup is due are selected through the partial index environment_leases_cleanup_due,
+// O(due), in bounded batches, the longest-waiting of each company first (fair across companies),
+// and their recorded intent is continued by the SAME code as a live release
+// (continueLeaseCleanup: the stop-and-retain of release-lease.ts, the destroy of destroy-lease.ts,
+// the claims of transition-lease.ts). What that code guarantees, the sweep inherits:
+//   - the exact allocation through the lease's recorded plugin only (R-EX-6); an unavailable or
+//     mismatched plugin, or one without the operation, defers without spending an attempt, and
+//     without `environmentStopLease` a stop intent gets neither release nor destroy (R-SO-3);
+//   - v2 intents must pin that plugin, v1 intents are recovered with it (R-EX-7), and an intent
+//     naming another lease row, company, run or allocation grants nothing (R-EX-5);
+//   - the 15-minute cleanup claim is held while a request is in flight; a live claim is never
+//     taken over, and the takeover is taken only while the lease is due (two sweeps never both
+//     spend an attempt);
+//   - only a confirmed receipt for the intent's request, plugin and allocation, by the method that
+//     plugin may use, releases (an unconfirmed stop or a stale receipt never does); a failed or
+//     unconfirmed attempt is counted and scheduled by the cleanup backoff (provider-retry-policy.ts);
+//   - a destroy intent is continued (after a commit, or an acquisition whose reply never came:
+//     that allocation is named by acquiring again with the lease id, then destroyed).
+// Before taking over, the sweep refuses a lease whose allocation another unsettled lease also
+// claims (a competing owner, R-EX-5): it is deferred with a note, never stopped or destroyed.
+//
+// Only `pending_cleanup` leases are ever selected: a released, confirmed-stopped allocation is
+// never touched here, whatever its age (R-DT-3), and nothing here returns a lease to reuse
+// (acquire-lease.ts decides reuse; a `retain_on_failure` source is never a candidate, R-RR-6).
+import { Prisma, type PrismaClient } from "@copyback/db/client";
+import { CLEANUP_CLAIM_MS } from "../../leases/lease-cleanup";
+import { LEASE_METADATA_KEYS } from "../../leases/lease-metadata";
+import type { LeaseProviderRegistry, LeaseReleaseOutcome } from "../../leases/lease-types";
+import { continueLeaseCleanup } from "../../leases/release-lease";
+import { deferCleanup } from "../../leases/transition-lease";
+import type { ProcessIdentity } from "../../process/process-identity";
+import type { Sweep, SweepLog } from "./sweep";
+
+export interface LeaseCleanupUnit {
+  leaseId: string;
+  companyId: string;
+}
+
+export interface LeaseCleanupSweepDeps {
+  db: PrismaClient;
+  registry: LeaseProviderRegistry;
+  /** This worker: its cleanup claims name it (`sweep:<host>:<pid>`). */
+  controller?: Pick<ProcessIdentity, "host" | "pid">;
+  log?: SweepLog;
+  /** The destroy backoff's sleep (tests pass one that returns at once). */
+  sleep?: (ms: number) => Promise<unknown>;
+}
+
+/** The due selection (bench and tests read its plan). */
+export function dueLeaseCleanupsSql(limit: number): Prisma.Sql {
+  return Prisma.sql`
+    WITH due AS (
+      SELECT l.id, l.company_id, l.next_cleanup_at,
+             row_number() OVER (PARTITION BY l.company_id ORDER BY l.next_cleanup_at NULLS FIRST, l.id) AS company_rank
+      FROM environment_leases l
+      WHERE l.status = 'pending_cleanup'::lease_status
+        AND (l.next_cleanup_at IS NULL OR l.next_cleanup_at <= now())
+        AND (l.cleanup_claimed_until IS NULL OR l.cleanup_claimed_until < now())
+    )
+    SELECT id AS "leaseId", company_id AS "companyId" FROM due
+    ORDER BY company_rank, next_cleanup_at NULLS FIRST, id
+    LIMIT ${limit}`;
+}
+
+export function leaseCleanupSweep(deps: LeaseCleanupSweepDeps): Sweep<LeaseCleanupUnit> {
+  const { db } = deps;
+  const claim = { by: `sweep:${deps.controller ? `${deps.controller.host}:${deps.controller.pid}` : process.pid}`, forMs: CLEANUP_CLAIM_MS };
+  return {
+    name: "lease_cleanup",
+    idOf: (unit) => unit.leaseId,
+    due: (limit) => db.$queryRaw<LeaseCleanupUnit[]>(dueLeaseCleanupsSql(limit)),
+    async handle(unit) {
+      const lease = await db.environmentLease.findUnique({ where: { id: unit.leaseId } });
+      if (!lease || lease.status !== "pending_cleanup") return "settled_elsewhere";
+      const now = Date.now();
+      // Selected a moment ago, but another worker may have taken it since: nothing is written.
+      if (lease.cleanupClaimedUntil && lease.cleanupClaimedUntil.getTime() >= now) return "claimed";
+      if (lease.nextCleanupAt && lease.nextCleanupAt.getTime() > now) return "not_due";
+
+      // R-EX-5: never take over the cleanup of an allocation another unsettled lease claims.
+      if (lease.providerLeaseId) {
+        const competing = await db.environmentLease.count({
+          where: {
+            id: { not: lease.id },
+            pluginId: lease.pluginId,
+            providerLeaseId: lease.providerLeaseId,
+            status: { in: ["active", "pending_cleanup", "released"] },
+          },
+        });
+        if (competing > 0) {
+          const message = "Another lease claims the same provider allocation; the cleanup is not taken over.";
+          await deferCleanup(db, { leaseId: lease.id, by: claim.by, metadataPatch: { [LEASE_METADATA_KEYS.failure]: { code: "cleanup_competing_owner", message, at: new Date().toISOString() } } });
+          deps.log?.warn({ leaseId: lease.id, providerLeaseId: lease.providerLeaseId }, "lease cleanup deferred: competing owner");
+          return "competing_owner";
+        }
+      }
+
+      const outcome = await continueLeaseCleanup(db, deps.registry, lease, {
+        claim,
+        takeover: true,
+        resolveUnnamedAllocation: true,
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      });
+      const word = outcomeWord(outcome);
+      if (outcome.kind === "pending_cleanup") {
+        deps.log?.info({ leaseId: lease.id, code: outcome.code }, "lease cleanup still pending");
+      } else {
+        deps.log?.info({ leaseId: lease.id, outcome: outcome.kind }, "reconciler settled a lease cleanup");
+      }
+      return word;
+    },
+  };
+}
+
+function outcomeWord(outcome: LeaseReleaseOutcome): string {
+  switch (outcome.kind) {
+    case "destroyed":
+    case "stopped_and_retained":
+      return outcome.kind;
+    case "pending_cleanup":
+      return outcome.code;
+    case "failed":
+      return "failed";
+  }
+}
