@@ -1,8 +1,8 @@
 // The worker's reconciler (DESIGN.md section 8): the finalization sweep (the same finalizeRun as
 // the live path), the orphan sweep (restraint first: R-ORP-1), the maintenance of
-// unverified-owner holds and the lease cleanup sweep (the same stop and destroy as a live
-// release), run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
+// unverified-owner holds, the lease cleanup sweep (the same stop and destroy as a live
+// release) and the release of leases a dead controller left under settled runs, run one pass at a time at start and every RECONCILE_INTERVAL_MS.
+import { Reconciler, finalizationSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(runtime: WorkerRuntime, log: SweepLog, batchSize?: number): Reconciler {
@@ -12,6 +12,7 @@ export function createWorkerReconciler(runtime: WorkerRuntime, log: SweepLog, ba
       orphanSweep({ db: runtime.db, controller: runtime.controller, log }),
       ownerHoldsSweep({ db: runtime.db }),
       leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log }),
+      settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log }),
     ],
     ...(batchSize ? { batchSize } : {}),
     log,

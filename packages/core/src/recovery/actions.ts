@@ -89,7 +89,16 @@ export async function openOwnerUnverifiedAction(db: DbOrTx, input: OpenOwnerUnve
             ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
     ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
     RETURNING id`;
-  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  if (inserted[0]) {
+    // One open hold per run: an older hold of this run names an owner that is no longer the
+    // run's receipt (it was attested, or replaced), so the newer one supersedes it (system).
+    await db.$executeRaw`
+      UPDATE issue_recovery_actions
+      SET status = 'resolved', outcome = 'superseded_by_newer_owner', resolved_at = now(), resolved_by_type = 'system', updated_at = now()
+      WHERE company_id = ${input.companyId}::uuid AND run_id = ${input.runId}::uuid AND cause = ${OWNER_UNVERIFIED_CAUSE}
+        AND status IN ('active', 'escalated') AND id <> ${inserted[0].id}::uuid`;
+    return { actionId: inserted[0].id, created: true };
+  }
   const existing = await db.issueRecoveryAction.findFirst({
     where: { companyId: input.companyId, issueId: input.issueId, cause: OWNER_UNVERIFIED_CAUSE, fingerprint, status: { in: ["active", "escalated"] } },
     select: { id: true, nextAction: true },

@@ -17,3 +17,4 @@ export * from "./reconciler";
 export * from "./operator/attest-owner-stop";
 export * from "./policies/decide-resolve";
 export * from "./operator/guidance";
+export * from "./sweeps/settled-run-leases-sweep";

@@ -65,6 +65,17 @@ describe("classifyCopybackFailure (R-RR-1)", () => {
       { retryable: true, reason: "transfer_dropped" },
     ],
     ["an unknown error", new Error("something odd"), { retryable: false, reason: "unclassified" }],
+    [
+      "the staging directory full while the export is received (ENOSPC, before any host write)",
+      Object.assign(new Error("archive extraction failed: could not write the extracted files"), { code: "archive_extraction_failed", errno: "ENOSPC" }),
+      { retryable: true, reason: "staging_resources" },
+    ],
+    ["out of file descriptors (EMFILE)", coded("EMFILE"), { retryable: true, reason: "staging_resources" }],
+    [
+      "a full disk after host writes began stays final",
+      Object.assign(new Error("w"), { hostWritesBegan: true, cause: coded("ENOSPC") }),
+      { retryable: false, reason: "after_host_writes" },
+    ],
     ["ENOENT", coded("ENOENT"), { retryable: false, reason: "unclassified" }],
     ["a non-error value", "boom", { retryable: false, reason: "unclassified" }],
     ["null", null, { retryable: false, reason: "unclassified" }],

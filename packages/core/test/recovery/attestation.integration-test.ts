@@ -282,3 +282,18 @@ describe("R-ATT-5: the spec's maintenance SQL", () => {
     expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", resolvedByType: "system", cause: OWNER_UNVERIFIED_CAUSE });
   });
 });
+
+describe("one open hold per run", () => {
+  it("R-OWN-5: after an attestation, a second owner that dies without a barrier opens a new hold that supersedes the attested one", async () => {
+    const h = await heldRun();
+    await attestOwnerStop(db.prisma(), attestInput(h));
+    // The reconciler's new owner took the receipt and died mid-copy too.
+    const second = receiptOf(await deadIdentity());
+    await leaveReceipt(db.prisma(), h.runId, second);
+    const held = await finalizeRun(await liveDeps(world), { runId: h.runId });
+    expect(held).toMatchObject({ kind: "owner_unverified" });
+    const open = await db.prisma().issueRecoveryAction.findMany({ where: { runId: h.runId, status: "active" } });
+    expect(open.map((a) => a.id)).toEqual([(held as { actionId: string }).actionId]);
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", outcome: "superseded_by_newer_owner", resolvedByType: "system" });
+  });
+});

@@ -13,6 +13,7 @@ export type CopybackFailureReason =
   | "transfer_dropped"
   | "provider_error"
   | "lock_timeout"
+  | "staging_resources"
   | "unclassified";
 
 export interface CopybackFailureClass {
@@ -32,6 +33,11 @@ const TRANSFER_CODES = new Set([
   "archive_unreadable",
 ]);
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+// The controller's own staging ran out (a full or over-quota instance root, no file descriptors)
+// while it received the export, before any host write: the next try, with space freed, can
+// succeed, so the accepted result must not be failed for it. The stored code stays the stable
+// `archive_extraction_failed` (R-EX-1 names a copyback failure, never an inferred disk cause).
+const STAGING_RESOURCE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EMFILE", "ENFILE"]);
 const MAX_CAUSE_DEPTH = 8;
 
 export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
@@ -48,6 +54,9 @@ export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
     return { retryable: false, reason: "permission_denied" };
   if (codes.includes("directory_merge_lock_timeout"))
     return { retryable: true, reason: "lock_timeout" };
+  const errnos = chain.map((e) => e.errno).filter((errno): errno is string => typeof errno === "string");
+  if ([...codes, ...errnos].some((code) => STAGING_RESOURCE_ERRNOS.has(code)))
+    return { retryable: true, reason: "staging_resources" };
   if (codes.some((code) => TRANSFER_CODES.has(code)))
     return { retryable: true, reason: "transfer_dropped" };
   if (codes.some((code) => code.startsWith("provider_")))
@@ -55,8 +64,8 @@ export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
   return { retryable: false, reason: "unclassified" };
 }
 
-function causeChain(error: unknown): { code?: unknown; hostWritesBegan?: unknown }[] {
-  const chain: { code?: unknown; hostWritesBegan?: unknown }[] = [];
+function causeChain(error: unknown): { code?: unknown; errno?: unknown; hostWritesBegan?: unknown }[] {
+  const chain: { code?: unknown; errno?: unknown; hostWritesBegan?: unknown }[] = [];
   let current: unknown = error;
   while (
     typeof current === "object" &&

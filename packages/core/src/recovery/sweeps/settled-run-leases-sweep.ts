@@ -1,0 +1,46 @@
+// Leases left `active` under runs that already settled (succeeded, failed, cancelled, timed out):
+// the controller that settled the run died before its release by policy (the torture suite found
+// such leases after a worker was killed right after a commit). The sweep finishes that release
+// exactly as the live path would have, by the run's outcome (committed -> release as committed;
+// anything else -> as failed, which stops and retains the sandbox with its files). A run whose
+// controller lives, or cannot be observed from this host, is left to it: it releases its own
+// lease in a moment.
+import type { PrismaClient } from "@copyback/db/client";
+import type { LeaseProviderRegistry } from "../../leases/lease-types";
+import { releaseLeaseByPolicy } from "../../leases/release-lease";
+import { probeProcess } from "../../process/read-process-identity";
+import type { Sweep, SweepLog } from "./sweep";
+
+export interface SettledRunLeaseUnit {
+  leaseId: string;
+  runId: string;
+}
+
+export function settledRunLeasesSweep(deps: { db: PrismaClient; registry: LeaseProviderRegistry; log?: SweepLog }): Sweep<SettledRunLeaseUnit> {
+  const { db } = deps;
+  return {
+    name: "settled_run_leases",
+    idOf: (unit) => unit.leaseId,
+    due: (limit) =>
+      db.$queryRaw<SettledRunLeaseUnit[]>`
+        SELECT l.id AS "leaseId", l.run_id AS "runId"
+        FROM environment_leases l JOIN heartbeat_runs r ON r.id = l.run_id
+        WHERE l.status = 'active' AND r.status IN ('succeeded', 'failed', 'cancelled', 'timed_out')
+        ORDER BY l.updated_at, l.id
+        LIMIT ${limit}`,
+    async handle(unit) {
+      const run = await db.heartbeatRun.findUnique({
+        where: { id: unit.runId },
+        select: { status: true, controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true },
+      });
+      if (!run || run.status === "queued" || run.status === "running") return "run_not_settled";
+      if (run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost) {
+        const controller = await probeProcess({ pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost });
+        if (controller.kind !== "dead") return `left_controller_${controller.kind}`;
+      }
+      const released = await releaseLeaseByPolicy(db, deps.registry, { leaseId: unit.leaseId, runId: unit.runId, outcome: run.status === "succeeded" ? "committed" : "failed" });
+      deps.log?.info({ leaseId: unit.leaseId, runId: unit.runId, result: released.kind }, "reconciler released the lease of a settled run");
+      return released.kind;
+    },
+  };
+}
