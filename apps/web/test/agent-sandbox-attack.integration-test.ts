@@ -18,7 +18,9 @@ import { usableBubblewrap } from "@copyback/core/providers/local/bubblewrap";
 import { createLocalProvider } from "@copyback/core/providers/local/local-provider";
 import { hostSearchPath } from "@copyback/core/providers/local/env";
 import type { EnvironmentProvider, LeaseHandle } from "@copyback/core/providers/types";
+import { mintRunAgentKey } from "@copyback/core/runs/run-agent-key";
 import { POST as attest } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
+import { POST as finishRun } from "~/app/api/runs/[id]/finish/route";
 import { GET as trpcGet, POST as trpcPost } from "~/app/api/trpc/[trpc]/route";
 import { CONSOLE_SECRET, buildAuthWorld, configureWebApp, disconnectWebApp, type AuthWorld } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
@@ -41,8 +43,10 @@ async function serve(req: http.IncomingMessage, res: http.ServerResponse): Promi
   const method = req.method ?? "GET";
   const request = new Request(url, { method, headers, ...(method === "GET" || method === "HEAD" ? {} : { body: Buffer.concat(chunks) }) });
   const attestation = /^\/api\/issues\/([^/]+)\/recovery-actions\/resume-workspace-finalization$/.exec(url.pathname);
+  const finish = /^\/api\/runs\/([^/]+)\/finish$/.exec(url.pathname);
   let response: Response;
-  if (url.pathname.startsWith("/api/trpc/")) response = await (method === "GET" ? trpcGet : trpcPost)(request);
+  if (finish && method === "POST") response = await finishRun(request, { params: Promise.resolve({ id: finish[1] as string }) });
+  else if (url.pathname.startsWith("/api/trpc/")) response = await (method === "GET" ? trpcGet : trpcPost)(request);
   else if (attestation && method === "POST") response = await attest(request, { params: Promise.resolve({ id: attestation[1] as string }) });
   else response = Response.json({ code: "not_found" }, { status: 404 });
   res.writeHead(response.status, Object.fromEntries(response.headers));
@@ -167,4 +171,46 @@ describe.each([
     },
     60_000,
   );
+});
+
+// The finish API from a sandbox (README "Agent runs"): with network the agent finishes its run
+// with its run-scoped key; an isolated sandbox cannot reach the console at all and hands in its
+// result through COPYBACK_RESULT_FILE instead.
+describe.each([
+  { name: "under bubblewrap with allowNetwork", isolation: "bubblewrap" as const, allowNetwork: true, expected: "200" },
+  { name: "under bubblewrap without network", isolation: "bubblewrap" as const, allowNetwork: false, expected: "000" },
+  { name: "as a plain process group", isolation: "none" as const, allowNetwork: true, expected: "200" },
+])("an agent $name with its run-scoped key", ({ isolation, allowNetwork, expected }) => {
+  it.skipIf(isolation === "bubblewrap" && !bwrap)(`finishes its own running run through the finish API (${expected === "200" ? "200 accepted" : "unreachable: the result file is its path"})`, async () => {
+    const n = 70_000 + Math.floor(Math.random() * 10_000);
+    const issue = await db().issue.create({ data: { companyId: world.companyA.id, number: n, identifier: `ACME-${n}`, title: `Finish ${n}`, status: "in_progress" } });
+    const run = await db().heartbeatRun.create({
+      data: { companyId: world.companyA.id, agentId: world.a.agent.id, nativeIssueId: issue.id, status: "running", runtimeMode: "native", startedAt: new Date() },
+    });
+    await db().nativeRunFinalization.create({ data: { companyId: world.companyA.id, runId: run.id, issueId: issue.id, phase: "observed" } });
+    const key = await mintRunAgentKey(db(), { companyId: world.companyA.id, agentId: world.a.agent.id, runId: run.id });
+    const provider = createLocalProvider({ instanceRoot, isolation, pluginId: `test.finish-${isolation}`, killGraceMs: 500 });
+    const leaseId = randomUUID();
+    const allocation = await provider.acquire!({ companyId: world.companyA.id, environmentId: world.a.environment.id, leaseId, runId: run.id, config: { allowNetwork } });
+    const handle: LeaseHandle = { leaseId, pluginId: provider.pluginId, providerLeaseId: allocation.identity.providerLeaseId };
+    let output = "";
+    try {
+      await provider.exec!(handle, {
+        argv: [
+          "/bin/sh",
+          "-c",
+          `curl -s -o /dev/null --max-time 5 -w 'finish=%{http_code}\n' -X POST "$COPYBACK_API_URL/api/runs/$COPYBACK_RUN_ID/finish" -H "authorization: Bearer $COPYBACK_API_KEY" -H 'content-type: application/json' -d '{"dedupeKey":"turn-1","result":{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"from the sandbox"}}'`,
+        ],
+        env: { COPYBACK_API_URL: consoleUrl, COPYBACK_RUN_ID: run.id, COPYBACK_API_KEY: key.secret },
+        timeoutMs: 30_000,
+        onOutput: (stream, chunk) => {
+          if (stream === "stdout") output += chunk;
+        },
+      });
+    } finally {
+      await provider.destroy!(handle);
+    }
+    expect(output.trim()).toBe(`finish=${expected}`);
+    expect(await db().nativeRunResult.count({ where: { runId: run.id, schemaStatus: "accepted" } })).toBe(expected === "200" ? 1 : 0);
+  }, 60_000);
 });

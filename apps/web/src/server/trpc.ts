@@ -83,5 +83,7 @@ export function companyProcedure(permission: Permission) {
 /** A procedure that needs any signed-in principal (company lists, the current user). */
 export const authenticatedProcedure = publicProcedure.use(({ ctx, next }) => {
   if (ctx.principal.kind === "anonymous") throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to continue." });
+  // A run-scoped agent key is good for its run's finish call (REST) and nothing else.
+  if (ctx.principal.kind === "agent" && ctx.principal.runId !== undefined) throw new TRPCError({ code: "FORBIDDEN", message: "A run-scoped agent key can only finish its own run." });
   return next({ ctx: { ...ctx, principal: ctx.principal } });
 });

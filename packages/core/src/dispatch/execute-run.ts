@@ -19,6 +19,7 @@ import type { ProcessIdentity } from "../process/process-identity";
 import { requireCapability, type ProviderRegistry } from "../providers/registry";
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { publishRunResult } from "../runs/publish-result";
+import { mintRunAgentKey, revokeRunAgentKeys, RUN_AGENT_KEY_VARIABLE } from "../runs/run-agent-key";
 import { recordRunEvent } from "../runs/run-log";
 import { failRun } from "../runs/settle-run";
 import { prepareRunWorkspace } from "../workspace/prepare-run-workspace";
@@ -216,11 +217,15 @@ class RunSteps {
     requireCapability(plugin, "exec");
     const runExec = plugin.exec as NonNullable<EnvironmentProvider["exec"]>;
     const output = new AgentOutputRecorder(db, { companyId: context.companyId, runId: context.runId }, this.#log, this.#deps.outputLimits ?? DEFAULT_OUTPUT_LIMITS);
+    // Issue 13: the agent's own key for this run's finish call, revoked when its turn is over
+    // (and by the database whenever the run ends, see runs/run-agent-key.ts).
+    const runKey = await mintRunAgentKey(db, { companyId: context.companyId, agentId: context.agentId, runId: context.runId });
     const env: Record<string, string> = {
       ...context.adapter.env,
       COPYBACK_RUN_ID: context.runId,
       COPYBACK_ISSUE_ID: context.issueId,
       ...(this.#deps.apiUrl ? { COPYBACK_API_URL: this.#deps.apiUrl } : {}),
+      [RUN_AGENT_KEY_VARIABLE]: runKey.secret,
     };
     const started = Date.now();
     let exec: ExecResult;
@@ -246,6 +251,7 @@ class RunSteps {
         onOutput: (stream, chunk) => output.write(stream, chunk),
       });
     } finally {
+      await revokeRunAgentKeys(db, context.runId).catch((error: unknown) => this.#log.warn({ runId: context.runId, err: error }, "could not revoke the run's agent key (it ends with the run)"));
       const summary = await output.close();
       if (summary.truncated) this.#log.warn({ runId: context.runId, ...summary }, "agent output truncated");
     }

@@ -23,14 +23,27 @@ export async function principalFromApiKey(prisma: PrismaClient, secret: string, 
   if (kind === "agent") {
     const key = await prisma.agentApiKey.findUnique({
       where: { keyHash },
-      select: { id: true, companyId: true, agentId: true, revokedAt: true, expiresAt: true, lastUsedAt: true, agent: { select: { companyId: true, archivedAt: true } } },
+      select: {
+        id: true,
+        companyId: true,
+        agentId: true,
+        runId: true,
+        revokedAt: true,
+        expiresAt: true,
+        lastUsedAt: true,
+        agent: { select: { companyId: true, archivedAt: true } },
+        run: { select: { status: true, agentId: true } },
+      },
     });
     // An archived agent's keys stop with it; a key whose agent moved company is refused too.
     if (!key || !isLive(key, now) || key.agent.archivedAt !== null || key.agent.companyId !== key.companyId) throw invalidApiKey();
+    // A run-scoped key lives exactly while its run runs (the trigger revokes it at the end; this
+    // check does not depend on that having happened yet).
+    if (key.runId !== null && (key.run?.status !== "running" || key.run.agentId !== key.agentId)) throw invalidApiKey();
     await touch(key.lastUsedAt, now, () =>
       prisma.agentApiKey.updateMany({ where: { id: key.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: lastUsedStaleBefore(now) } }] }, data: { lastUsedAt: now } }),
     );
-    return { kind: "agent", agentId: key.agentId, companyId: key.companyId, keyId: key.id };
+    return { kind: "agent", agentId: key.agentId, companyId: key.companyId, keyId: key.id, ...(key.runId !== null ? { runId: key.runId } : {}) };
   }
 
   const key = await prisma.boardApiKey.findUnique({

@@ -33,10 +33,12 @@ export const finishRunRoute = restRoute({
   // 422 here means "your document was stored and rejected"; a body that is no submission at all
   // must read differently, so it is a 400.
   invalidBodyStatus: 400,
-  authorizeResource: (principal, run) =>
-    principal.kind === "agent" && principal.agentId === run.agentId
-      ? null
-      : new DomainError("forbidden", "not_run_agent", "Only the run's own agent can finish it."),
+  authorizeResource: (principal, run) => {
+    if (principal.kind !== "agent" || principal.agentId !== run.agentId) return new DomainError("forbidden", "not_run_agent", "Only the run's own agent can finish it.");
+    // A run-scoped key (issue 13) finishes its own run only, not another run of the same agent.
+    if (principal.runId !== undefined && principal.runId !== run.id) return new DomainError("forbidden", "not_run_key", "This key belongs to another run of the agent.");
+    return null;
+  },
   handler: async ({ db, principal, resource, input }) => {
     // authorizeResource admitted only the run's own agent.
     const agentId = principal.kind === "agent" ? principal.agentId : resource.agentId;

@@ -12,6 +12,8 @@ export const listAgentKeys = companyProcedure("api_keys:manage")
     const rows = await ctx.db.agentApiKey.findMany({
       where: {
         companyId: ctx.companyId,
+        // Run-scoped keys (minted per run by the worker, revoked with it) are not managed here.
+        runId: null,
         ...(input.agentId ? { agentId: input.agentId } : {}),
         ...(input.includeRevoked ? {} : { revokedAt: null }),
       },
