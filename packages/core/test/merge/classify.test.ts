@@ -71,6 +71,7 @@ describe("classifyCopybackFailure (R-RR-1)", () => {
       { retryable: true, reason: "staging_resources" },
     ],
     ["out of file descriptors (EMFILE)", coded("EMFILE"), { retryable: true, reason: "staging_resources" }],
+    ["the merge lock's database on a full instance root (SQLITE_FULL)", coded("SQLITE_FULL"), { retryable: true, reason: "staging_resources" }],
     [
       "a full disk after host writes began stays final",
       Object.assign(new Error("w"), { hostWritesBegan: true, cause: coded("ENOSPC") }),

@@ -37,7 +37,9 @@ const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 // while it received the export, before any host write: the next try, with space freed, can
 // succeed, so the accepted result must not be failed for it. The stored code stays the stable
 // `archive_extraction_failed` (R-EX-1 names a copyback failure, never an inferred disk cause).
-const STAGING_RESOURCE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EMFILE", "ENFILE"]);
+// SQLITE_FULL: the directory-merge lock's own database could not be written (the same full
+// instance root), before the lock was held and so before any host write.
+const STAGING_RESOURCE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EMFILE", "ENFILE", "SQLITE_FULL"]);
 const MAX_CAUSE_DEPTH = 8;
 
 export function classifyCopybackFailure(error: unknown): CopybackFailureClass {
