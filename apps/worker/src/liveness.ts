@@ -7,6 +7,7 @@
 // 200 when the answer is yes, 503 otherwise; the body says why.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { ReadinessProbe } from "@copyback/db";
 import type { LoopStatus } from "./loop";
 
 export interface LivenessReport {
@@ -16,7 +17,7 @@ export interface LivenessReport {
   uptimeSeconds: number;
 }
 
-export type DatabaseProbe = { reachable: true; latencyMs: number } | { reachable: false; error: string };
+export type DatabaseProbe = ReadinessProbe;
 
 export interface ReadinessReport extends Omit<LivenessReport, "status"> {
   status: "ready" | "not_ready";
@@ -34,23 +35,6 @@ export function judgeLiveness(loop: LoopStatus, now: Date, staleAfterMs: number)
 /** Pure: ready exactly when live and the database answered. */
 export function judgeReadiness(live: LivenessReport["status"], database: DatabaseProbe): ReadinessReport["status"] {
   return live === "ok" && database.reachable ? "ready" : "not_ready";
-}
-
-/** Runs `query` with a deadline; any failure or timeout is "unreachable", with its message. */
-export async function probeDatabase(query: () => Promise<unknown>, timeoutMs: number): Promise<DatabaseProbe> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      query(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs))),
-    ]);
-    return { reachable: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
-  } catch (error) {
-    return { reachable: false, error: error instanceof Error ? error.message.split("\n").filter(Boolean).slice(-1)[0] ?? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export async function serveLiveness(opts: {

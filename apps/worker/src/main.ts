@@ -2,14 +2,14 @@
 // liveness, stops on signals (the first drains the runs in flight, the second forces the exit).
 // A second loop runs the reconciler (recovery sweeps) at start and every RECONCILE_INTERVAL_MS.
 import { pino } from "pino";
-import { createPrismaClient } from "@copyback/db";
+import { createPrismaClient, probeQuery } from "@copyback/db";
 import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createWorkerRuntime } from "./runtime";
 import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
-import { probeDatabase, serveLiveness } from "./liveness";
+import { serveLiveness } from "./liveness";
 import { installStopSignals } from "./signals";
 
 const env = parseWorkerEnv();
@@ -61,7 +61,7 @@ const liveness = await serveLiveness({
   loop: () => loop.status,
   staleAfterMs: Math.max(env.WORKER_POLL_INTERVAL_MS * 5, 30_000),
   // Not ready while the database does not answer (GET /readyz); the loop's failing passes keep it live.
-  database: () => probeDatabase(() => prisma.$queryRaw`SELECT 1`, 2_000),
+  database: () => probeQuery(() => prisma.$queryRaw`SELECT 1`, 2_000),
 });
 log.info(
   { liveness: liveness.url, readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME },

@@ -90,6 +90,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   // Live updates: the same check as the issue pages (server/live/live-access.ts).
   "GET /api/events": perm("issues:read"),
   "GET /api/health": PUBLIC,
+  "GET /api/livez": PUBLIC,
+  "GET /api/readyz": PUBLIC,
   "GET /api/issues/:id/recovery-actions": perm("issues:read"),
   "GET /api/local-sign-in": { kind: "console-sign-in-link" },
   "POST /api/issues/:id/recovery-actions/reconstruct-workspace": perm("runtime:manage"),

@@ -115,6 +115,16 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: () => ({ params: {}, request: { method: "GET", path: "/api/health" } }),
     checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ok" }),
   },
+  "GET /api/livez": {
+    allowedStatus: 200,
+    prepare: () => ({ params: {}, request: { method: "GET", path: "/api/livez" } }),
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ok" }),
+  },
+  "GET /api/readyz": {
+    allowedStatus: 200,
+    prepare: () => ({ params: {}, request: { method: "GET", path: "/api/readyz" } }),
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ready", database: { reachable: true } }),
+  },
   "GET /api/local-sign-in": {
     allowedStatus: 303,
     // A token that is not the instance's secret: nobody is signed in by it, whoever sends it.

@@ -12,3 +12,4 @@ export {
   type TransactionClient,
   type TransactionOptions,
 } from "./transactions";
+export { probeQuery, type ReadinessProbe } from "./probe-query";
