@@ -6,6 +6,9 @@ const schema = z
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).describe("PostgreSQL connection string; the launcher sets it for the embedded database"),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
     COPYBACK_DEPLOYMENT_MODE: z.enum(["local", "authenticated"]).default("local"),
+    // The instance root (the launcher sets it): the console reads the worker's isolation report
+    // there, to say why agents are not isolated. Unset: the console says only that they are not.
+    COPYBACK_HOME: z.string().min(1).optional(),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
     // The console's public origin, e.g. https://copyback.example.com behind a TLS proxy. Session
     // cookies are Secure exactly when it is https; cookie-authenticated mutations must come from

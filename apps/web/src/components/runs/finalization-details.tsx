@@ -156,7 +156,7 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
                   </Field>
                   <Field label="Released">{lease.releasedAt ? <Timestamp date={lease.releasedAt} /> : "—"}</Field>
                 </dl>
-                <IsolationNote isolated={lease.isolated} />
+                <IsolationNote isolated={lease.isolated} reason={lease.isolationReason} />
               </li>
             ))}
           </ul>

@@ -3,6 +3,7 @@ import { notFound } from "@copyback/core/errors";
 import { FINALIZATION_PHASES } from "@copyback/core/finalization/coordinator-phases";
 import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
+import { hostIsolationReason } from "~/server/workspace/isolation-reason";
 import { finalizeChangesOf } from "./finalize-changes";
 
 export const runFinalizationInput = z.object({ runId: z.uuid() });
@@ -43,6 +44,8 @@ export const runFinalizationOutput = z.object({
       status: z.enum(["active", "released", "pending_cleanup", "destroyed", "failed"]),
       /** From the lease metadata; null when it does not say (or says it in a shape we cannot read). */
       isolated: z.boolean().nullable(),
+      /** When not isolated: why, as the worker found it on its host (isolation.json); null when unknown. */
+      isolationReason: z.string().nullable(),
       acquiredAt: z.date(),
       releasedAt: z.date().nullable(),
     }),
@@ -103,6 +106,11 @@ export const getRunFinalization = companyProcedure("runtime:manage")
       },
     });
     if (!run) throw notFound("The run");
+    const unisolated = run.leases.some((lease) => {
+      const read = readIsolated(lease.metadata);
+      return read.kind === "present" && !read.value;
+    });
+    const reason = unisolated ? await hostIsolationReason() : null;
     return {
       coordinator: run.finalization,
       workspaceOperations: run.workspaceOperations.map(({ metadata, ...operation }) => {
@@ -115,8 +123,9 @@ export const getRunFinalization = companyProcedure("runtime:manage")
         };
       }),
       leases: run.leases.map(({ leasePolicy, metadata, ...lease }) => {
-        const isolated = readIsolated(metadata);
-        return { ...lease, policy: leasePolicy, isolated: isolated.kind === "present" ? isolated.value : null };
+        const read = readIsolated(metadata);
+        const isolated = read.kind === "present" ? read.value : null;
+        return { ...lease, policy: leasePolicy, isolated, isolationReason: isolated === false ? reason : null };
       }),
     };
   });

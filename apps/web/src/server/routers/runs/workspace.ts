@@ -2,6 +2,7 @@ import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
 import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
+import { hostIsolationReason } from "~/server/workspace/isolation-reason";
 import { DEFAULT_LISTING_LIMIT, listWorkspaceFiles } from "~/server/workspace/list-workspace-files";
 import { finalizeChangesOf } from "./finalize-changes";
 
@@ -38,6 +39,8 @@ export const runWorkspaceOutput = z.object({
     .nullable(),
   /** Whether the run's sandbox was isolated (lease metadata); null when unknown (no lease yet). */
   isolated: z.boolean().nullable(),
+  /** When not isolated: why, as the worker found it on its host (isolation.json); null when unknown. */
+  isolationReason: z.string().nullable(),
 });
 
 /**
@@ -78,10 +81,12 @@ export const getRunWorkspace = companyProcedure("runs:read")
       ? await listWorkspaceFiles(workspace.hostPath, { excludedPaths: workspace.excludedPaths, limit: DEFAULT_LISTING_LIMIT })
       : null;
     const changes = finalizeChangesOf(run.workspaceOperations[0]?.metadata);
-    const isolated = lease ? readIsolated(lease.metadata) : null;
+    const read = lease ? readIsolated(lease.metadata) : null;
+    const isolated = read?.kind === "present" ? read.value : null;
     return {
       workspace: workspace && listing ? { name: workspace.name, listing } : null,
       changes,
-      isolated: isolated?.kind === "present" ? isolated.value : null,
+      isolated,
+      isolationReason: isolated === false ? await hostIsolationReason() : null,
     };
   });

@@ -154,7 +154,7 @@ export default async function RunPage({
           </h2>
           {workspace.ok ? (
             <>
-              <IsolationNote isolated={workspace.data.isolated} />
+              <IsolationNote isolated={workspace.data.isolated} reason={workspace.data.isolationReason} />
               <WorkspaceFiles data={workspace.data} />
             </>
           ) : (
