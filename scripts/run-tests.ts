@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import net from "node:net";
 import pg from "pg";
 import { resolveDatabase } from "@copyback/db";
-import { add, countPlaywright, countVitest, emptyCounts, readJson, workspaceReportFiles, type TierCounts } from "./tests/reports";
+import { add, countPlaywright, countVitest, emptyCounts, readJson, skippedVitest, workspaceReportFiles, type SkippedTest, type TierCounts } from "./tests/reports";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const say = (m: string) => process.stdout.write(`\n[copyback test] ${m}\n`);
@@ -75,6 +75,7 @@ async function main(): Promise<number> {
   delete process.env.DATABASE_URL;
 
   const results: Record<string, TierCounts> = {};
+  const skipped: SkippedTest[] = [];
   const failedSteps: string[] = [];
   try {
     for (const dir of ["apps", "packages"]) {
@@ -94,7 +95,9 @@ async function main(): Promise<number> {
         "--reporter=default", "--reporter=json", `--outputFile.json=.reports/${tier}.json`,
       ], { env: testEnv });
       if (!ok) failedSteps.push(`${tier} tests`);
-      results[tier] = workspaceReportFiles(root, `${tier}.json`).map((f) => countVitest(readJson(f))).reduce(add, emptyCounts());
+      const reports = workspaceReportFiles(root, `${tier}.json`).map((f) => readJson(f));
+      results[tier] = reports.map((r) => countVitest(r)).reduce(add, emptyCounts());
+      skipped.push(...reports.flatMap((r) => skippedVitest(r)));
     }
     if (wants("e2e")) {
       // One database per launcher: the local-mode and the authenticated-mode console.
@@ -145,6 +148,8 @@ async function main(): Promise<number> {
   for (const [tier, c] of Object.entries(results)) {
     process.stdout.write(`  ${tier.padEnd(12)} ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped\n`);
   }
+  // Skipped tests that said why (meta.skipReason) are named, so a skip is never read as a pass.
+  for (const test of skipped.filter((t) => t.reason !== null)) process.stdout.write(`  skipped: ${test.name} (${test.reason})\n`);
   if (failedSteps.length) process.stdout.write(`  failed steps: ${failedSteps.join(", ")}\n`);
   process.stdout.write(`tests: ${total.passed} passed, ${total.failed} failed\n`);
   return failedSteps.length === 0 && total.failed === 0 && total.passed > 0 ? 0 : 1;

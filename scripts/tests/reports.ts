@@ -22,6 +22,25 @@ export function countVitest(report: unknown): TierCounts {
   };
 }
 
+export interface SkippedTest {
+  name: string;
+  /** From the test's `meta.skipReason` when it set one before skipping itself. */
+  reason: string | null;
+}
+
+/** The skipped tests of a vitest json report, with the reason a test gave (meta.skipReason). */
+export function skippedVitest(report: unknown): SkippedTest[] {
+  const files = (report as { testResults?: { assertionResults?: { fullName?: string; title?: string; status?: string; meta?: { skipReason?: unknown } }[] }[] } | null)?.testResults ?? [];
+  return files.flatMap((file) =>
+    (file.assertionResults ?? [])
+      .filter((test) => test.status === "skipped" || test.status === "pending" || test.status === "todo")
+      .map((test) => ({
+        name: test.fullName ?? test.title ?? "?",
+        reason: typeof test.meta?.skipReason === "string" ? test.meta.skipReason : null,
+      })),
+  );
+}
+
 /** Playwright's json reporter: expected = passed, unexpected = failed, flaky counted as failed. */
 export function countPlaywright(report: unknown): TierCounts {
   const s = (report as { stats?: { expected?: number; unexpected?: number; flaky?: number; skipped?: number } }).stats ?? {};
