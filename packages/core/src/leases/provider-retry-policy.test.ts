@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
 import {
   ACQUIRE_ATTEMPTS,
+  CLEANUP_BACKOFF_MS,
+  CLEANUP_DEFER_MS,
   decideAcquireRetry,
+  decideCleanupRetry,
   decideDestroyRetry,
   DESTROY_ATTEMPTS,
   DESTROY_BACKOFF_MS,
@@ -62,5 +65,15 @@ describe("provider retry policy", () => {
       });
       expect(() => decideAcquireRetry(n, new Error("x"))).toThrow(`, ${text}`);
     }
+  });
+
+  it("R-EX-5 R-RR-3: the cleanup backoff grows from 30 s to an hour and never gives up; a deferral waits 5 minutes", () => {
+    expect(CLEANUP_BACKOFF_MS).toEqual([30_000, 60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 100].map((n) => decideCleanupRetry(n).delayMs)).toEqual([
+      30_000, 60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 3_600_000, 3_600_000,
+    ]);
+    expect(decideCleanupRetry(1).kind).toBe("retry");
+    expect(CLEANUP_DEFER_MS).toBe(300_000);
+    expect(() => decideCleanupRetry(0)).toThrow("not 0.");
   });
 });
