@@ -91,7 +91,12 @@ export interface ExecResult {
 
 export interface ExportOptions {
   signal?: AbortSignal;
-  /** Trees left out of the export (copyback/manifest/exclude.ts syntax): what the merge leaves alone. */
+  /**
+   * The workspace's exclusions (copyback/manifest/exclude.ts syntax): what the merge leaves alone.
+   * Finalization always passes them (an empty list when there are none). Both exports must leave
+   * these trees out entirely: excluded entries are neither exported nor validated, so a
+   * dependency tree's absolute links or sheer size never force a salvage or cross a limit.
+   */
   exclude?: readonly string[];
 }
 
@@ -127,7 +132,11 @@ export interface EnvironmentProvider {
 
   acquire?(request: AcquireRequest): Promise<Allocation>;
   exec?(lease: LeaseHandle, request: ExecRequest): Promise<ExecResult>;
-  /** A tar stream of the sandbox workspace, in the format of copyback/archive/export.ts. */
+  /**
+   * A tar stream of the sandbox workspace, in the format of copyback/archive/export.ts: relative
+   * paths, symlinks as symlinks, hard-linked files as ordinary bytes (validation refuses
+   * hard-link entries; GNU tar's long-name and long-link headers are accepted), exclusions left out.
+   */
   exportWorkspace?(lease: LeaseHandle, options?: ExportOptions): Promise<Readable>;
   /** The salvage export of copyback/archive/salvage.ts (R-UA-2). */
   salvageExport?(lease: LeaseHandle, options?: ExportOptions): Promise<{ archive: Readable; message: string }>;
