@@ -6,6 +6,8 @@ import { DomainError } from "../errors";
 import {
   decideCopybackFailure,
   decideFinalizeStart,
+  EXPORT_RETRY_EXHAUSTED_CODE,
+  MAX_FINALIZATION_ATTEMPTS,
   MERGE_CONFLICT_CODE,
   nextFinalizationAttemptAt,
   type FinalizeSnapshot,
@@ -230,5 +232,21 @@ describe("decideCopybackFailure", () => {
 
   it("R-RR-1: the conflict code is the stable workspace_merge_conflict", () => {
     expect(MERGE_CONFLICT_CODE).toBe("workspace_merge_conflict");
+  });
+
+  it("R-EX-1: three coordinator attempts, then the spec's native_workspace_sync_out_retry_exhausted", () => {
+    expect(MAX_FINALIZATION_ATTEMPTS).toBe(3);
+    expect(EXPORT_RETRY_EXHAUSTED_CODE).toBe("native_workspace_sync_out_retry_exhausted");
+    expect(
+      decideCopybackFailure(Object.assign(new Error("reset"), { code: "ECONNRESET" }), {
+        attempt: 3,
+        now,
+      }),
+    ).toEqual({
+      kind: "exhausted",
+      code: "native_workspace_sync_out_retry_exhausted",
+      lastCode: "ECONNRESET",
+      attempts: 3,
+    });
   });
 });

@@ -1,6 +1,6 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
-import { OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import {
   RESTORING_MESSAGE,
   deriveTaskNotice,
@@ -183,5 +183,19 @@ describe("deriveTaskNotice", () => {
       cause: "some_future_cause",
       message: "This task's recovery needs an operator's attention. Its saved work is kept.",
     });
+  });
+
+  it("R-EX-1: an exhausted export retry asks for a repaired connection, never names a disk-space cause", () => {
+    const notice = deriveTaskNotice([action({ cause: EXPORT_RETRY_EXHAUSTED_CAUSE })]);
+    expect(notice).toEqual({
+      kind: "attention",
+      runId: "run-1",
+      actionId: "action-1",
+      cause: EXPORT_RETRY_EXHAUSTED_CAUSE,
+      message:
+        "Saving this task's work back to the workspace kept failing. The work and its result are kept; an operator needs to repair the connection before it continues.",
+    });
+    expect(messageOf(notice)).not.toMatch(/\b(disk|space|full|quota)\b/i);
+    assertNoIdentifiers(messageOf(notice));
   });
 });
