@@ -11,11 +11,11 @@ import {
 } from "@copyback/core/providers/local/index";
 
 interface Log {
-  info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
 
-export async function reportHostIsolation(instanceRoot: string, log: Log): Promise<IsolationReport> {
+/** Diagnoses and records; the caller logs the warning (after its "worker started" line). */
+export async function reportHostIsolation(instanceRoot: string, log: Log): Promise<{ report: IsolationReport; warning: string | null }> {
   const diagnosis = await diagnoseBubblewrap(hostSearchPath());
   const report = isolationReport(diagnosis, new Date());
   try {
@@ -23,8 +23,5 @@ export async function reportHostIsolation(instanceRoot: string, log: Log): Promi
   } catch (error) {
     log.warn({ err: error }, "could not record the host's isolation for the console");
   }
-  const warning = isolationWarning(report);
-  if (warning) log.warn({ reason: report.reason }, warning);
-  else log.info({ bwrap: diagnosis.usable ? diagnosis.bwrap : null }, "agents run isolated with bubblewrap");
-  return report;
+  return { report, warning: isolationWarning(report) };
 }

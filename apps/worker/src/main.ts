@@ -32,7 +32,7 @@ const runtime = await createWorkerRuntime({
   ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
   log,
 });
-await reportHostIsolation(env.COPYBACK_HOME, log);
+const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 const reconciler = createWorkerReconciler(runtime, log);
 
@@ -64,9 +64,10 @@ const liveness = await serveLiveness({
   database: () => probeQuery(() => prisma.$queryRaw`SELECT 1`, 2_000),
 });
 log.info(
-  { liveness: liveness.url, readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME },
+  { liveness: liveness.url, readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated },
   "worker started",
 );
+if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);
 
 installStopSignals({
   graceful: (signal) => {
