@@ -6,6 +6,8 @@ export interface AgentExit {
   signal: string | null;
   timedOut: boolean;
   cancelled: boolean;
+  /** The resource limit the agent hit (cpu, memory, processes, file_size), when it hit one. */
+  resourceLimit?: string | null;
 }
 
 export interface AfterAgentSnapshot {
@@ -23,7 +25,9 @@ export type AfterAgentDecision =
   /** Someone else settled the run meanwhile (cancelled, failed): only the lease is left to release. */
   | { kind: "not_running"; status: string };
 
-export type AgentFailureCode = "agent_cancelled" | "agent_timed_out" | "agent_exit_nonzero" | "agent_exited_without_result";
+export type AgentFailureCode = "agent_cancelled" | "agent_timed_out" | "agent_resource_limit" | "agent_exit_nonzero" | "agent_exited_without_result";
+
+const LIMIT_NAMES: Readonly<Record<string, string>> = { cpu: "CPU time", memory: "memory", processes: "process count", file_size: "file size" };
 
 export function decideAfterAgent(snapshot: AfterAgentSnapshot): AfterAgentDecision {
   if (snapshot.runStatus !== "running") return { kind: "not_running", status: snapshot.runStatus };
@@ -32,6 +36,14 @@ export function decideAfterAgent(snapshot: AfterAgentSnapshot): AfterAgentDecisi
   const note = snapshot.resultFileNote ? ` ${snapshot.resultFileNote}` : "";
   if (exit.cancelled) return { kind: "fail", code: "agent_cancelled", message: `The agent was stopped before it submitted a result.${note}` };
   if (exit.timedOut) return { kind: "fail", code: "agent_timed_out", message: `The agent ran past its time limit without submitting a result.${note}` };
+  if (exit.resourceLimit) {
+    const name = LIMIT_NAMES[exit.resourceLimit] ?? exit.resourceLimit;
+    return {
+      kind: "fail",
+      code: "agent_resource_limit",
+      message: `The agent hit its ${name} limit (the environment's limits.${exit.resourceLimit === "cpu" ? "cpuSeconds" : exit.resourceLimit === "memory" ? "memoryMb" : exit.resourceLimit === "processes" ? "processes" : "fileSizeMb"}) and was stopped without submitting a result; its sandbox is kept.${note}`,
+    };
+  }
   if (exit.exitCode !== 0) {
     const how = exit.exitCode === null ? `was killed by ${exit.signal ?? "a signal"}` : `exited with code ${exit.exitCode}`;
     return { kind: "fail", code: "agent_exit_nonzero", message: `The agent ${how} without submitting a result.${note}` };

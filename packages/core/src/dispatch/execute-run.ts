@@ -262,7 +262,16 @@ class RunSteps {
       cancelled: exec.cancelled,
       durationMs: Date.now() - started,
       resultFile: exec.resultFile !== null,
+      ...(exec.resourceLimits ? { resourceLimits: { ...exec.resourceLimits, enforcement: { ...exec.resourceLimits.enforcement } } } : {}),
     });
+    if (exec.resourceLimits) {
+      // Shown in the run's log on the run page: what the agent ran under, and what it hit.
+      const { summary, hit } = exec.resourceLimits;
+      await this.#event(hit ? "warn" : "info", hit ? "agent.resource_limit" : "agent.limits", hit ? `The agent hit a resource limit (${hit}). Limits: ${summary}.` : `Resource limits: ${summary}.`, {
+        hit,
+        enforcement: { ...exec.resourceLimits.enforcement },
+      });
+    }
     return exec;
   }
 
@@ -401,7 +410,7 @@ class RunSteps {
 }
 
 function exitOf(exec: ExecResult): AgentExit {
-  return { exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled };
+  return { exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled, resourceLimit: exec.resourceLimits?.hit ?? null };
 }
 
 function describeExit(exec: ExecResult): string {

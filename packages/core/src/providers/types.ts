@@ -87,6 +87,11 @@ export interface ExecResult {
    * (at most 1 MiB, as text), or null when it wrote nothing.
    */
   resultFile: string | null;
+  /**
+   * The resource limits the agent ran under (local provider): a one-line summary with how each
+   * was enforced here, and the limit it hit (`cpu`, `memory`, `processes`, `file_size`) or null.
+   */
+  resourceLimits?: { summary: string; enforcement: Readonly<Record<string, string>>; hit: string | null };
 }
 
 export interface ExportOptions {

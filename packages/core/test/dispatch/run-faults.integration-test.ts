@@ -116,7 +116,14 @@ describe("fake provider faults through executeRun", () => {
       return { resultFile: RESULT_IN_REVIEW };
     });
     const runId = await world.runOnce(task, { deps: { apiUrl: "http://127.0.0.1:3100" } });
-    expect(seen).toEqual({ GREETING: "hi", COPYBACK_RUN_ID: runId, COPYBACK_ISSUE_ID: task.issueId, COPYBACK_API_URL: "http://127.0.0.1:3100" });
+    // Issue 13: and its run-scoped agent key for the finish call.
+    expect(seen).toEqual({
+      GREETING: "hi",
+      COPYBACK_RUN_ID: runId,
+      COPYBACK_ISSUE_ID: task.issueId,
+      COPYBACK_API_URL: "http://127.0.0.1:3100",
+      COPYBACK_API_KEY: expect.stringMatching(/^cba_[A-Za-z0-9_-]{43}$/),
+    });
     expect(timeoutMs).toBe(30_000);
   });
 

@@ -9,7 +9,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DomainError } from "../../errors";
 import { readProcessIdentity } from "../../process/read-process-identity";
 import type { ExecRequest, ExecResult } from "../types";
-import { bubblewrapArgs } from "./bubblewrap";
+import { bubblewrapArgs, findOnPath } from "./bubblewrap";
+import { createExecCgroups, joinCgroupsArgv, type ExecCgroups } from "./cgroups";
+import { DEFAULT_RESOURCE_LIMITS, describeLimits, limitFromExit, planLimits, type LimitKind } from "./resource-limits";
 import { agentEnvironment, resolveCwd } from "./exec-environment";
 import { KILL_GRACE_MS, killLeftovers, recordState, terminateRecords } from "./process-group";
 import { takeResultFile } from "./result-file";
@@ -43,14 +45,25 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
   const env = agentEnvironment({ path: ctx.searchPath, workspace: layout.workspace, resultFile: layout.resultFile, extra: request.env });
   const isolated = ctx.bwrap !== null;
   const mounts = { instanceRoot: ctx.instanceRoot, workspace: layout.workspace, agentDir: layout.agentDir, cwd, allowNetwork: ctx.identity.allowNetwork };
-  const group = await spawnGroup({
-    command: isolated ? (ctx.bwrap as string) : (request.argv[0] as string),
-    args: isolated ? bubblewrapArgs(mounts, request.argv) : request.argv.slice(1),
-    cwd,
-    env,
-    infoFd: isolated,
-    onOutput: request.onOutput,
-  });
+  // Resource limits (resource-limits.ts): rlimits by prlimit inside the sandbox, memory and
+  // process counts by this exec's own cgroups where writable (joined before anything starts).
+  const limits = ctx.identity.limits ?? DEFAULT_RESOURCE_LIMITS;
+  const prlimit = await findOnPath("prlimit", ctx.searchPath);
+  const cgroups: ExecCgroups | null = await createExecCgroups({
+    memoryBytes: limits.memoryMb === null ? null : limits.memoryMb * 1024 * 1024,
+    processes: limits.processes,
+  }).catch(() => null);
+  const plan = planLimits(limits, { prlimit: prlimit !== null, memoryCgroup: cgroups?.memory ?? false, pidsCgroup: cgroups?.pids ?? false });
+  const agentArgv = plan.prlimitArgs.length > 0 ? [prlimit as string, ...plan.prlimitArgs, "--", ...request.argv] : [...request.argv];
+  const sandboxArgv = isolated ? [ctx.bwrap as string, ...bubblewrapArgs(mounts, agentArgv)] : agentArgv;
+  const argv = cgroups ? joinCgroupsArgv(cgroups.procsFiles, sandboxArgv) : sandboxArgv;
+  let group;
+  try {
+    group = await spawnGroup({ command: argv[0] as string, args: argv.slice(1), cwd, env, infoFd: isolated, onOutput: request.onOutput });
+  } catch (error) {
+    await cgroups?.remove();
+    throw error;
+  }
 
   // Stop requests may arrive before the group is recorded; they act once it is.
   let stopReason: "timeout" | "cancelled" | null = null;
@@ -111,7 +124,11 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
 
     const reading = await takeResultFile(layout.resultFile);
     if (reading.kind === "refused") request.onOutput?.("stderr", `\ncopyback: ${reading.note}; it was ignored.\n`);
+    const cgroupHits = (await cgroups?.hits()) ?? { memory: false, processes: false };
+    const hit: LimitKind | null =
+      limitFromExit(exit, plan.enforcement) ?? (cgroupHits.memory ? "memory" : cgroupHits.processes ? "processes" : null);
     return {
+      resourceLimits: { summary: describeLimits(limits, plan.enforcement), enforcement: plan.enforcement, hit },
       exitCode: exit.code,
       signal: exit.signal,
       timedOut: stopReason === "timeout",
@@ -127,6 +144,8 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
+    // Only an empty group can be removed; one still populated is swept by a later exec.
+    await cgroups?.remove();
     // Forget the group only once nothing of it runs; otherwise stopLease still finds it.
     if (current && (await recordState(current)) === "dead") {
       const execId = current.execId;

@@ -180,6 +180,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
       nonce: randomBytes(16).toString("hex"),
       isolation: mode,
       allowNetwork: config.allowNetwork,
+      limits: config.limits,
       createdAt: new Date().toISOString(),
     };
     try {

@@ -8,6 +8,7 @@ import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { z } from "zod";
 import { errnoOf } from "../../copyback/archive/errors";
 import { DomainError } from "../../errors";
+import { resourceLimits } from "./resource-limits";
 
 const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().regex(/^\d+$/), bootId: z.string().min(1), host: z.string() });
 
@@ -23,6 +24,8 @@ export const sandboxIdentityRecord = z.object({
   nonce: z.string().regex(/^[0-9a-f]{32}$/),
   isolation: z.enum(["bubblewrap", "none"]),
   allowNetwork: z.boolean(),
+  /** Absent in sandboxes made before limits existed: the defaults apply. */
+  limits: resourceLimits.optional(),
   createdAt: z.string(),
 });
 export type SandboxIdentityRecord = z.infer<typeof sandboxIdentityRecord>;
