@@ -34,7 +34,9 @@ const runtime = await createWorkerRuntime({
 });
 const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
-const reconciler = createWorkerReconciler(runtime, log);
+// The reconciler judges this process's own runs by what its dispatcher executes (a run it gave up
+// on is orphaned even though its controller lives).
+const reconciler = createWorkerReconciler(runtime, log, { executesHere: (runId) => dispatcher.executes(runId) });
 
 const loop = new WorkerLoop({
   intervalMs: env.WORKER_POLL_INTERVAL_MS,

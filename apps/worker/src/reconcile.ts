@@ -5,14 +5,19 @@
 import { Reconciler, finalizationSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
-export function createWorkerReconciler(runtime: WorkerRuntime, log: SweepLog, batchSize?: number): Reconciler {
+export function createWorkerReconciler(
+  runtime: WorkerRuntime,
+  log: SweepLog,
+  opts: { batchSize?: number; executesHere?: (runId: string) => boolean } = {},
+): Reconciler {
+  const { batchSize, executesHere } = opts;
   return new Reconciler({
     sweeps: [
-      traced(runtime, finalizationSweep({ ...runtime, log })),
-      orphanSweep({ db: runtime.db, controller: runtime.controller, log }),
+      traced(runtime, finalizationSweep({ ...runtime, log, executesHere })),
+      orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere }),
       ownerHoldsSweep({ db: runtime.db }),
       leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log }),
-      settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log }),
+      settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere }),
     ],
     ...(batchSize ? { batchSize } : {}),
     log,

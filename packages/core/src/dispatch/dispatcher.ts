@@ -42,6 +42,7 @@ export class Dispatcher {
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #abort = new AbortController();
   #draining = false;
+  #claiming = 0;
 
   constructor(options: DispatcherOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
@@ -57,6 +58,15 @@ export class Dispatcher {
     return [...this.#inFlight.keys()];
   }
 
+  /**
+   * Whether this process drives the run now. While a claim is in flight the answer is yes for
+   * every run: a run the claim just started is `running` under this controller before it is in
+   * the in-flight set, and must never look abandoned to this process's own reconciler.
+   */
+  executes(runId: string): boolean {
+    return this.#claiming > 0 || this.#inFlight.has(runId);
+  }
+
   get draining(): boolean {
     return this.#draining;
   }
@@ -66,11 +76,16 @@ export class Dispatcher {
     if (signal.aborted || this.#draining) return { busy: false, claimed: 0 };
     const free = this.concurrency - this.#inFlight.size;
     if (free <= 0) return { busy: false, claimed: 0 };
-    const claimed = await this.#options.claim(free);
-    // A drain that began while the claim was in flight still lets these runs execute: they are
-    // already `running` under this controller, and executing them is the only way they settle.
-    for (const run of claimed) this.#start(run);
-    return { busy: claimed.length > 0, claimed: claimed.length };
+    this.#claiming += 1;
+    try {
+      const claimed = await this.#options.claim(free);
+      // A drain that began while the claim was in flight still lets these runs execute: they are
+      // already `running` under this controller, and executing them is the only way they settle.
+      for (const run of claimed) this.#start(run);
+      return { busy: claimed.length > 0, claimed: claimed.length };
+    } finally {
+      this.#claiming -= 1;
+    }
   }
 
   /** Stops claiming, waits for the runs in flight up to `timeoutMs`, then aborts what remains. */

@@ -11,7 +11,7 @@ import { finalizeRun } from "../../src/finalization/finalize-run";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { failRun } from "../../src/runs/settle-run";
 import { buildWorld, preparedRun, type World } from "../finalization/finalization-fixture";
-import { deadIdentity, markFinalizing } from "./recovery-fixture";
+import { deadIdentity, markFinalizing, selfIdentity } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
@@ -119,5 +119,26 @@ describe("the finalization sweep", () => {
     expect(moved).toBe(false);
     expect(await db.prisma().nativeRunFinalization.findUniqueOrThrow({ where: { runId: run.runId } })).toMatchObject({ phase: "committed", failureCode: null });
     expect((await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: run.runId } })).status).toBe("succeeded");
+  });
+
+  it("result_accepted: no export while the agent's recorded process lives, whoever the controller is; a controller that gave up on the run does not block it", async () => {
+    const run = await preparedRun(world, "done");
+    const self = await selfIdentity();
+    await db.prisma().heartbeatRun.update({ where: { id: run.runId }, data: { controllerPid: self.pid, controllerProcessStart: self.startTime, controllerBootId: self.bootId, controllerHost: self.host } });
+    // The agent is this (live) test process: it may still write after its finish call.
+    await db.prisma().$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || jsonb_build_object('agentProcess', ${JSON.stringify({ ...self, recordedAt: new Date().toISOString() })}::jsonb) WHERE id = ${run.runId}::uuid`;
+    let executing = false;
+    const sweep = finalizationSweep({ ...world.deps(), controller: self, executesHere: () => executing });
+    const exportsBefore = world.provider.exports;
+    expect(await sweep.handle({ runId: run.runId, companyId: world.companyId })).toBe("skipped_agent_alive");
+    // The agent is gone; the controller (this process) still executes the run: left to it.
+    const dead = await deadIdentity();
+    await db.prisma().$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || jsonb_build_object('agentProcess', ${JSON.stringify({ ...dead, recordedAt: new Date().toISOString() })}::jsonb) WHERE id = ${run.runId}::uuid`;
+    executing = true;
+    expect(await sweep.handle({ runId: run.runId, companyId: world.companyId })).toBe("skipped_controller_alive");
+    expect(world.provider.exports).toBe(exportsBefore);
+    // The controller gave up on it (it no longer executes it): the sweep finalizes.
+    executing = false;
+    expect(await sweep.handle({ runId: run.runId, companyId: world.companyId })).toBe("committed");
   });
 });

@@ -94,4 +94,17 @@ describe("the orphan sweep", () => {
     expect(ids).not.toContain(live.runId);
     expect(ids).not.toContain(foreign.runId);
   });
+
+  it("a run of THIS process that it no longer executes (its executor gave up, e.g. the database dropped the failure write) is an orphan; while a claim is in flight, or while it executes, it is not", async () => {
+    const run = await claimedRun(world);
+    const self = await selfIdentity();
+    await db.prisma().heartbeatRun.update({ where: { id: run.runId }, data: { controllerPid: self.pid, controllerProcessStart: self.startTime, controllerBootId: self.bootId, controllerHost: self.host } });
+    let executing = true;
+    const sweep = orphanSweep({ db: db.prisma(), controller: self, executesHere: () => executing });
+    expect((await sweep.due(100)).map((u) => u.runId)).not.toContain(run.runId);
+    executing = false;
+    const units = (await sweep.due(100)).filter((u) => u.runId === run.runId);
+    expect(units).toHaveLength(1);
+    expect(await sweep.handle(units[0]!)).toBe("process_lost");
+  });
 });

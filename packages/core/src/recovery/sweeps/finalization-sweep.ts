@@ -14,7 +14,10 @@ import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-p
 import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
+import { AGENT_PROCESS_KEY } from "../../dispatch/agent-process";
+import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
+import { controllerLiveness } from "./controller-liveness";
 import { OWNER_UNVERIFIED_CAUSE } from "../causes";
 import type { Sweep, SweepLog } from "./sweep";
 
@@ -26,6 +29,8 @@ export interface FinalizationUnit {
 export interface FinalizationSweepDeps extends FinalizeRunDeps {
   registry: FinalizeRunDeps["registry"] & LeaseProviderRegistry;
   log?: SweepLog;
+  /** Whether this process executes the run now (its own runs it judges without a probe). */
+  executesHere?: (runId: string) => boolean;
 }
 
 /** The due selection, shared with bench/reconciler.ts (which prints its plan). */
@@ -64,9 +69,15 @@ export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<Finalizati
         select: { controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true, runnerProfileJson: true, finalization: { select: { phase: true } } },
       });
       if (!run?.finalization) return "gone";
-      if (run.finalization.phase === "result_accepted" && run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost) {
-        const controller = await probeProcess({ pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost });
-        if (controller.kind !== "dead") return `skipped_controller_${controller.kind}`;
+      if (run.finalization.phase === "result_accepted") {
+        // No export while the agent may still write: its recorded process must be gone.
+        const agent = readAgentProcess(run.runnerProfileJson);
+        if (agent && (await probeProcess(agent)).kind !== "dead") return "skipped_agent_alive";
+        if (run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost && deps.controller) {
+          const recorded = { pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost };
+          const controller = await controllerLiveness({ self: deps.controller, executesHere: deps.executesHere }, unit.runId, recorded);
+          if (controller.kind !== "dead") return `skipped_controller_${controller.kind}`;
+        }
       }
       const outcome = await finalizeRun(deps, { runId: unit.runId });
       const leaseOutcome = leaseOutcomeAfterFinalize(outcome);
@@ -75,6 +86,14 @@ export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<Finalizati
       return outcome.kind;
     },
   };
+}
+
+/** The agent's process as recorded at its start (dispatch/agent-process.ts), or null. */
+function readAgentProcess(profile: unknown): ProcessIdentity | null {
+  const value = typeof profile === "object" && profile !== null ? (profile as Record<string, unknown>)[AGENT_PROCESS_KEY] : undefined;
+  if (typeof value !== "object" || value === null) return null;
+  const { pid, startTime, bootId, host } = value as Record<string, unknown>;
+  return typeof pid === "number" && typeof startTime === "string" && typeof bootId === "string" && typeof host === "string" ? { pid, startTime, bootId, host } : null;
 }
 
 /** Releases the run's unsettled leases by policy, as the live path does after finalization. */

@@ -7,10 +7,11 @@
 // as it is (the sandbox may hold unpublished edits; pinning it and the board's file-recovery
 // obligation are the file-recovery issue's, R-FO-1).
 //
-// Only runs recorded on this host are selected: another host's controller cannot be probed.
+// Only runs recorded on this host are selected: another host's controller cannot be probed. A run
+// of this very process that it no longer executes counts as orphaned (controller-liveness.ts).
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../../process/process-identity";
-import { probeProcess } from "../../process/read-process-identity";
+import { controllerLiveness } from "./controller-liveness";
 import { recordRunEvent } from "../../runs/run-log";
 import { completeRun, failRunInTransaction } from "../../runs/settle-run";
 import { decideOrphan } from "../policies/decide-orphan";
@@ -25,7 +26,8 @@ export interface OrphanUnit {
 
 export const PROCESS_LOST_CODE = "process_lost";
 
-export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentity; log?: SweepLog }): Sweep<OrphanUnit> {
+export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentity; log?: SweepLog; executesHere?: (runId: string) => boolean }): Sweep<OrphanUnit> {
+  const view = { self: deps.controller, executesHere: deps.executesHere };
   const { db } = deps;
   return {
     name: "orphans",
@@ -41,7 +43,7 @@ export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentit
       const units: OrphanUnit[] = [];
       for (const row of rows) {
         const controller = { pid: row.pid, startTime: row.start, bootId: row.boot, host: row.host };
-        if ((await probeProcess(controller)).kind === "dead") units.push({ runId: row.id, xmin: row.xmin, controller });
+        if ((await controllerLiveness(view, row.id, controller)).kind === "dead") units.push({ runId: row.id, xmin: row.xmin, controller });
       }
       return units;
     },
@@ -57,7 +59,7 @@ export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentit
         select: { id: true, companyId: true, issueId: true },
       });
       const decision = decideOrphan({
-        controller: await probeProcess(unit.controller),
+        controller: await controllerLiveness(view, unit.runId, unit.controller),
         coordinator: run.finalization,
         run: { companyId: run.companyId, issueId: run.nativeIssueId },
         acceptedResult: accepted,

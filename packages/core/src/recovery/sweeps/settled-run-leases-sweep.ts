@@ -8,7 +8,9 @@
 import type { PrismaClient } from "@copyback/db/client";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
+import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
+import { controllerLiveness } from "./controller-liveness";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface SettledRunLeaseUnit {
@@ -16,7 +18,14 @@ export interface SettledRunLeaseUnit {
   runId: string;
 }
 
-export function settledRunLeasesSweep(deps: { db: PrismaClient; registry: LeaseProviderRegistry; log?: SweepLog }): Sweep<SettledRunLeaseUnit> {
+export function settledRunLeasesSweep(deps: {
+  db: PrismaClient;
+  registry: LeaseProviderRegistry;
+  log?: SweepLog;
+  /** This process and what it executes: its own runs are judged without a probe. */
+  controller?: ProcessIdentity;
+  executesHere?: (runId: string) => boolean;
+}): Sweep<SettledRunLeaseUnit> {
   const { db } = deps;
   return {
     name: "settled_run_leases",
@@ -35,7 +44,10 @@ export function settledRunLeasesSweep(deps: { db: PrismaClient; registry: LeaseP
       });
       if (!run || run.status === "queued" || run.status === "running") return "run_not_settled";
       if (run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost) {
-        const controller = await probeProcess({ pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost });
+        const recorded = { pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost };
+        const controller = deps.controller
+          ? await controllerLiveness({ self: deps.controller, executesHere: deps.executesHere }, unit.runId, recorded)
+          : await probeProcess(recorded);
         if (controller.kind !== "dead") return `left_controller_${controller.kind}`;
       }
       const released = await releaseLeaseByPolicy(db, deps.registry, { leaseId: unit.leaseId, runId: unit.runId, outcome: run.status === "succeeded" ? "committed" : "failed" });
