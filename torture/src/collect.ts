@@ -39,7 +39,7 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, metadata: true } });
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
@@ -59,6 +59,7 @@ export async function collectFinalState(
       provider: l.provider,
       providerLeaseId: l.providerLeaseId,
       sandboxExists: l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null,
+      stoppedAndRetained: typeof l.metadata === "object" && l.metadata !== null && (l.metadata as Record<string, unknown>).sandboxStopAndRetainReceipt != null,
     })),
     host,
     baseline: opts.baseline,

@@ -139,6 +139,19 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["held_sandbox_destroyed", "held_sandbox_reused"]);
   });
 
+  it("a held run's lease released as stopped-and-retained (a confirmed stop receipt) keeps its sandbox: no violation", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "workspace_finalizing" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    s.actions = [{ id: "a1", runId: R2, cause: OWNER_UNVERIFIED, status: "active" }];
+    s.leases[1] = { ...s.leases[1]!, status: "released", sandboxExists: true, stoppedAndRetained: true };
+    expect(kinds(s)).toEqual([]);
+    s.leases[1] = { ...s.leases[1]!, stoppedAndRetained: false };
+    expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
+  });
+
   it("lost_file: a committed run's file is missing", () => {
     const s = cleanState();
     const host = s.host[WS]!;

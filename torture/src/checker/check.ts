@@ -251,11 +251,12 @@ export function check(history: readonly HistoryEvent[], final: FinalState, optio
     }
   }
 
-  // 4. Held sandboxes are kept: their lease neither released nor destroyed, the sandbox there, no other run on it.
+  // 4. Held sandboxes are kept: their lease not destroyed, released only as stopped-and-retained
+  // (a confirmed stop receipt: R-SO-2), the sandbox there, no other run on it.
   for (const action of final.actions) {
     if (!OPEN.has(action.status) || !action.runId) continue;
     for (const lease of final.leases.filter((l) => l.runId === action.runId)) {
-      if (lease.status === "destroyed" || lease.status === "released" || lease.sandboxExists === false) {
+      if (lease.status === "destroyed" || (lease.status === "released" && lease.stoppedAndRetained !== true) || lease.sandboxExists === false) {
         add("held_sandbox_destroyed", `run ${action.runId} is held (${action.id}) but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, action.runId);
       }
       const others = final.leases.filter((l) => l.id !== lease.id && l.providerLeaseId !== null && l.providerLeaseId === lease.providerLeaseId);
