@@ -7,7 +7,6 @@
 // failed stop or an unconfirmed receipt leaves it `pending_cleanup` for the restart sweep; release
 // and destroy are never fallbacks (R-EX-6, R-SO-3). Destroy (destroy-lease.ts) records its own
 // intent first the same way and leaves an unconfirmed destroy `pending_cleanup`, never `failed`.
-import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
 import { conflict, notFound } from "../errors";
@@ -19,7 +18,6 @@ import {
   readDestroyIntent,
   readLeaseFailure,
   readStopIntent,
-  STOP_INTENT_SCHEMA,
   STOP_RECEIPT_SCHEMA,
   stopMethodFor,
   stopReceiptSchema,
@@ -33,6 +31,7 @@ import { destroyLeaseSandbox, newDestroyIntent } from "./destroy-lease";
 import { CLEANUP_CLAIM_MS, claimOf, handleOf, pendingOutcome, type CleanupClaim, type LeaseCleanupOptions } from "./lease-cleanup";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
+import { newStopIntent } from "./stop-intent";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, deferCleanup, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
 
@@ -280,19 +279,6 @@ export function judgeStopReceipt(receipt: StopReceipt, intent: StopIntent): Stop
     return { kind: "rejected", code: "stop_receipt_mismatch", message: `The receipt is malformed: ${z.prettifyError(record.error)}` };
   }
   return { kind: "confirmed", receipt: record.data };
-}
-
-function newStopIntent(lease: LeaseRow, providerLeaseId: string): StopIntent {
-  return {
-    schema: STOP_INTENT_SCHEMA,
-    companyId: lease.companyId,
-    runId: lease.runId ?? "",
-    leaseId: lease.id,
-    providerLeaseId,
-    pluginId: lease.pluginId, // R-EX-7: explicit plugin pin
-    requestId: randomUUID(),
-    createdAt: new Date().toISOString(),
-  };
 }
 
 
