@@ -7,8 +7,9 @@ import { isPermission } from "@copyback/core/auth";
 import { REST_ROUTES } from "~/server/rest/routes";
 
 const apiRoot = path.resolve(import.meta.dirname, "../src/app/api");
-// Not operator routes: tRPC's transport, the health probes, better-auth's endpoints, the SSE stream.
-const NOT_OPERATOR_ROUTES = new Set(["/api/trpc/:trpc", "/api/health", "/api/livez", "/api/readyz", "/api/auth/:all", "/api/events"]);
+// Not operator routes: tRPC's transport, the health probes, better-auth's endpoints, the SSE stream,
+// local mode's sign-in link.
+const NOT_OPERATOR_ROUTES = new Set(["/api/trpc/:trpc", "/api/health", "/api/livez", "/api/readyz", "/api/auth/:all", "/api/events", "/api/local-sign-in"]);
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 function routeFiles(dir: string): string[] {
