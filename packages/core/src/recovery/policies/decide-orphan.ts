@@ -30,19 +30,11 @@ export function decideOrphan(s: OrphanSnapshot): OrphanDecision {
   const c = s.coordinator;
   if (c?.phase === "committed") return { kind: "settle", as: "committed" };
   if (c?.phase === "terminal_failure") return { kind: "settle", as: "terminal_failure" };
-  // Stryker disable ConditionalExpression,EqualityOperator: equivalent, `bound` never changes the outcome: its branch returns what the accepted-result rule below returns anyway
-  const bound =
-    c !== null &&
-    s.acceptedResult !== null &&
-    c.resultId === s.acceptedResult.id &&
-    c.companyId === s.run.companyId &&
-    c.issueId === s.run.issueId &&
-    s.acceptedResult.companyId === s.run.companyId &&
-    s.acceptedResult.issueId === s.run.issueId;
-  // R-ORP-1: an accepted result being finalized (or due for it) belongs to the finalizer.
-  if (bound && FINALIZER_OWNED_PHASES.includes(c.phase)) return { kind: "leave", reason: "finalizer_owns" };
-  // Stryker restore ConditionalExpression,EqualityOperator
-  // R-ORP-2: also an accepted result with a coordinator that has not caught up yet is never lost.
+  // R-ORP-1, R-ORP-2: an accepted result is the finalizer's, whatever phase its coordinator shows
+  // (finalizing, due for it, or not caught up yet): never turned into process_lost here. This is
+  // stricter than the binding R-ORP-1 names (same company, issue and run), and on purpose: a
+  // result is immutable evidence, so no orphan write may race its finalization. The finalization
+  // sweep owns such runs.
   if (s.acceptedResult !== null) return { kind: "leave", reason: "finalizer_owns" };
   return { kind: "process_lost" };
 }
