@@ -6,9 +6,6 @@ const schema = z
     DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).describe("PostgreSQL connection string; the launcher sets it for the embedded database"),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
     COPYBACK_DEPLOYMENT_MODE: z.enum(["local", "authenticated"]).default("local"),
-    // The instance root (the launcher sets it): the console reads the worker's isolation report
-    // there, to say why agents are not isolated. Unset: the console says only that they are not.
-    COPYBACK_HOME: z.string().min(1).optional(),
     NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
     // The console's public origin, e.g. https://copyback.example.com behind a TLS proxy. Session
     // cookies are Secure exactly when it is https; cookie-authenticated mutations must come from
@@ -61,4 +58,14 @@ export function env(): WebEnv {
 /** Tests only: forget the parsed configuration so the next env() call reads process.env again. */
 export function resetEnvForTests(): void {
   cached = undefined;
+}
+
+/**
+ * COPYBACK_HOME, the instance root (the launcher sets it): the console reads the worker's
+ * isolation report there, to say why agents are not isolated. Read on its own, so that a page
+ * that only wants the report does not need the rest of the configuration; unset or empty: none.
+ */
+export function instanceRootForReports(): string | undefined {
+  const parsed = z.string().min(1).safeParse(process.env.COPYBACK_HOME);
+  return parsed.success ? parsed.data : undefined;
 }

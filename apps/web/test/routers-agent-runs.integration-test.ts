@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { recordFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
+import { isolationReport, writeIsolationReport } from "@copyback/core/providers/local/isolation-report";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
 const database = useTestDatabase();
@@ -255,6 +256,35 @@ describe("runs.workspace and the lease in runs.finalization", () => {
       ["workspace_prepare", null],
       ["workspace_finalize", { written: 2, deleted: 1, unchanged: false, omitted: false }],
     ]);
+  });
+
+  it("issue 13: an unisolated run and its lease say why, from the worker's isolation report under COPYBACK_HOME", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "copyback-isolation-home-"));
+    const before = process.env.COPYBACK_HOME;
+    try {
+      const unisolated = await finishedRun({ isolated: false });
+      const isolated = await finishedRun({ isolated: true });
+      const member = callerFor(db(), w.principals.member);
+      const manager = callerFor(db(), w.principals.manager);
+      process.env.COPYBACK_HOME = home;
+      // No report yet: only that it is not isolated.
+      expect((await member.runs.workspace({ companyId: w.companyA.id, runId: unisolated.id })).isolationReason).toBeNull();
+      await writeIsolationReport(home, isolationReport({ usable: false, reason: "bubblewrap (bwrap) is not installed on this host" }, new Date("2026-12-01T10:00:00Z"), "host-1"));
+      const reason = "bubblewrap (bwrap) is not installed on this host (worker on host-1, checked 2026-12-01T10:00:00.000Z)";
+      expect((await member.runs.workspace({ companyId: w.companyA.id, runId: unisolated.id })).isolationReason).toBe(reason);
+      expect((await manager.runs.finalization({ companyId: w.companyA.id, runId: unisolated.id })).leases).toEqual([
+        expect.objectContaining({ isolated: false, isolationReason: reason }),
+      ]);
+      // An isolated run says nothing of the host's current state.
+      expect((await member.runs.workspace({ companyId: w.companyA.id, runId: isolated.id })).isolationReason).toBeNull();
+      expect((await manager.runs.finalization({ companyId: w.companyA.id, runId: isolated.id })).leases).toEqual([
+        expect.objectContaining({ isolated: true, isolationReason: null }),
+      ]);
+    } finally {
+      if (before === undefined) delete process.env.COPYBACK_HOME;
+      else process.env.COPYBACK_HOME = before;
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("reads lease metadata it cannot parse as unknown isolation, not as isolated", async () => {

@@ -2,9 +2,9 @@ import "server-only";
 // Why agents of this instance run unisolated, as the worker last found it on its host
 // (<COPYBACK_HOME>/isolation.json, issue 13 §1); shown beside "This environment is not isolated".
 import { notIsolatedReason, readIsolationReport } from "@copyback/core/providers/local/isolation-report";
-import { env } from "~/env";
+import { instanceRootForReports } from "~/env";
 
 export async function hostIsolationReason(): Promise<string | null> {
-  const home = env().COPYBACK_HOME;
+  const home = instanceRootForReports();
   return home ? notIsolatedReason(await readIsolationReport(home)) : null;
 }
