@@ -16,7 +16,7 @@ describe("export deadline through executeRun", () => {
     const task = await world.task({ provider: "fake" });
     world.scriptFake(() => ({ files: { "b.txt": "b\n" }, resultFile: DONE }));
     world.fake.faults.hang("exportWorkspace", 1);
-    const s = await world.state(await world.runOnce(task, { deps: { exportTimeoutMs: 50 } }));
+    const s = await world.state(await world.runOnce(task, { deps: { exportTimeoutMs: 1_500 } }));
     expect(s.run.status).toBe("succeeded");
     expect(s.coordinator?.phase).toBe("committed");
     expect(s.issue.status).toBe("done");

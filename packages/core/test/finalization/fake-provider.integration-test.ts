@@ -89,7 +89,7 @@ describe("finalizeRun with the fake provider", () => {
   it("R-RR-1 a hung export is aborted at the export deadline before any host write and retried; the next try commits", async () => {
     const run = await fakeRun({ "after-hang.txt": "ok" });
     fake.faults.hang("exportWorkspace", 1);
-    expect(await finalizeRun({ ...deps, exportTimeoutMs: 50 }, { runId: run.runId })).toMatchObject({ kind: "committed" });
+    expect(await finalizeRun({ ...deps, exportTimeoutMs: 1_500 }, { runId: run.runId })).toMatchObject({ kind: "committed" });
     expect(fake.calls.filter((c) => c.op === "exportWorkspace" && c.leaseId === run.handle.leaseId)).toHaveLength(2);
     const retries = await db.prisma().runEvent.findMany({ where: { runId: run.runId, code: "workspace.copyback_retry" } });
     expect(retries.map((e) => (e.payload as { errorCode: string }).errorCode)).toEqual(["provider_export_timeout"]);
