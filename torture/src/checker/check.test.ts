@@ -79,6 +79,16 @@ describe("the torture checker", () => {
     expect(kinds(cleanState(), stopped)).toContain("concurrent_writers");
   });
 
+  it("a SIGKILLed worker's open interval ends when the kill is sent, not when the harness notices the exit", () => {
+    // Killed at 150; the exit is observed only at 400 (a loaded harness); another writer takes
+    // the lock the kernel freed at 200.
+    const history = [...merge(10, R1, 100, null), { t: "150", ev: "fault", kind: "kill_worker", pid: 10 }, ...merge(11, R2, 200, 300), { t: "400", ev: "worker.exit", pid: 10 }];
+    expect(kinds(cleanState(), history)).toEqual([]);
+    // Entering before the kill is still a violation.
+    const early = [...merge(10, R1, 100, null), ...merge(11, R2, 120, 300), { t: "150", ev: "fault", kind: "kill_worker", pid: 10 }];
+    expect(kinds(cleanState(), early)).toContain("concurrent_writers");
+  });
+
   it("concurrent_owners: two processes copying one run at once", () => {
     const history: HistoryEvent[] = [
       { t: "100", ev: "merge.enter", pid: 10, target: "/host/a", runId: R1 },

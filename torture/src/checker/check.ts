@@ -101,7 +101,11 @@ export function mergeIntervals(history: readonly HistoryEvent[]): Interval[] {
       const list = open.get(`${e.pid}\0${e.target}`);
       const interval = list?.shift();
       if (interval) done.push({ ...interval, end: BigInt(e.t) });
-    } else if (e.ev === "worker.exit") {
+    } else if (e.ev === "worker.exit" || (e.ev === "fault" && e.kind === "kill_worker" && e.pid !== undefined)) {
+      // A SIGKILLed worker's open sections end when the signal is sent: the kernel releases its
+      // SQLite lock as it dies, moments after, while the harness may observe the exit much later
+      // on a loaded machine (its event loop is busy). Closing at the observation would report a
+      // writer that took the freed lock in between as concurrent.
       for (const [key, list] of open) {
         if (!key.startsWith(`${e.pid}\0`)) continue;
         for (const interval of list) done.push({ ...interval, end: BigInt(e.t) });

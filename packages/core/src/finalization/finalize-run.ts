@@ -193,6 +193,10 @@ class Finalization {
       // Ownership lost mid-copy: nothing is written as this owner any more; the run is left to
       // the reconciler, which judges the receipt (R-OWN-8, R-OWN-11).
       if (isOwnershipLoss(error)) throw error;
+      // The database failed under the copyback (a dropped connection, a restarting server): that
+      // says nothing about the export, so no failure is recorded; the run is left to the
+      // reconciler, which finds the attempt interrupted and copies again (torture suite, P2039).
+      if (isDatabaseFailure(error)) throw error;
       return this.fail(operationId, attempt, error);
     }
 
@@ -509,6 +513,18 @@ function countsOf(outcome: MergeOutcome): MergeCounts {
   return outcome.kind === "unchanged"
     ? { written: 0, deleted: 0, unchanged: true }
     : { written: outcome.written.length, deleted: outcome.deleted.length, unchanged: false };
+}
+
+/**
+ * True for an error of the database client itself (Prisma's P1xxx/P2xxx request errors, which
+ * wrap PostgreSQL errors such as 57P01 "terminating connection"), never for a copyback or
+ * provider error: those have their own classification (decideCopybackFailure).
+ */
+export function isDatabaseFailure(error: unknown): boolean {
+  const e = error as { name?: unknown; code?: unknown } | null;
+  if (typeof e !== "object" || e === null) return false;
+  const prismaError = typeof e.name === "string" && e.name.startsWith("PrismaClient");
+  return prismaError && (typeof e.code !== "string" || /^P[12]\d{3}$/.test(e.code));
 }
 
 /** True when the error (or a cause it wraps) says this process no longer owns the copyback. */
