@@ -2,6 +2,7 @@
 // only while the task is still bound to that exact running native run and its accepted result.
 import type { FinalizationPhase } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
+import { FINALIZATION_PHASES } from "../finalization/coordinator-phases";
 import {
   checkRunBinding,
   type BindingDecision,
@@ -175,28 +176,10 @@ describe("checkRunBinding", () => {
     if (decision.kind === "reject") expect(decision.message.length).toBeGreaterThan(0);
   });
 
-  it.each<FinalizationPhase>([
-    "observed",
-    "result_accepted",
-    "workspace_finalizing",
-    "arbitrating",
-    "committed",
-    "retryable_failure",
-    "terminal_failure",
-  ])("R-RW-4: phase %s is bound exactly when the caller allows it", (phase) => {
+  it.each<FinalizationPhase>([...FINALIZATION_PHASES])("R-RW-4: phase %s is bound exactly when the caller allows it", (phase) => {
     const s = snap({ coordinator: { phase } });
     expect(checkRunBinding(s, [phase])).toEqual(BOUND);
-    const others = (
-      [
-        "observed",
-        "result_accepted",
-        "workspace_finalizing",
-        "arbitrating",
-        "committed",
-        "retryable_failure",
-        "terminal_failure",
-      ] as const
-    ).filter((p) => p !== phase);
+    const others = FINALIZATION_PHASES.filter((p) => p !== phase);
     expect(codeOf(checkRunBinding(s, others))).toBe("phase_not_resumable");
     expect(codeOf(checkRunBinding(s, []))).toBe("phase_not_resumable");
   });
