@@ -24,3 +24,15 @@ export const EXPORT_RETRY_EXHAUSTED_NEXT_ACTION =
   "then requests the export-only retry (POST /api/issues/:id/recovery-actions/retry-workspace-export). The same run then commits its saved result; no new agent turn is started.";
 
 export const RECOVERY_ACTION_OPEN_STATUSES = ["active", "escalated"] as const;
+
+// Causes the failure-before-result and legacy paths open (issue 11). Named here first so the
+// writers, the resolve service and the console share one spelling; each writer owns its text.
+
+/** R-FO-1, R-FO-3: a native run failed before its result; its exact sandbox is pinned for its files. */
+export const FILE_RECOVERY_CAUSE = "native_workspace_file_recovery_required";
+
+/** R-RR-2: a legacy run could not copy its required files back; its allocation is retained. */
+export const LEGACY_COPYBACK_REPAIR_CAUSE = "legacy_workspace_copyback_repair_required";
+
+/** R-UA-3: an archive over the entry or size limits, or with case/normalization collisions. */
+export const EXPORT_LIMIT_CAUSE = "native_workspace_sync_out_limit_exceeded";
