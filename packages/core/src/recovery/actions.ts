@@ -7,7 +7,14 @@ import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_RETRY_EXHAUSTED_NEXT_ACTION, OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "./causes";
+import {
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_NEXT_ACTION,
+  FILE_RECOVERY_CAUSE,
+  fileRecoveryNextAction,
+  OWNER_UNVERIFIED_CAUSE,
+  OWNER_UNVERIFIED_NEXT_ACTION,
+} from "./causes";
 import type { UnverifiedReason } from "./policies/decide-takeover";
 
 export const OWNER_UNVERIFIED_EVIDENCE_SCHEMA = "copyback.owner-unverified-evidence.v1";
@@ -242,4 +249,99 @@ export async function openExportRetryExhaustedAction(
     select: { id: true },
   });
   return { actionId: existing?.id ?? "", created: false };
+}
+
+export const FILE_RECOVERY_EVIDENCE_SCHEMA = "copyback.file-recovery-evidence.v1";
+
+/** How the run ended before its result (what the card says happened). */
+export const FILE_RECOVERY_ORIGINS = ["controller_lost", "agent_exited", "provider_failure", "preparation_failure", "runtime_selection_failure"] as const;
+export type FileRecoveryOrigin = (typeof FILE_RECOVERY_ORIGINS)[number];
+
+const recordedProcess = z.object({ pid: z.number().int(), startTime: z.string(), bootId: z.string(), host: z.string() });
+
+/**
+ * R-FO-1, R-FO-5: what a file-recovery obligation records: the original run, its exact lease and
+ * allocation (what the operator must prove stopped and recover files from), why and how the run
+ * ended, and what was done to the agent's process. Nothing here grants anything by itself; the
+ * resolve service reads it to check that the evidence names this exact source.
+ */
+export const fileRecoveryEvidence = z.object({
+  schema: z.literal(FILE_RECOVERY_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  leaseId: z.string().nullable(),
+  /** The same lease as a list, so the lease-holds query keeps it out of reuse by evidence too. */
+  leaseIds: z.array(z.string()),
+  providerLeaseId: z.string().nullable(),
+  pluginId: z.string().nullable(),
+  origin: z.enum(FILE_RECOVERY_ORIGINS),
+  /** The run's failure code (process_lost, agent_exit_nonzero, workspace_prepare_failed, ...). */
+  failureCode: z.string(),
+  /** The agent's process as the run recorded it (R-OWN-12), when it had one. */
+  agentProcess: recordedProcess.nullable(),
+  /** What the recovery did to that process before the run was failed (orphans only). */
+  agentStop: z.enum(["stopped", "not_running", "not_recorded", "other_host"]).nullable(),
+  /** The stop-only intent's outcome in the same transaction (stop-intent.ts). */
+  pin: z.enum(["pinned", "already_pinned", "nothing_to_pin"]),
+  detectedAt: z.string(),
+});
+export type FileRecoveryEvidence = z.infer<typeof fileRecoveryEvidence>;
+
+export function readFileRecoveryEvidence(evidence: unknown): FileRecoveryEvidence | null {
+  const parsed = fileRecoveryEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/** One obligation per run: its fingerprint is the run (a repeated failure path keeps the first). */
+export function fileRecoveryFingerprint(runId: string): string {
+  return `${runId}:files`;
+}
+
+export type OpenFileRecoveryInput = Omit<FileRecoveryEvidence, "schema" | "detectedAt" | "leaseIds"> & { companyId: string; issueId: string };
+
+/**
+ * R-FO-1, R-FO-3: the board-owned file-recovery obligation, opened in the transaction that pins the
+ * run's exact sandbox and fails the run (the caller's). Idempotent by fingerprint (the run): a
+ * repeated open neither rewrites the row nor spends anything. No automatic wake: a person records
+ * the evidence (R-FO-5); nothing retries the turn.
+ */
+export async function openFileRecoveryObligation(tx: TransactionClient, input: OpenFileRecoveryInput): Promise<OpenOutcome> {
+  const evidence: FileRecoveryEvidence = {
+    schema: FILE_RECOVERY_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    leaseId: input.leaseId,
+    leaseIds: input.leaseId ? [input.leaseId] : [],
+    providerLeaseId: input.providerLeaseId,
+    pluginId: input.pluginId,
+    origin: input.origin,
+    failureCode: input.failureCode,
+    agentProcess: input.agentProcess,
+    agentStop: input.agentStop,
+    pin: input.pin,
+    detectedAt: new Date().toISOString(),
+  };
+  const fingerprint = fileRecoveryFingerprint(input.runId);
+  const nextAction = fileRecoveryNextAction(input);
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseId}::uuid,
+            ${FILE_RECOVERY_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${nextAction},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await tx.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: FILE_RECOVERY_CAUSE, fingerprint, status: { in: [...OPEN] } },
+    select: { id: true },
+  });
+  return { actionId: existing?.id ?? "", created: false };
+}
+
+/** The open file-recovery obligations of a run (the resolve service and the console read these). */
+export function listOpenFileRecoveryObligations(db: DbOrTx, input: { companyId: string; runId: string }) {
+  return db.issueRecoveryAction.findMany({
+    where: { companyId: input.companyId, runId: input.runId, cause: FILE_RECOVERY_CAUSE, status: { in: [...OPEN] } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true, issueId: true, runId: true, leaseId: true, evidence: true, nextAction: true, status: true, createdAt: true },
+  });
 }

@@ -31,8 +31,39 @@ export const RECOVERY_ACTION_OPEN_STATUSES = ["active", "escalated"] as const;
 /** R-FO-1, R-FO-3: a native run failed before its result; its exact sandbox is pinned for its files. */
 export const FILE_RECOVERY_CAUSE = "native_workspace_file_recovery_required";
 
+/**
+ * R-FO-5: the file-recovery obligation's next action names the original run and its exact
+ * allocation and asks for evidence that the allocation stopped and its files were recovered. It
+ * never recommends rerunning: recording that evidence retries nothing, certifies no external
+ * action, changes neither owner nor status and needs no accepted result. Deterministic in its
+ * inputs, so a repeated writer writes exactly the same words.
+ */
+export function fileRecoveryNextAction(input: { runId: string; leaseId: string | null; providerLeaseId: string | null; pluginId: string | null }): string {
+  const allocation = input.providerLeaseId
+    ? `allocation ${input.providerLeaseId} of plugin ${input.pluginId ?? "unknown"} (lease ${input.leaseId ?? "unknown"})`
+    : `its sandbox (lease ${input.leaseId ?? "none recorded"})`;
+  return (
+    `Run ${input.runId} ended before it submitted a result; the files its agent wrote exist only in ${allocation}, which is pinned: stopped and retained, never reused or destroyed. ` +
+    "A board operator confirms that this exact allocation has stopped, recovers the files it holds into the workspace by hand (or confirms there is nothing to keep), " +
+    "and records that evidence on this recovery action. Recording it does not retry the old turn, does not certify external actions the agent may have taken, " +
+    "and leaves the task's owner and status as they are."
+  );
+}
+
 /** R-RR-2: a legacy run could not copy its required files back; its allocation is retained. */
 export const LEGACY_COPYBACK_REPAIR_CAUSE = "legacy_workspace_copyback_repair_required";
+
+/**
+ * R-RR-2, R-RR-3, R-RR-5, R-RR-6: the legacy repair hold's instructions. The allocation is stopped
+ * and retained (`retain_on_failure`), never destroyed or reused; elapsed time proves nothing; the
+ * repair is recorded through the guarded resolution API with the unchanged status; no new turn.
+ */
+export const LEGACY_COPYBACK_REPAIR_NEXT_ACTION =
+  "Copying this legacy run's required workspace files back to the host failed; its sandbox allocation is stopped and retained (retain_on_failure), never destroyed or reused. " +
+  "A board operator lists the hold (GET /api/issues/:id/recovery-actions), inspects the exact lease (GET /api/environment-leases/:leaseId) and confirms cleanup stopped it, " +
+  "recovers the missing files from that allocation by hand, then records the repair (POST /api/issues/:id/recovery-actions/resolve with outcome \"restored\", the task's unchanged sourceIssueStatus, " +
+  "executionReconciliation for the source run and workspaceRepairEvidence). Recording it keeps the task's owner, status and conversation as they are and starts no new turn; " +
+  "remove the allocation in the provider's console only after its files are no longer needed.";
 
 /** R-UA-3: an archive over the entry or size limits, or with case/normalization collisions. */
 export const EXPORT_LIMIT_CAUSE = "native_workspace_sync_out_limit_exceeded";

@@ -1,6 +1,6 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import {
   RESTORING_MESSAGE,
   deriveTaskNotice,
@@ -54,6 +54,18 @@ describe("deriveTaskNotice", () => {
       actionId: "action-1",
       cause: OWNER_UNVERIFIED_CAUSE,
     });
+  });
+
+  it("R-FO-1 R-UI-2: an open file-recovery obligation shows a compact needs-an-operator notice naming its run, with no identifiers and no certification asked of the task's user", () => {
+    const notice = deriveTaskNotice([action({ cause: FILE_RECOVERY_CAUSE, runId: "run-7", id: "files-1" })]);
+    expect(notice).toMatchObject({ kind: "attention", runId: "run-7", actionId: "files-1", cause: FILE_RECOVERY_CAUSE });
+    const text = messageOf(notice);
+    expect(text).toMatch(/operator/);
+    expect(text).toMatch(/kept/);
+    expect(text).not.toMatch(/certif|confirm|rerun|retry/i);
+    assertNoIdentifiers(text);
+    // A resolved obligation shows nothing.
+    expect(deriveTaskNotice([action({ cause: FILE_RECOVERY_CAUSE, status: "resolved" })])).toEqual({ kind: "none" });
   });
 
   it("R-UI-2: an escalated hold is still open and shown", () => {

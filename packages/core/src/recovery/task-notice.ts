@@ -7,7 +7,7 @@
 //   - a compact operator-attention notice with "Inspect run" otherwise.
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 
 export interface NoticeAction {
   id: string;
@@ -31,6 +31,9 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
     "Saving this task's work back to the workspace was interrupted. The work and its result are kept; an administrator needs to confirm before it continues.",
   [EXPORT_RETRY_EXHAUSTED_CAUSE]:
     "Saving this task's work back to the workspace kept failing. The work and its result are kept; an operator needs to repair the connection before it continues.",
+  // R-FO-1, R-UI-2: a run that ended before its result; its files wait in the kept sandbox. The
+  // task's own user is never asked to certify anything: an operator recovers the files.
+  [FILE_RECOVERY_CAUSE]: "This task's last run stopped before it finished. The files it wrote are kept in its sandbox; an operator needs to recover them.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
 
