@@ -44,3 +44,16 @@ describe("coordinator phase table", () => {
     expect(canTransition("workspace_finalizing", "committed")).toBe(false);
   });
 });
+
+describe("the historical unsafe replay edge", () => {
+  it("R-UA-5 leaves terminal_failure only for the historical unsafe-archive code", async () => {
+    const { canReplayHistoricalUnsafe, HISTORICAL_UNSAFE_ARCHIVE_CODE } = await import("./coordinator-phases");
+    expect(canReplayHistoricalUnsafe("terminal_failure", HISTORICAL_UNSAFE_ARCHIVE_CODE)).toBe(true);
+    for (const code of [null, "unsafe_archive", "native_workspace_sync_out_retry_exhausted", "native_workspace_sync_out_too_many_entries", "workspace_merge_conflict"]) {
+      expect(canReplayHistoricalUnsafe("terminal_failure", code), String(code)).toBe(false);
+    }
+    for (const phase of FINALIZATION_PHASES.filter((p) => p !== "terminal_failure")) {
+      expect(canReplayHistoricalUnsafe(phase, HISTORICAL_UNSAFE_ARCHIVE_CODE), phase).toBe(false);
+    }
+  });
+});

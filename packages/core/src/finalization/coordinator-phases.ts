@@ -35,3 +35,19 @@ export function canTransition(from: FinalizationPhase, to: FinalizationPhase): b
 export function isFinalPhase(phase: FinalizationPhase): boolean {
   return TRANSITIONS[phase].length === 0;
 }
+
+/**
+ * R-UA-5: the failure code an older controller terminalized unsafe archives with. New
+ * controllers never write it (unsafe archives salvage or omit, export-policy.ts).
+ */
+export const HISTORICAL_UNSAFE_ARCHIVE_CODE = "native_workspace_sync_out_unsafe_archive";
+
+/**
+ * R-UA-5: the one way back out of terminal_failure for a historical unsafe export: to
+ * arbitrating, and only for that failure code (the table above keeps terminal_failure final for
+ * everything else). The omission barrier is written in the same transaction, under finalization
+ * ownership (recovery/sweeps/historical-unsafe-sweep.ts), so arbitrating always has its barrier.
+ */
+export function canReplayHistoricalUnsafe(from: FinalizationPhase, failureCode: string | null): boolean {
+  return from === "terminal_failure" && failureCode === HISTORICAL_UNSAFE_ARCHIVE_CODE;
+}

@@ -5,7 +5,7 @@
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
 import { mergedJsonObject } from "../runs/run-json";
-import { canTransition, type FinalizationPhase } from "./coordinator-phases";
+import { canTransition, HISTORICAL_UNSAFE_ARCHIVE_CODE, type FinalizationPhase } from "./coordinator-phases";
 
 export interface FinalizationPatch {
   resultId?: string;
@@ -60,6 +60,26 @@ export async function advanceFinalization(tx: TransactionClient, input: AdvanceF
   });
   if (moved.count !== 1) return false;
   await mirrorPhaseOnHeartbeat(tx, input.runId, input.to);
+  return true;
+}
+
+/**
+ * R-UA-5: terminal_failure -> arbitrating for a historical unsafe export only (compare-and-set on
+ * the phase AND the failure code, as canReplayHistoricalUnsafe says). The caller writes the omission
+ * barrier in the same transaction, under finalization ownership. False when the row moved.
+ */
+export async function replayHistoricalUnsafeFinalization(tx: TransactionClient, input: { runId: string; replayedAt: Date }): Promise<boolean> {
+  const moved = await tx.nativeRunFinalization.updateMany({
+    where: { runId: input.runId, phase: "terminal_failure", failureCode: HISTORICAL_UNSAFE_ARCHIVE_CODE },
+    data: {
+      phase: "arbitrating",
+      failureCode: null,
+      failureDetail: { historicalUnsafeReplay: { previousFailureCode: HISTORICAL_UNSAFE_ARCHIVE_CODE, replayedAt: input.replayedAt.toISOString() } },
+      nextAttemptAt: null,
+    },
+  });
+  if (moved.count !== 1) return false;
+  await mirrorPhaseOnHeartbeat(tx, input.runId, "arbitrating");
   return true;
 }
 
