@@ -45,6 +45,23 @@ describe("coordinator phase table", () => {
   });
 });
 
+describe("the readmission edge", () => {
+  it("R-EX-3 terminal_failure -> result_accepted only for native_workspace_sync_out_retry_exhausted", async () => {
+    const { canReadmit, READMISSION_EDGE } = await import("./coordinator-phases");
+    const { EXPORT_RETRY_EXHAUSTED_CODE } = await import("./finalize-policy");
+    expect(READMISSION_EDGE.failureCode).toBe(EXPORT_RETRY_EXHAUSTED_CODE);
+    expect(canReadmit("terminal_failure", EXPORT_RETRY_EXHAUSTED_CODE)).toBe(true);
+    for (const code of ["workspace_merge_conflict", "native_workspace_sync_out_limit_exceeded", "finalization_commit_failed", null]) {
+      expect(canReadmit("terminal_failure", code)).toBe(false);
+    }
+    for (const phase of FINALIZATION_PHASES.filter((p) => p !== "terminal_failure")) {
+      expect(canReadmit(phase, EXPORT_RETRY_EXHAUSTED_CODE)).toBe(false);
+    }
+    // The ordinary table is unchanged: no ordinary writer can leave terminal_failure.
+    expect(canTransition("terminal_failure", "result_accepted")).toBe(false);
+  });
+});
+
 describe("the historical unsafe replay edge", () => {
   it("R-UA-5 leaves terminal_failure only for the historical unsafe-archive code", async () => {
     const { canReplayHistoricalUnsafe, HISTORICAL_UNSAFE_ARCHIVE_CODE } = await import("./coordinator-phases");

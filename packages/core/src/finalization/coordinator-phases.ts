@@ -37,6 +37,19 @@ export function isFinalPhase(phase: FinalizationPhase): boolean {
 }
 
 /**
+ * R-EX-2, R-EX-3: the one edge out of a final phase. A coordinator that settled terminal because
+ * its export retry budget was spent (R-EX-1) goes back to result_accepted when an operator's
+ * export-only retry is admitted (recovery/operator/retry-workspace-export.ts), so the SAME run
+ * finalizes its saved result. No other failure code may take it: a conflict, a limit or a
+ * failed commit stays final. The ordinary table above never allows it (canTransition).
+ */
+export const READMISSION_EDGE = { from: "terminal_failure", to: "result_accepted", failureCode: "native_workspace_sync_out_retry_exhausted" } as const;
+
+export function canReadmit(phase: FinalizationPhase, failureCode: string | null): boolean {
+  return phase === READMISSION_EDGE.from && failureCode === READMISSION_EDGE.failureCode;
+}
+
+/**
  * R-UA-5: the failure code an older controller terminalized unsafe archives with. New
  * controllers never write it (unsafe archives salvage or omit, export-policy.ts).
  */

@@ -5,7 +5,7 @@
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
 import { mergedJsonObject } from "../runs/run-json";
-import { canTransition, HISTORICAL_UNSAFE_ARCHIVE_CODE, type FinalizationPhase } from "./coordinator-phases";
+import { canTransition, HISTORICAL_UNSAFE_ARCHIVE_CODE, READMISSION_EDGE, type FinalizationPhase } from "./coordinator-phases";
 
 export interface FinalizationPatch {
   resultId?: string;
@@ -60,6 +60,23 @@ export async function advanceFinalization(tx: TransactionClient, input: AdvanceF
   });
   if (moved.count !== 1) return false;
   await mirrorPhaseOnHeartbeat(tx, input.runId, input.to);
+  return true;
+}
+
+/**
+ * R-EX-2, R-EX-3: the readmission edge (coordinator-phases.ts READMISSION_EDGE): a coordinator
+ * that is terminal_failure with exactly the exhausted-retry failure code goes back to
+ * result_accepted with a fresh attempt budget and no pending retry. The compare includes the
+ * failure code, so no other terminal coordinator can ever be reopened here. `readmission` is kept
+ * in failure_detail (the finalization sweep reads it: an export-only retry has no agent turn to wait for).
+ */
+export async function readmitFinalization(tx: TransactionClient, input: { runId: string; resultId: string; readmission: Prisma.InputJsonObject }): Promise<boolean> {
+  const moved = await tx.nativeRunFinalization.updateMany({
+    where: { runId: input.runId, phase: READMISSION_EDGE.from, failureCode: READMISSION_EDGE.failureCode, resultId: input.resultId },
+    data: { phase: READMISSION_EDGE.to, attempt: 0, failureCode: null, failureDetail: { readmission: input.readmission }, nextAttemptAt: null },
+  });
+  if (moved.count !== 1) return false;
+  await mirrorPhaseOnHeartbeat(tx, input.runId, READMISSION_EDGE.to);
   return true;
 }
 

@@ -230,6 +230,8 @@ async function allocateNewLease(
   }
 
   const identity = { providerLeaseId: allocation.identity.providerLeaseId, fingerprint: allocation.identity.fingerprint };
+  // R-DT-2: new ephemeral allocations only; a reused lease never gets one (see reuseReleasedLease).
+  const sentinel = input.policy === "ephemeral" ? await placeSentinel(plugin, { leaseId, pluginId: environment.pluginId, providerLeaseId: identity.providerLeaseId }, newSentinel(input.runId, leaseId, identity)) : null;
   const recorded = await patchLease(db, {
     leaseId,
     status: "active",
@@ -237,8 +239,7 @@ async function allocateNewLease(
     metadataPatch: {
       identity,
       isolated: allocation.isolated,
-      // R-DT-2: new ephemeral allocations only; a reused lease never gets one (see reuseReleasedLease).
-      ...(input.policy === "ephemeral" ? { workspaceSentinel: newSentinel(input.runId, leaseId, identity) } : {}),
+      ...(sentinel ? { workspaceSentinel: sentinel } : {}),
     },
   });
   if (!recorded) throw conflict("lease_lost", "The lease stopped being active while the sandbox was allocated.", { leaseId });
@@ -266,6 +267,24 @@ async function acquireWithRetry(plugin: Required<Pick<EnvironmentProvider, "acqu
     } catch (error) {
       if (decideAcquireRetry(failedAttempts, error).kind === "give_up") throw error;
     }
+  }
+}
+
+/**
+ * R-DT-2: a plugin with the `workspaceSentinel` capability gets the sentinel written into the new
+ * sandbox (outside its exported tree) before the lease records it, so the lease never names a
+ * sentinel the sandbox does not hold. If that write fails the lease records none: the run goes on,
+ * and only an export-only retry of it stays blocked (a legacy allocation, clear 409). A plugin
+ * without the capability keeps the database record alone (its retry is refused for the missing
+ * capability).
+ */
+async function placeSentinel(plugin: EnvironmentProvider, handle: LeaseHandle, sentinel: WorkspaceSentinel): Promise<WorkspaceSentinel | null> {
+  if (!hasCapability(plugin, "workspaceSentinel")) return sentinel;
+  try {
+    await plugin.writeWorkspaceSentinel(handle, sentinel);
+    return sentinel;
+  } catch {
+    return null;
   }
 }
 

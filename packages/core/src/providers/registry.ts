@@ -16,16 +16,23 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   resume: "resume",
   destroy: "destroy",
   inspect: "inspect",
+  // Both operations are needed; the read is what recovery relies on (the write is checked where it is used).
+  workspaceSentinel: "readWorkspaceSentinel",
 };
 
 /** The provider operation of a capability (every one is named after its capability but the stop). */
-type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease" ? "stopLease" : C & keyof EnvironmentProvider;
+type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease"
+  ? "stopLease"
+  : C extends "workspaceSentinel"
+    ? "readWorkspaceSentinel" | "writeWorkspaceSentinel"
+    : C & keyof EnvironmentProvider;
 
 /** Whether the plugin advertises `capability` and implements its operation (a type guard). */
 export function hasCapability<C extends ProviderCapability>(
   plugin: EnvironmentProvider,
   capability: C,
 ): plugin is EnvironmentProvider & Required<Pick<EnvironmentProvider, OperationOf<C>>> {
+  if (capability === "workspaceSentinel" && typeof plugin.writeWorkspaceSentinel !== "function") return false;
   return plugin.capabilities.has(capability) && typeof plugin[OPERATION_OF[capability]] === "function";
 }
 

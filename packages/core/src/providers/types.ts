@@ -21,6 +21,11 @@ export const PROVIDER_CAPABILITIES = [
   "resume",
   "destroy",
   "inspect",
+  /**
+   * R-DT-2 (optional): write the acquisition-time workspace sentinel into a NEW sandbox, outside
+   * the exported tree, and read it back (export-only resume verifies it before reopening admission).
+   */
+  "workspaceSentinel",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -121,6 +126,21 @@ export interface StopReceipt {
   stoppedAt: string;
 }
 
+/**
+ * R-DT-2: the acquisition-time sentinel as the sandbox holds it: bound to the run and the
+ * allocation, with a random nonce nothing else knows. The lease records the same document
+ * (leases/lease-metadata.ts workspaceSentinel); a sandbox whose copy differs is not the original.
+ */
+export interface SandboxSentinel {
+  schema: "copyback.workspace-sentinel.v1";
+  runId: string;
+  leaseId: string;
+  providerLeaseId: string;
+  allocationFingerprint: string;
+  nonce: string;
+  createdAt: string;
+}
+
 export type SandboxState = "running" | "stopped" | "missing" | "unknown";
 
 export interface Inspection {
@@ -152,4 +172,12 @@ export interface EnvironmentProvider {
   resume?(lease: LeaseHandle, expected: SandboxIdentity): Promise<SandboxIdentity>;
   destroy?(lease: LeaseHandle): Promise<void>;
   inspect?(lease: LeaseHandle): Promise<Inspection>;
+  /**
+   * R-DT-2 (capability `workspaceSentinel`): writes the sentinel once into a new sandbox, outside
+   * the exported workspace where the agent cannot replace it; refuses to overwrite an existing one
+   * (provider_sentinel_exists). Recovery never calls it.
+   */
+  writeWorkspaceSentinel?(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void>;
+  /** R-DT-2: the sentinel the sandbox holds, or null when it has none (a legacy allocation). */
+  readWorkspaceSentinel?(lease: LeaseHandle): Promise<SandboxSentinel | null>;
 }

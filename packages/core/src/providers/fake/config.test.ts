@@ -40,6 +40,22 @@ describe("fake provider faults from the environment's config", () => {
     await expect(provider.exportWorkspace!({ leaseId: "l2", pluginId: provider.pluginId, providerLeaseId: other.identity.providerLeaseId })).resolves.toBeDefined();
   });
 
+  it("R-EX-5 rehearsal faults: resumeReplyLost loses the resume's reply after it took effect; probeFailure fails inspect and the sentinel read", async () => {
+    const provider = createFakeProvider();
+    const allocation = await provider.acquire!(acquireWith({ faults: { resumeReplyLost: 1, probeFailure: 1 } }, "l5"));
+    const handle = { leaseId: "l5", pluginId: provider.pluginId, providerLeaseId: allocation.identity.providerLeaseId };
+    await expect(provider.inspect!(handle)).rejects.toMatchObject({ code: "provider_fault_injected" });
+    await expect(provider.readWorkspaceSentinel!(handle)).rejects.toMatchObject({ code: "provider_fault_injected" });
+    expect(await provider.readWorkspaceSentinel!(handle)).toBeNull();
+    expect((await provider.stopLease!(handle, { requestId: "s" })).confirmed).toBe(true);
+    expect((await provider.inspect!(handle)).state).toBe("stopped");
+    await expect(provider.resume!(handle, allocation.identity)).rejects.toMatchObject({ code: "provider_reply_lost" });
+    // It did resume: the reply was what got lost.
+    expect((await provider.inspect!(handle)).state).toBe("running");
+    await expect(provider.resume!(handle, allocation.identity)).resolves.toEqual(allocation.identity);
+    await expect(provider.acquire!(acquireWith({ faults: { probeFailure: 0 } }, "l6"))).rejects.toMatchObject({ code: "provider_config_invalid" });
+  });
+
   it("refuses a malformed faults object with provider_config_invalid", async () => {
     const provider = createFakeProvider();
     await expect(provider.acquire!(acquireWith({ faults: { fail: { nope: 1 } } }, "l3"))).rejects.toMatchObject({ code: "provider_config_invalid" });

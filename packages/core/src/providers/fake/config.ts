@@ -4,6 +4,10 @@
 //   faults.hang       { op: n | "forever" } the next n calls never settle until their signal aborts
 //   faults.loseReply  { op: n }            the next n calls take effect, then their reply is lost
 //   faults.unconfirmedStop  n | "forever"  stopLease answers without confirming the stop
+//   faults.resumeReplyLost  n              the next n resumes take effect, then their reply is lost
+//                                          (the export-only retry then stops and retains again)
+//   faults.probeFailure     n              the next n probes fail: inspect and the sentinel read
+//                                          (readWorkspaceSentinel) each fail n times
 //   turn              what exec does when the provider has no script of its own: exit code,
 //                     result file and workspace files ({runId} is replaced by COPYBACK_RUN_ID;
 //                     null deletes a path)
@@ -21,6 +25,10 @@ export const fakeFaultsConfig = z.strictObject({
   hang: z.partialRecord(operation, z.union([count, z.literal("forever")])).optional(),
   loseReply: z.partialRecord(operation, count).optional(),
   unconfirmedStop: z.union([count, z.literal("forever")]).optional(),
+  /** R-EX-5 rehearsal: a resume that happened but whose reply never came back. */
+  resumeReplyLost: count.optional(),
+  /** R-EX-5 rehearsal: the probes of the exact sandbox (inspect, sentinel read) fail. */
+  probeFailure: count.optional(),
 });
 export type FakeFaultsConfig = z.infer<typeof fakeFaultsConfig>;
 
@@ -63,6 +71,15 @@ export function faultsFromConfig(config: FakeFaultsConfig | undefined): FakeFaul
   }
   for (const [op, n] of Object.entries(config.loseReply ?? {})) {
     faults.loseReply(op as (typeof FAKE_OPERATIONS)[number], n as number);
+    any = true;
+  }
+  if (config.resumeReplyLost !== undefined) {
+    faults.loseReply("resume", config.resumeReplyLost);
+    any = true;
+  }
+  if (config.probeFailure !== undefined) {
+    faults.failTimes("inspect", config.probeFailure);
+    faults.failTimes("readWorkspaceSentinel", config.probeFailure);
     any = true;
   }
   if (config.unconfirmedStop !== undefined) {

@@ -19,6 +19,7 @@ import {
   type LeaseHandle,
   type ProviderCapability,
   type SandboxIdentity,
+  type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
 } from "../types";
@@ -38,6 +39,8 @@ export interface FakeSandbox {
   state: "running" | "stopped";
   workspace: FakeWorkspace;
   lastStop: StopReceipt | null;
+  /** R-DT-2: the acquisition-time sentinel, kept beside (never inside) the workspace. */
+  sentinel?: SandboxSentinel | null;
 }
 
 /** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
@@ -234,6 +237,24 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       return call("destroy", lease.leaseId, async () => {
         const sandbox = store.get(lease.providerLeaseId);
         if (sandbox && sandbox.leaseId === lease.leaseId) store.delete(lease.providerLeaseId);
+      });
+    },
+
+    writeWorkspaceSentinel(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void> {
+      return call("writeWorkspaceSentinel", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        if (sentinel.leaseId !== lease.leaseId || sentinel.providerLeaseId !== lease.providerLeaseId) {
+          throw new DomainError("invalid", "provider_sentinel_invalid", `The sentinel does not belong to lease ${lease.leaseId}.`);
+        }
+        if (sandbox.sentinel) throw new DomainError("conflict", "provider_sentinel_exists", `The sandbox of lease ${lease.leaseId} already has a sentinel.`);
+        sandbox.sentinel = { ...sentinel };
+      });
+    },
+
+    readWorkspaceSentinel(lease: LeaseHandle): Promise<SandboxSentinel | null> {
+      return call("readWorkspaceSentinel", lease.leaseId, async () => {
+        const sentinel = sandboxOf(lease).sentinel;
+        return sentinel ? { ...sentinel } : null;
       });
     },
 

@@ -17,6 +17,8 @@ export const FAKE_OPERATIONS = [
   "resume",
   "destroy",
   "inspect",
+  "writeWorkspaceSentinel",
+  "readWorkspaceSentinel",
 ] as const;
 export type FakeOperation = (typeof FAKE_OPERATIONS)[number];
 

@@ -231,6 +231,40 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     expect((await run(restarted, handle, ["true"]).result).exitCode).toBe(0);
   });
 
+  it("R-DT-2 the sentinel is written once next to the workspace, never exported, and read back; none is a legacy allocation", async () => {
+    const { p, allocation, handle, root, workspace } = await acquired();
+    expect(await p.readWorkspaceSentinel!(handle)).toBeNull();
+    const sentinel = {
+      schema: "copyback.workspace-sentinel.v1" as const,
+      runId: `run-${handle.leaseId}`,
+      leaseId: handle.leaseId,
+      providerLeaseId: handle.providerLeaseId,
+      allocationFingerprint: allocation.identity.fingerprint,
+      nonce: "ab".repeat(32),
+      createdAt: new Date().toISOString(),
+    };
+    await p.writeWorkspaceSentinel!(handle, sentinel);
+    expect(await p.readWorkspaceSentinel!(handle)).toEqual(sentinel);
+    expect(JSON.parse(await readFile(join(root, "sentinel.json"), "utf8"))).toEqual(sentinel);
+    await expect(p.writeWorkspaceSentinel!(handle, { ...sentinel, nonce: "cd".repeat(32) })).rejects.toMatchObject({ code: "provider_sentinel_exists" });
+    await expect(p.writeWorkspaceSentinel!(handle, { ...sentinel, leaseId: "other" })).rejects.toMatchObject({ code: "provider_sentinel_invalid" });
+    // Outside the exported tree: the workspace does not hold it.
+    expect(await readdir(workspace)).toEqual([]);
+  });
+
+  it("R-EX-3 resume drains old activity before it reopens admission", async () => {
+    const { p, allocation, handle } = await acquired();
+    let leader: ProcessIdentity | null = null;
+    const { result, output } = run(p, handle, ["sh", "-c", "echo ready; sleep 1000"], { onStart: (i) => void (leader = i) });
+    await until(async () => leader !== null && output.stdout.includes("ready"));
+    // A stop marker written by hand (an external console stop) with the agent still running.
+    await writeFile(join(instanceRoot, "sandboxes", handle.providerLeaseId, "control", "stopped.json"), JSON.stringify({ schema: "copyback.local-stopped.v1", requestId: "x", stoppedAt: new Date().toISOString(), confirmed: false }));
+    expect(await p.resume!(handle, allocation.identity)).toEqual(allocation.identity);
+    expect(await alive(leader!)).toBe(false);
+    await result;
+    expect((await p.inspect!(handle)).state).toBe("running");
+  });
+
   it("a replaced workspace directory does not resume", async () => {
     const { p, allocation, handle, workspace } = await acquired();
     await p.stopLease!(handle, { requestId: "s" });

@@ -25,6 +25,7 @@ import {
   type Inspection,
   type LeaseHandle,
   type SandboxIdentity,
+  type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
 } from "../types";
@@ -41,6 +42,7 @@ import {
   readRecord,
   removeRecord,
   sandboxIdentityRecord,
+  sandboxSentinelRecord,
   stoppedMarker,
   updateProcesses,
   writeRecord,
@@ -288,8 +290,16 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     return { method: "environmentStopLease", requestId: request.requestId, pluginId, providerLeaseId: lease.providerLeaseId, confirmed, stoppedAt };
   }
 
+  /**
+   * The verified lifecycle (R-EX-3): drain old activity (every recorded process group is stopped;
+   * one that survives refuses the resume), verify the saved workspace identity, and only then
+   * reopen admission (the stopped marker is what local-exec refuses to start under).
+   */
   async function resume(lease: LeaseHandle, expected: SandboxIdentity): Promise<SandboxIdentity> {
     const { layout, record } = await openSandbox(lease);
+    if (!(await stopRecorded(layout))) {
+      throw new DomainError("unavailable", "provider_processes_alive", `Old processes of lease ${lease.leaseId} could not be stopped; the sandbox is not reopened.`);
+    }
     const current = await fingerprintOf(layout, record);
     if (current.providerLeaseId !== expected.providerLeaseId || current.fingerprint !== expected.fingerprint) {
       throw new DomainError("conflict", "provider_identity_mismatch", `The sandbox of lease ${lease.leaseId} is not the one that was stopped.`, {
@@ -298,6 +308,26 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     }
     await removeRecord(layout.stoppedFile);
     return current;
+  }
+
+  /** R-DT-2: written once into a new sandbox, next to (never inside) its workspace. */
+  async function writeWorkspaceSentinel(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void> {
+    const { layout } = await openSandbox(lease);
+    const parsed = sandboxSentinelRecord.safeParse(sentinel);
+    if (!parsed.success || sentinel.leaseId !== lease.leaseId || sentinel.providerLeaseId !== lease.providerLeaseId) {
+      throw new DomainError("invalid", "provider_sentinel_invalid", `The sentinel does not belong to lease ${lease.leaseId}.`);
+    }
+    try {
+      await writeRecord(layout.sentinelFile, parsed.data, { exclusive: true });
+    } catch (error) {
+      if (errnoOf(error) === "EEXIST") throw new DomainError("conflict", "provider_sentinel_exists", `The sandbox of lease ${lease.leaseId} already has a sentinel.`);
+      throw error;
+    }
+  }
+
+  async function readWorkspaceSentinel(lease: LeaseHandle): Promise<SandboxSentinel | null> {
+    const { layout } = await openSandbox(lease);
+    return readRecord(layout.sentinelFile, sandboxSentinelRecord);
   }
 
   async function removeTree(path: string): Promise<void> {
@@ -360,5 +390,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     resume,
     destroy,
     inspect,
+    writeWorkspaceSentinel,
+    readWorkspaceSentinel,
   };
 }

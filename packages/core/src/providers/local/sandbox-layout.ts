@@ -1,17 +1,20 @@
 // Where a local sandbox lives:
 //   <instanceRoot>/sandboxes/<providerLeaseId>/          0700, owned by the lease
 //     workspace/                                          the agent's files (exported, seeded)
+//     sentinel.json                                       R-DT-2: the acquisition-time sentinel, outside the export
 //     control/                                            the provider's private records
 //       identity.json  processes.json  stopped.json
 //       agent/result.json                                 COPYBACK_RESULT_FILE, outside the export
 // Under bubblewrap the agent can write only workspace/ and control/agent/: it can neither read
-// nor forge the identity or the process records.
+// nor forge the identity, the sentinel or the process records.
 import { join } from "node:path";
 import { DomainError } from "../../errors";
 
 export interface SandboxLayout {
   root: string;
   workspace: string;
+  /** R-DT-2: next to the workspace, never inside it (never exported, never seeded over). */
+  sentinelFile: string;
   control: string;
   identityFile: string;
   processesFile: string;
@@ -40,6 +43,7 @@ export function sandboxLayout(instanceRoot: string, providerLeaseId: string): Sa
   return {
     root,
     workspace: join(root, "workspace"),
+    sentinelFile: join(root, "sentinel.json"),
     control,
     identityFile: join(control, "identity.json"),
     processesFile: join(control, "processes.json"),

@@ -46,6 +46,17 @@ const processesFile = z.object({ schema: z.literal("copyback.local-processes.v1"
 export const stoppedMarker = z.object({ schema: z.literal("copyback.local-stopped.v1"), requestId: z.string(), stoppedAt: z.string(), confirmed: z.boolean() });
 export type StoppedMarker = z.infer<typeof stoppedMarker>;
 
+/** R-DT-2: the acquisition-time sentinel as written into the sandbox (types.ts SandboxSentinel). */
+export const sandboxSentinelRecord = z.strictObject({
+  schema: z.literal("copyback.workspace-sentinel.v1"),
+  runId: z.string().min(1),
+  leaseId: z.string().min(1),
+  providerLeaseId: z.string().min(1),
+  allocationFingerprint: z.string().min(1),
+  nonce: z.string().regex(/^[0-9a-f]{64}$/),
+  createdAt: z.string().min(1),
+});
+
 const MAX_RECORD_BYTES = 256 * 1024;
 
 function corrupt(file: string, why: string): DomainError {
