@@ -7,7 +7,17 @@ export const RESERVED_AGENT_ENV = ["COPYBACK_RUN_ID", "COPYBACK_ISSUE_ID", "COPY
 
 export const DEFAULT_AGENT_TIMEOUT_SECONDS = 600;
 
+/**
+ * The agent adapter: `process` (the default) finalizes through the native copyback coordinator;
+ * `legacy` is the older protocol: at the end of its turn the controller restores the required
+ * workspace files itself, through the directory-merge lock, without the coordinator (R-RR-1,
+ * R-RR-2; dispatch/legacy-copyback.ts). A legacy agent's runs are `runtime_mode = 'legacy'`.
+ */
+export const AGENT_ADAPTERS = ["process", "legacy"] as const;
+export type AgentAdapter = (typeof AGENT_ADAPTERS)[number];
+
 export const agentAdapterConfig = z.looseObject({
+  adapter: z.enum(AGENT_ADAPTERS).default("process"),
   timeoutSeconds: z
     .number()
     .int()
@@ -23,3 +33,9 @@ export const agentAdapterConfig = z.looseObject({
 });
 
 export type AgentAdapterConfig = z.infer<typeof agentAdapterConfig>;
+
+/** The runtime mode of a new run of an agent with these settings (unreadable settings: native, refused at dispatch). */
+export function runtimeModeOfAdapter(adapterConfig: unknown): "native" | "legacy" {
+  const parsed = agentAdapterConfig.safeParse(adapterConfig);
+  return parsed.success && parsed.data.adapter === "legacy" ? "legacy" : "native";
+}

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { agentAdapterConfig, type AgentAdapterConfig } from "./adapter-config";
 
 export interface RunContextSnapshot {
-  run: { id: string; companyId: string; status: string; agentId: string; issueId: string } | null;
+  run: { id: string; companyId: string; status: string; agentId: string; issueId: string; runtimeMode?: "native" | "legacy" } | null;
   agent: { id: string; command: string[]; adapterConfig: unknown; environmentId: string | null; archived: boolean } | null;
   environment: { id: string; pluginId: string; provider: string } | null;
   issue: { id: string; executionWorkspaceId: string | null } | null;
@@ -23,6 +23,8 @@ export interface ReadyRunContext {
   environmentId: string;
   executionWorkspaceId: string;
   hostPath: string;
+  /** `legacy`: the older copy-back protocol at the end of the turn (legacy-run.ts), no coordinator. */
+  runtimeMode: "native" | "legacy";
 }
 
 export type RunContextDecision =
@@ -63,6 +65,7 @@ export function decideRunContext(snapshot: RunContextSnapshot): RunContextDecisi
       environmentId: environment.id,
       executionWorkspaceId: workspace.id,
       hostPath: workspace.hostPath,
+      runtimeMode: run.runtimeMode ?? "native",
     },
   };
 }
@@ -76,6 +79,7 @@ export async function loadRunContext(db: PrismaClient, runId: string): Promise<R
       status: true,
       agentId: true,
       nativeIssueId: true,
+      runtimeMode: true,
       agent: { select: { id: true, command: true, adapterConfig: true, environmentId: true, archivedAt: true, environment: { select: { id: true, pluginId: true, provider: true } } } },
       nativeIssue: { select: { id: true, executionWorkspaceId: true, executionWorkspace: { select: { id: true, hostPath: true } } } },
     },
@@ -83,7 +87,7 @@ export async function loadRunContext(db: PrismaClient, runId: string): Promise<R
   if (!run) return { run: null, agent: null, environment: null, issue: null, workspace: null };
   const { agent, nativeIssue: issue } = run;
   return {
-    run: { id: run.id, companyId: run.companyId, status: run.status, agentId: run.agentId, issueId: run.nativeIssueId },
+    run: { id: run.id, companyId: run.companyId, status: run.status, agentId: run.agentId, issueId: run.nativeIssueId, runtimeMode: run.runtimeMode },
     agent: { id: agent.id, command: agent.command, adapterConfig: agent.adapterConfig, environmentId: agent.environmentId, archived: agent.archivedAt !== null },
     environment: agent.environment,
     issue: { id: issue.id, executionWorkspaceId: issue.executionWorkspaceId },

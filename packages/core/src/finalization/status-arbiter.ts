@@ -45,6 +45,19 @@ export async function arbitrateRunFailure(
   return arbitrate(tx, run, "failed", SYSTEM_ACTOR, { errorCode: input.code });
 }
 
+/**
+ * A legacy run's end after its own copy-back restored the workspace (dispatch/legacy-run.ts): the
+ * outcome its adapter reported (its result file, validated), through the same rules as a native
+ * result. Legacy runs have no coordinator and no stored native result.
+ */
+export async function arbitrateLegacyOutcome(
+  tx: TransactionClient,
+  input: { runId: string; outcome: RunOutcome },
+): Promise<ArbiterOutcome> {
+  const run = await loadRun(tx, input.runId);
+  return arbitrate(tx, run, input.outcome, { type: "agent", id: run.agentId }, {});
+}
+
 interface RunRow {
   id: string;
   companyId: string;

@@ -12,6 +12,8 @@ import {
   EXPORT_RETRY_EXHAUSTED_NEXT_ACTION,
   FILE_RECOVERY_CAUSE,
   fileRecoveryNextAction,
+  LEGACY_COPYBACK_REPAIR_CAUSE,
+  LEGACY_COPYBACK_REPAIR_NEXT_ACTION,
   OWNER_UNVERIFIED_CAUSE,
   OWNER_UNVERIFIED_NEXT_ACTION,
 } from "./causes";
@@ -344,4 +346,120 @@ export function listOpenFileRecoveryObligations(db: DbOrTx, input: { companyId: 
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     select: { id: true, issueId: true, runId: true, leaseId: true, evidence: true, nextAction: true, status: true, createdAt: true },
   });
+}
+
+export const LEGACY_REPAIR_EVIDENCE_SCHEMA = "copyback.legacy-copyback-repair-evidence.v1";
+
+/**
+ * R-RR-2, R-LG-1: what a legacy repair hold records: the source run and its exact retained lease
+ * and allocation, how the failure was reported (at the end of the turn, or late after a
+ * cancellation that already stopped the lease) and the copy-back's failure code. Grants nothing.
+ */
+export const legacyRepairEvidence = z.object({
+  schema: z.literal(LEGACY_REPAIR_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  leaseId: z.string().nullable(),
+  leaseIds: z.array(z.string()),
+  providerLeaseId: z.string().nullable(),
+  pluginId: z.string().nullable(),
+  path: z.enum(["copyback_failed", "late_report"]),
+  failureCode: z.string(),
+  /** Whether the host had already been written when the copy-back failed (then it was not retried). */
+  hostWritesStarted: z.boolean(),
+  detectedAt: z.string(),
+});
+export type LegacyRepairEvidence = z.infer<typeof legacyRepairEvidence>;
+
+export function readLegacyRepairEvidence(evidence: unknown): LegacyRepairEvidence | null {
+  const parsed = legacyRepairEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/** One hold per run and lease. */
+export function legacyRepairFingerprint(runId: string, leaseId: string | null): string {
+  return `${runId}:legacy-copyback:${leaseId ?? "no-lease"}`;
+}
+
+export type OpenLegacyRepairInput = Omit<LegacyRepairEvidence, "schema" | "detectedAt" | "leaseIds"> & { companyId: string; issueId: string };
+
+/**
+ * R-RR-2: the board-owned legacy repair hold, opened in the caller's transaction (with the failed
+ * run and the lease's retention intent). It supersedes nothing: unlike the unverified-owner hold,
+ * no other open action is touched here, so it coexists with newer incidents, and no other writer
+ * resolves it (only the guarded resolve service does, R-RR-5). It names no agent and no
+ * conversation, so reassignment and conversation resets leave it as it is. No automatic wake.
+ */
+export async function openLegacyCopybackRepairAction(tx: TransactionClient, input: OpenLegacyRepairInput): Promise<OpenOutcome> {
+  const evidence: LegacyRepairEvidence = {
+    schema: LEGACY_REPAIR_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    leaseId: input.leaseId,
+    leaseIds: input.leaseId ? [input.leaseId] : [],
+    providerLeaseId: input.providerLeaseId,
+    pluginId: input.pluginId,
+    path: input.path,
+    failureCode: input.failureCode,
+    hostWritesStarted: input.hostWritesStarted,
+    detectedAt: new Date().toISOString(),
+  };
+  const fingerprint = legacyRepairFingerprint(input.runId, input.leaseId);
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseId}::uuid,
+            ${LEGACY_COPYBACK_REPAIR_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${LEGACY_COPYBACK_REPAIR_NEXT_ACTION},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await tx.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: LEGACY_COPYBACK_REPAIR_CAUSE, fingerprint, status: { in: [...OPEN] } },
+    select: { id: true },
+  });
+  return { actionId: existing?.id ?? "", created: false };
+}
+
+/**
+ * R-RR-5, R-FO-5: the one write of a guarded resolution (operator/resolve-recovery-action.ts):
+ * only an open action moves, with its outcome, the operator and the verified evidence. Returns
+ * whether this call resolved it (false: someone else resolved it meanwhile).
+ */
+export async function recordRecoveryResolution(
+  tx: TransactionClient,
+  input: {
+    actionId: string;
+    outcome: string;
+    status: "resolved" | "cancelled";
+    actor: { type: "user" | "agent" | "local_board" | "system"; id: string | null };
+    note: string | null;
+    resolutionEvidence: Prisma.InputJsonObject;
+  },
+): Promise<boolean> {
+  const updated = await tx.issueRecoveryAction.updateMany({
+    where: { id: input.actionId, status: { in: [...OPEN] } },
+    data: {
+      status: input.status,
+      outcome: input.outcome,
+      resolvedAt: new Date(),
+      resolvedByType: input.actor.type,
+      resolvedByUserId: input.actor.type === "user" ? input.actor.id : null,
+      resolutionNote: input.note,
+      resolutionEvidence: input.resolutionEvidence,
+    },
+  });
+  return updated.count === 1;
+}
+
+/**
+ * R-UA-5: the historical unsafe replay clears the run's matching stale unsafe notices (the old
+ * repair card an older controller opened) instead of restoring them: resolved by the system, in
+ * the replay's transaction. No activity row, no issue timestamp, nobody's inbox.
+ */
+export async function clearHistoricalUnsafeNotices(tx: TransactionClient, input: { companyId: string; runId: string; actionIds: readonly string[] }): Promise<number> {
+  if (input.actionIds.length === 0) return 0;
+  const cleared = await tx.issueRecoveryAction.updateMany({
+    where: { id: { in: [...input.actionIds] }, companyId: input.companyId, runId: input.runId, status: { in: ["active", "escalated"] } },
+    data: { status: "resolved", outcome: "historical_unsafe_export_omitted", resolvedAt: new Date(), resolvedByType: "system" },
+  });
+  return cleared.count;
 }

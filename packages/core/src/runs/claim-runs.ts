@@ -26,6 +26,7 @@ export interface ClaimQueuedRunsInput {
 
 interface QueuedRow {
   id: string;
+  runtime_mode: string;
   company_id: string;
   agent_id: string;
   native_issue_id: string;
@@ -39,8 +40,8 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
   return withTransaction(db, async (tx) => {
     const queued = await selectForUpdateSkipLocked<QueuedRow>(
       tx,
-      Prisma.sql`SELECT id, company_id, agent_id, native_issue_id FROM heartbeat_runs
-                 WHERE status = 'queued' AND runtime_mode = 'native'
+      Prisma.sql`SELECT id, company_id, agent_id, native_issue_id, runtime_mode::text AS runtime_mode FROM heartbeat_runs
+                 WHERE status = 'queued' AND runtime_mode IN ('native', 'legacy')
                  ORDER BY created_at, id LIMIT ${input.limit}`,
     );
     const claimed: ClaimedRun[] = [];
@@ -79,6 +80,8 @@ async function startOne(tx: TransactionClient, row: QueuedRow, controller: Proce
 
   const statusVersion = issue.statusVersion + 1;
   const claim: NativeClaimRecord = { issueId: issue.id, statusVersion, claimedAt: now.toISOString() };
+  // A legacy run copies back by the older protocol, without the native coordinator (R-RR-2).
+  const native = row.runtime_mode === "native";
   await tx.$executeRaw`
     UPDATE heartbeat_runs
     SET status = 'running',
@@ -87,14 +90,16 @@ async function startOne(tx: TransactionClient, row: QueuedRow, controller: Proce
         controller_process_start = ${controller.startTime},
         controller_boot_id = ${controller.bootId},
         controller_host = ${controller.host},
-        native_phase = 'observed',
+        native_phase = ${native ? "observed" : null},
         runner_profile_json = ${mergedJsonObject("runner_profile_json", Prisma.sql`jsonb_build_object(${NATIVE_CLAIM_KEY}::text, ${JSON.stringify(claim)}::jsonb)`)},
-        result_json = ${mergedJsonObject("result_json", Prisma.sql`jsonb_build_object('finalizationPhase', 'observed')`)},
+        result_json = ${native ? mergedJsonObject("result_json", Prisma.sql`jsonb_build_object('finalizationPhase', 'observed')`) : Prisma.sql`result_json`},
         updated_at = now()
     WHERE id = ${row.id}::uuid`;
-  await tx.nativeRunFinalization.create({
-    data: { companyId: row.company_id, runId: row.id, issueId: issue.id, phase: "observed" },
-  });
+  if (native) {
+    await tx.nativeRunFinalization.create({
+      data: { companyId: row.company_id, runId: row.id, issueId: issue.id, phase: "observed" },
+    });
+  }
   await tx.issue.update({
     where: { id: issue.id },
     data: {

@@ -4,6 +4,7 @@
 // transaction (pg_notify triggers announce the rows to live consoles).
 import type { Issue, PrismaClient, TransactionClient } from "@copyback/db/client";
 import { withTransaction } from "@copyback/db/client";
+import { runtimeModeOfAdapter } from "../dispatch/adapter-config";
 import { conflict, notFound } from "../errors";
 import { recordActivity, type Actor } from "./record-activity";
 import { recordRunEvent } from "./run-log";
@@ -81,7 +82,8 @@ export function wakeAgent(db: PrismaClient, input: WakeAgentInput): Promise<{ ru
         companyId: input.companyId,
         agentId: agent.id,
         nativeIssueId: issue.id,
-        runtimeMode: "native",
+        // A `legacy` adapter's runs copy back by the older protocol (dispatch/legacy-copyback.ts).
+        runtimeMode: runtimeModeOfAdapter(agent.adapterConfig),
         status: "queued",
         wakeReason: input.reason ?? (input.agentId !== undefined ? "issue_assigned" : "manual_wake"),
       },
@@ -149,7 +151,7 @@ async function lockIssue(tx: TransactionClient, companyId: string, issueId: stri
 async function requireUsableAgent(tx: TransactionClient, companyId: string, agentId: string) {
   const agent = await tx.agent.findFirst({
     where: { id: agentId, companyId },
-    select: { id: true, name: true, environmentId: true, archivedAt: true },
+    select: { id: true, name: true, environmentId: true, archivedAt: true, adapterConfig: true },
   });
   if (!agent) throw notFound("Agent");
   if (agent.archivedAt) throw conflict("agent_archived", "The agent is archived.");

@@ -40,7 +40,7 @@ describe("decideRunContext", () => {
 
 describe("agentAdapterConfig", () => {
   it("defaults the timeout and env and keeps unknown keys", () => {
-    expect(agentAdapterConfig.parse({ resultSchema: "v1" })).toEqual({ timeoutSeconds: 600, env: {}, resultSchema: "v1" });
+    expect(agentAdapterConfig.parse({ resultSchema: "v1" })).toEqual({ adapter: "process", timeoutSeconds: 600, env: {}, resultSchema: "v1" });
   });
   it("refuses reserved and malformed variable names", () => {
     expect(agentAdapterConfig.safeParse({ env: { COPYBACK_RUN_ID: "x" } }).success).toBe(false);
