@@ -31,6 +31,8 @@ import { silentDispatchLog, type DispatchLog } from "./dispatch-log";
 import { waitForLease } from "./lease-wait";
 import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-context";
 import { requeueRun } from "./requeue-run";
+import { finishLegacyTurn } from "./legacy-run";
+import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
 
 export interface ExecuteRunDeps {
   db: PrismaClient;
@@ -155,7 +157,9 @@ class RunSteps {
 
     // 2. The sandbox workspace: baseline manifest and seed from one locked view of the host.
     try {
-      await prepareRunWorkspace(this.#deps, { runId: context.runId, lease: handle, plugin });
+      const prepared = await prepareRunWorkspace(this.#deps, { runId: context.runId, lease: handle, plugin });
+      // R-LG-1: a legacy run's exact lease snapshot, recorded before its adapter is dispatched.
+      if (context.runtimeMode === "legacy") await recordLegacyLeaseSnapshot(db, { runId: context.runId, leaseId: lease.id, realizedRoot: prepared.descriptor.hostPath });
     } catch (error) {
       await this.#providerFailure("workspace_prepare_failed", "The sandbox workspace could not be prepared", error);
       return;
@@ -167,6 +171,11 @@ class RunSteps {
       exec = await this.#runAgent(context, handle, plugin, signal);
     } catch (error) {
       await this.#afterExecFailure(context, started, error);
+      return;
+    }
+    // R-RR-1, R-RR-2: a legacy adapter restores the required files itself, without the coordinator.
+    if (context.runtimeMode === "legacy") {
+      await this.#legacyTurn(context, handle, plugin, exec);
       return;
     }
 
@@ -189,6 +198,13 @@ class RunSteps {
       return;
     }
     await this.#finalize(context, started);
+  }
+
+  /** The legacy protocol's end of turn (legacy-run.ts), then the lease by policy (a held source: stop and retain, R-RR-3). */
+  async #legacyTurn(context: ReadyRunContext, handle: LeaseHandle, plugin: EnvironmentProvider, exec: ExecResult): Promise<void> {
+    const end = await finishLegacyTurn(this.#deps, { companyId: context.companyId, runId: context.runId, issueId: context.issueId, lease: handle, plugin, exec });
+    this.#log.info({ runId: context.runId, outcome: end.kind }, "legacy turn settled");
+    await this.#release(end.release);
   }
 
   /** exec threw (a provider failure or a lost reply): finalize an accepted result, else fail the run. */
