@@ -1,8 +1,9 @@
 // The worker's reconciler (DESIGN.md section 8): the finalization sweep (the same finalizeRun as
 // the live path), the orphan sweep (restraint first: R-ORP-1), the maintenance of
 // unverified-owner holds, the lease cleanup sweep (the same stop and destroy as a live
-// release) and the release of leases a dead controller left under settled runs, run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
+// release), the release of leases a dead controller left under settled runs and the replay of
+// historical unsafe exports (R-UA-5), run one pass at a time at start and every RECONCILE_INTERVAL_MS.
+import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(
@@ -18,6 +19,8 @@ export function createWorkerReconciler(
       ownerHoldsSweep({ db: runtime.db }),
       leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log }),
       settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere }),
+      // R-UA-5: accepted results an older controller failed as unsafe exports, replayed with the export omitted.
+      historicalUnsafeSweep({ ...runtime, log }),
     ],
     ...(batchSize ? { batchSize } : {}),
     log,

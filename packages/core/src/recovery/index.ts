@@ -18,3 +18,5 @@ export * from "./operator/attest-owner-stop";
 export * from "./policies/decide-resolve";
 export * from "./operator/guidance";
 export * from "./sweeps/settled-run-leases-sweep";
+export * from "./policies/decide-unsafe-replay";
+export * from "./sweeps/historical-unsafe-sweep";

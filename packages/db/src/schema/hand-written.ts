@@ -86,6 +86,16 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE (status = 'pending_cleanup'::lease_status)",
     ],
   },
+  {
+    // Issue 10 item 7 (R-UA-5): the historical unsafe export sweep's due selection.
+    name: "native_run_finalizations_historical_unsafe",
+    table: "native_run_finalizations",
+    reason: "partial index (WHERE phase = 'terminal_failure' AND failure_code = 'native_workspace_sync_out_unsafe_archive')",
+    definitionIncludes: [
+      "CREATE INDEX native_run_finalizations_historical_unsafe ON public.native_run_finalizations USING btree (company_id, updated_at, run_id)",
+      "WHERE ((phase = 'terminal_failure'::finalization_phase) AND (failure_code = 'native_workspace_sync_out_unsafe_archive'::text))",
+    ],
+  },
 ];
 
 export interface HandWrittenTrigger {
