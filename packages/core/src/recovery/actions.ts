@@ -463,17 +463,3 @@ export async function clearHistoricalUnsafeNotices(tx: TransactionClient, input:
   });
   return cleared.count;
 }
-
-/**
- * R-UA-5: the historical unsafe replay clears the run's matching stale unsafe notices (the old
- * repair card an older controller opened) instead of restoring them: resolved by the system, in
- * the replay's transaction. No activity row, no issue timestamp, nobody's inbox.
- */
-export async function clearHistoricalUnsafeNotices(tx: TransactionClient, input: { companyId: string; runId: string; actionIds: readonly string[] }): Promise<number> {
-  if (input.actionIds.length === 0) return 0;
-  const cleared = await tx.issueRecoveryAction.updateMany({
-    where: { id: { in: [...input.actionIds] }, companyId: input.companyId, runId: input.runId, status: { in: ["active", "escalated"] } },
-    data: { status: "resolved", outcome: "historical_unsafe_export_omitted", resolvedAt: new Date(), resolvedByType: "system" },
-  });
-  return cleared.count;
-}
