@@ -37,7 +37,7 @@ export function isFinalPhase(phase: FinalizationPhase): boolean {
 }
 
 /**
- * R-EX-2, R-EX-3: the one edge out of a final phase. A coordinator that settled terminal because
+ * R-EX-2, R-EX-3: an edge out of a final phase (the other: R-UA-5 below). A coordinator that settled terminal because
  * its export retry budget was spent (R-EX-1) goes back to result_accepted when an operator's
  * export-only retry is admitted (recovery/operator/retry-workspace-export.ts), so the SAME run
  * finalizes its saved result. No other failure code may take it: a conflict, a limit or a

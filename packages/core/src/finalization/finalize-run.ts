@@ -25,6 +25,7 @@ import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import { pinLeaseForRecovery } from "../leases/stop-intent";
 import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
+import { resolveExportRetryOnCommit } from "../recovery/actions-export-retry";
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
@@ -454,6 +455,8 @@ class Finalization {
         await completeRun(tx, { runId: this.key.runId });
         // R-ORP-3: verified finalization clears the run's unverified-owner holds after commitment.
         await resolveOwnerHoldsOnCommit(tx, { companyId: this.key.companyId, runId: this.key.runId });
+        // R-EX-2: an export-only retry's hold resolves with the same run's commit.
+        await resolveExportRetryOnCommit(tx, { companyId: this.key.companyId, runId: this.key.runId });
         await recordRunEvent(tx, this.event("info", "run.committed", "Finalization committed: the files are on the host and the result is applied.", {
           operationId,
           omitted: "omitted" in how,

@@ -10,8 +10,9 @@ const NEXT: Readonly<Record<LeaseStatus, readonly LeaseStatus[]>> = {
   // A stop-and-retain in flight: a confirmed receipt releases it; it is never released or
   // destroyed as a fallback for a stop that did not happen (R-SO-1), only by the receipt path.
   pending_cleanup: ["released", "destroyed", "failed"],
-  // Stopped with its files kept: reused by the next run of its environment, or destroyed.
-  released: ["active", "destroyed"],
+  // Stopped with its files kept: reused by the next run of its environment, or destroyed; or
+  // (R-EX-5) an export-only retry records its stop-only intent before it resumes the sandbox.
+  released: ["active", "pending_cleanup", "destroyed"],
   destroyed: [],
   failed: [],
 };

@@ -33,7 +33,8 @@ import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { newStopIntent } from "./stop-intent";
 import { decideLeaseRelease } from "./release-policy";
-import { claimPendingCleanup, deferCleanup, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
+import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
+import { copybackProven } from "../finalization/copyback-proven";
 
 const releaseInput = z.object({
   leaseId: z.uuid(),
@@ -58,8 +59,38 @@ export async function releaseLeaseByPolicy(
       ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
       : stopAndRetain(db, registry, lease, {});
   }
+  if (lease.status === "pending_cleanup" && input.outcome === "committed" && decideLeaseRelease(lease.leasePolicy, "committed").kind === "destroy") {
+    const converted = await destroyAfterRetriedCommit(db, lease);
+    if (converted) return destroyLeaseSandbox(db, registry, converted, lostRaceOf(db, registry));
+  }
   // A repeated call (after a crash or a lost reply) continues or reports what already happened.
   return settledOutcome(db, registry, lease, {});
+}
+
+/**
+ * R-EX-2: an ephemeral sandbox kept by a stop-only intent through an export-only retry follows its
+ * original destroy-after-turn policy only once the exact result committed: the run's coordinator
+ * is committed and its workspace holds the finalized host-copy receipt (the succeeded
+ * workspace_finalize operation, copyback-proven.ts). Then the stop intent is replaced by a destroy
+ * intent in one compare-and-set (the intent read here, no live claim of anyone else) and the
+ * ordinary destroy follows. Anything short of that keeps the stop-only intent (null).
+ */
+async function destroyAfterRetriedCommit(db: PrismaClient, lease: LeaseRow): Promise<LeaseRow | null> {
+  const intent = readStopIntent(lease.metadata, lease);
+  if (intent.kind !== "present" || !lease.runId || !lease.providerLeaseId) return null;
+  const run = await db.heartbeatRun.findUnique({ where: { id: lease.runId }, select: { companyId: true, nativeIssueId: true, finalization: { select: { phase: true } } } });
+  if (!run || run.finalization?.phase !== "committed") return null;
+  if (!(await copybackProven(db, { companyId: run.companyId, runId: lease.runId, issueId: run.nativeIssueId }))) return null;
+  const destroy = newDestroyIntent(lease, { providerLeaseId: lease.providerLeaseId, reason: "release" });
+  const intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
+  const won = await patchLease(db, {
+    leaseId: lease.id,
+    status: "pending_cleanup",
+    expectMetadata: { key: LEASE_METADATA_KEYS.stopIntent, value: intentJson },
+    metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: null, [LEASE_METADATA_KEYS.destroyIntent]: destroy },
+    set: { cleanupClaim: null },
+  });
+  return won ? db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } }) : null;
 }
 
 /**

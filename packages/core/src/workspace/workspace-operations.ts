@@ -32,9 +32,10 @@ export type FinishWorkspaceOperation =
   | { status: "failed"; errorCode: string; metadata?: Prisma.InputJsonObject };
 
 /** Closes a running operation; a row that is no longer running is left alone (returns false). */
-export async function finishWorkspaceOperation(db: DbOrTx, operationId: string, finish: FinishWorkspaceOperation): Promise<boolean> {
+export async function finishWorkspaceOperation(db: DbOrTx, operationId: string, finish: FinishWorkspaceOperation, opts: { claimToken?: string } = {}): Promise<boolean> {
   const updated = await db.workspaceOperation.updateMany({
-    where: { id: operationId, status: "running" },
+    // R-FO-4: a claimed preparation is finished only while it still carries its holder's claim.
+    where: { id: operationId, status: "running", ...(opts.claimToken ? { metadata: { path: ["recoveryClaim", "token"], equals: opts.claimToken } } : {}) },
     data: {
       status: finish.status,
       errorCode: finish.status === "failed" ? finish.errorCode : null,

@@ -66,10 +66,12 @@ export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<Finalizati
     async handle(unit) {
       const run = await db.heartbeatRun.findUnique({
         where: { id: unit.runId },
-        select: { controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true, runnerProfileJson: true, finalization: { select: { phase: true } } },
+        select: { controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true, runnerProfileJson: true, finalization: { select: { phase: true, failureDetail: true } } },
       });
       if (!run?.finalization) return "gone";
-      if (run.finalization.phase === "result_accepted") {
+      // R-EX-2: a run re-admitted by an export-only retry has no agent turn and no live controller
+      // to wait for: its agent finished long ago and the retry stands in for the controller.
+      if (run.finalization.phase === "result_accepted" && !readmittedByExportRetry(run.finalization.failureDetail)) {
         // No export while the agent may still write: its recorded process must be gone.
         const agent = readAgentProcess(run.runnerProfileJson);
         if (agent && (await probeProcess(agent)).kind !== "dead") return "skipped_agent_alive";
@@ -86,6 +88,12 @@ export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<Finalizati
       return outcome.kind;
     },
   };
+}
+
+function readmittedByExportRetry(detail: unknown): boolean {
+  if (typeof detail !== "object" || detail === null) return false;
+  const readmission = (detail as Record<string, unknown>).readmission;
+  return typeof readmission === "object" && readmission !== null && (readmission as Record<string, unknown>).by === "export_retry";
 }
 
 /** The agent's process as recorded at its start (dispatch/agent-process.ts), or null. */
