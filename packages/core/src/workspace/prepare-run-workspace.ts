@@ -5,18 +5,44 @@
 //
 // R-FO-2: the descriptor is the merge baseline, not an export receipt; finalization still
 // exports (finalization/copyback-proven.ts holds the only proof of copyback).
+//
+// R-FO-4: with `recoveryClaim`, the operation carries the caller's recovery claim
+// (preparation-claim.ts), renewed while the work runs. A failure then leaves the operation
+// `running` under that claim and throws PreparationFailedError with the token: only the claim's
+// holder settles it (recovery/file-recovery.ts: the operation failed, the sandbox pinned and the
+// file-recovery obligation opened in one transaction). A success whose claim was taken over in the
+// meantime (a recovery judged this controller gone) records nothing and throws
+// `preparation_claim_lost`: the run is no longer this caller's.
 import { realpath } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { Prisma, PrismaClient } from "@copyback/db/client";
 import { exportWorkspaceArchive } from "../copyback/archive/export";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import { takeManifest } from "../copyback/manifest/take-manifest";
-import { DomainError, notFound } from "../errors";
+import { DomainError, isDomainError, notFound } from "../errors";
 import { requireCapability } from "../providers/registry";
+import type { ProcessIdentity } from "../process/process-identity";
 import type { EnvironmentProvider, LeaseHandle, SandboxIdentity } from "../providers/types";
 import { recordRunEvent } from "../runs/run-log";
 import { manifestCounts, PREPARED_WORKSPACE_SCHEMA, preparedWorkspaceDescriptor, type PreparedWorkspaceDescriptor } from "./prepared-descriptor";
+import { newPreparationClaim, PREPARATION_CLAIM_KEY, PREPARATION_CLAIM_MS, renewPreparationClaim } from "./preparation-claim";
 import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "./workspace-operations";
+
+/** R-FO-4: a preparation failure owned by a recovery claim; only its holder (this token) settles it. */
+export class PreparationFailedError extends DomainError {
+  readonly operationId: string;
+  readonly claimToken: string;
+  constructor(code: string, message: string, operationId: string, claimToken: string, cause: unknown) {
+    super("unavailable", code, message, { operationId });
+    this.operationId = operationId;
+    this.claimToken = claimToken;
+    this.cause = cause;
+  }
+}
+
+export function isPreparationFailed(error: unknown): error is PreparationFailedError {
+  return error instanceof PreparationFailedError;
+}
 
 export interface PrepareRunWorkspaceDeps {
   db: PrismaClient;
@@ -32,6 +58,8 @@ export interface PrepareRunWorkspaceInput {
   plugin: EnvironmentProvider;
   /** The allocation's identity when the caller has it (acquire); otherwise the plugin is asked (inspect). */
   identity?: SandboxIdentity;
+  /** R-FO-4: record a recovery claim held by this controller (the dispatcher); see the header. */
+  recoveryClaim?: { holder: ProcessIdentity | null; ttlMs?: number };
 }
 
 export interface PreparedRunWorkspace {
@@ -67,13 +95,26 @@ export async function prepareRunWorkspace(
   requireCapability(input.plugin, "seedWorkspace");
   const seedWorkspace = input.plugin.seedWorkspace!.bind(input.plugin);
 
+  const claimTtl = input.recoveryClaim?.ttlMs ?? PREPARATION_CLAIM_MS;
+  const claim = input.recoveryClaim ? newPreparationClaim(input.recoveryClaim.holder, now(), claimTtl) : null;
   const operationId = await startWorkspaceOperation(db, {
     companyId: run.companyId,
     runId: run.id,
     issueId: run.nativeIssueId,
     phase: "workspace_prepare",
-    metadata: { leaseId: input.lease.leaseId, executionWorkspaceId: workspace.id },
+    metadata: { leaseId: input.lease.leaseId, executionWorkspaceId: workspace.id, ...(claim ? { [PREPARATION_CLAIM_KEY]: claim } : {}) },
   });
+  // The holder renews its claim while it works; a renewal that finds the claim gone stops.
+  const renewal = claim
+    ? setInterval(() => {
+        void renewPreparationClaim(db, operationId, claim.token, claimTtl)
+          .then((held) => {
+            if (!held) clearInterval(renewal);
+          })
+          .catch(() => undefined);
+      }, Math.max(1_000, Math.floor(claimTtl / 3)))
+    : undefined;
+  renewal?.unref();
   try {
     const identity = input.identity ?? (await inspectIdentity(input.plugin, input.lease));
     const hostPath = await canonicalHostPath(workspace.hostPath);
@@ -94,7 +135,12 @@ export async function prepareRunWorkspace(
       preparedAt: now().toISOString(),
     });
     const counts = manifestCounts(baseline);
-    await finishWorkspaceOperation(db, operationId, { status: "succeeded", metadata: toJson(descriptor) });
+    clearInterval(renewal);
+    if (!(await finishWorkspaceOperation(db, operationId, { status: "succeeded", metadata: toJson(descriptor) }, claim ? { claimToken: claim.token } : {}))) {
+      // R-FO-4: a recovery took this preparation over (it judged this controller gone): the
+      // run is no longer this caller's and nothing more is recorded here.
+      throw new DomainError("conflict", "preparation_claim_lost", "The workspace preparation was taken over by a recovery; this controller no longer owns the run.", { operationId });
+    }
     await recordRunEvent(db, {
       companyId: run.companyId,
       runId: run.id,
@@ -105,8 +151,11 @@ export async function prepareRunWorkspace(
     });
     return { operationId, descriptor };
   } catch (error) {
+    clearInterval(renewal);
+    if (isDomainError(error) && error.code === "preparation_claim_lost") throw error;
     const code = errorCodeOf(error, "workspace_prepare_failed");
-    await finishWorkspaceOperation(db, operationId, { status: "failed", errorCode: code });
+    // R-FO-4: a claimed preparation stays running under its claim; its holder settles it.
+    if (!claim) await finishWorkspaceOperation(db, operationId, { status: "failed", errorCode: code });
     await recordRunEvent(db, {
       companyId: run.companyId,
       runId: run.id,
@@ -115,6 +164,7 @@ export async function prepareRunWorkspace(
       message: `Preparing the sandbox workspace failed (${code}).`,
       payload: { operationId, errorCode: code },
     });
+    if (claim) throw new PreparationFailedError(code, `Preparing the sandbox workspace failed: ${error instanceof Error ? error.message : String(error)}`, operationId, claim.token, error);
     throw error;
   }
 }

@@ -1,19 +1,30 @@
 // The orphan sweep: running native runs whose recorded controller is gone from this host.
 // decideOrphan decides (R-ORP-1): the finalizer owns a run with an accepted result bound to the
 // coordinator, also before it took its receipt, so such a run is never turned into process_lost
-// here; a settled coordinator under a running run ends the run the way the coordinator ended; a
-// run without an accepted result ends `process_lost` through a conditional write that re-checks
-// the heartbeat's tuple version (xmin) and the durable result (R-ORP-2). Its lease is left exactly
-// as it is (the sandbox may hold unpublished edits; pinning it and the board's file-recovery
-// obligation are the file-recovery issue's, R-FO-1).
+// here; a settled coordinator under a running run ends the run the way the coordinator ended.
+//
+// A run without an accepted result (R-FO-1): an agent process group that still lives with the
+// recorded PID AND start time is stopped first, its whole group (SIGTERM, SIGKILL after a grace,
+// gone verified in /proc; a reused PID is never signalled: process/stop-process-group.ts); one
+// that cannot be stopped or judged leaves the run for the next pass, because failing it while the
+// agent still writes would let the files change under the retained sandbox. Then ONE transaction
+// (recovery/file-recovery.ts): the run fails `process_lost` through a conditional write that
+// re-checks the heartbeat's tuple version (xmin) and the durable result (R-ORP-2), the exact bound
+// sandbox is pinned by a stop-only intent and one board-owned file-recovery obligation naming the
+// run, lease and allocation is opened. The cleanup sweep then stops and retains that lease
+// (never a release for reuse, never a destroy).
 //
 // Only runs recorded on this host are selected: another host's controller cannot be probed. A run
 // of this very process that it no longer executes counts as orphaned (controller-liveness.ts).
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
+import { z } from "zod";
+import { AGENT_PROCESS_KEY } from "../../dispatch/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
+import { stopRecordedProcessGroup, type GroupStopOutcome } from "../../process/stop-process-group";
 import { controllerLiveness } from "./controller-liveness";
-import { recordRunEvent } from "../../runs/run-log";
 import { completeRun, failRunInTransaction } from "../../runs/settle-run";
+import type { FileRecoveryEvidence } from "../actions";
+import { failRunBeforeResult } from "../file-recovery";
 import { decideOrphan } from "../policies/decide-orphan";
 import type { Sweep, SweepLog } from "./sweep";
 
@@ -26,7 +37,23 @@ export interface OrphanUnit {
 
 export const PROCESS_LOST_CODE = "process_lost";
 
-export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentity; log?: SweepLog; executesHere?: (runId: string) => boolean }): Sweep<OrphanUnit> {
+const agentProcess = z.object({ pid: z.number().int().positive(), startTime: z.string().regex(/^\d+$/), bootId: z.string().min(1), host: z.string() });
+
+/** The agent's process as the run recorded it (runner_profile_json.agentProcess), or null. */
+export function recordedAgentProcess(profile: unknown): ProcessIdentity | null {
+  if (profile === null || typeof profile !== "object" || Array.isArray(profile)) return null;
+  const parsed = agentProcess.safeParse((profile as Record<string, unknown>)[AGENT_PROCESS_KEY]);
+  return parsed.success ? { pid: parsed.data.pid, startTime: parsed.data.startTime, bootId: parsed.data.bootId, host: parsed.data.host } : null;
+}
+
+export function orphanSweep(deps: {
+  db: PrismaClient;
+  controller: ProcessIdentity;
+  log?: SweepLog;
+  executesHere?: (runId: string) => boolean;
+  /** SIGTERM's grace before SIGKILL when an orphaned agent group is stopped (tests shorten it). */
+  agentStopGraceMs?: number;
+}): Sweep<OrphanUnit> {
   const view = { self: deps.controller, executesHere: deps.executesHere };
   const { db } = deps;
   return {
@@ -50,7 +77,7 @@ export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentit
     async handle(unit) {
       const run = await db.heartbeatRun.findUnique({
         where: { id: unit.runId },
-        select: { id: true, companyId: true, nativeIssueId: true, status: true, finalization: { select: { phase: true, resultId: true, companyId: true, issueId: true, failureCode: true } } },
+        select: { id: true, companyId: true, nativeIssueId: true, status: true, runnerProfileJson: true, finalization: { select: { phase: true, resultId: true, companyId: true, issueId: true, failureCode: true } } },
       });
       if (!run || run.status !== "running") return "settled_elsewhere";
       const accepted = await db.nativeRunResult.findFirst({
@@ -69,8 +96,17 @@ export function orphanSweep(deps: { db: PrismaClient; controller: ProcessIdentit
           return `left_${decision.reason}`;
         case "settle":
           return settle(db, run.id, decision.as, run.finalization?.failureCode ?? "finalization_failed");
-        case "process_lost":
-          return markProcessLost(db, unit, deps.log);
+        case "process_lost": {
+          // R-FO-1: the surviving agent group is stopped before anything is written.
+          const agent = recordedAgentProcess(run.runnerProfileJson);
+          const stop: GroupStopOutcome | null = agent ? await stopRecordedProcessGroup(agent, { graceMs: deps.agentStopGraceMs }) : null;
+          if (stop?.kind === "survived" || stop?.kind === "unknown") {
+            deps.log?.warn({ runId: run.id, agentPid: agent?.pid, stop }, "orphaned run left running: its agent could not be stopped or judged");
+            return stop.kind === "survived" ? "left_agent_survived" : "left_agent_unobservable";
+          }
+          if (stop?.kind === "stopped") deps.log?.warn({ runId: run.id, agentPid: agent?.pid, signal: stop.signal }, "stopped the orphaned agent's process group");
+          return markProcessLost(db, unit, deps.log, { agentProcess: agent, agentStop: agentStopOf(stop) });
+        }
       }
     },
   };
@@ -84,32 +120,47 @@ async function settle(db: PrismaClient, runId: string, as: "committed" | "termin
   return `settled_${as}`;
 }
 
-/** R-ORP-2: fails the run only if its row is the version the sweep saw and no result was accepted since. */
-export async function markProcessLost(db: PrismaClient, unit: OrphanUnit, log?: SweepLog): Promise<string> {
-  return withTransaction(db, async (tx) => {
-    // Waits for a publisher holding the row; once it commits, the row's xmin differs and the
-    // row no longer qualifies (the WHERE is re-checked on the newest version).
-    const locked = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM heartbeat_runs WHERE id = ${unit.runId}::uuid AND xmin::text = ${unit.xmin} AND status = 'running' FOR UPDATE`;
-    if (locked.length !== 1) return "lost_race";
-    // A new statement: its snapshot sees a result committed while this one waited.
-    const accepted = await tx.nativeRunResult.findFirst({ where: { runId: unit.runId, schemaStatus: "accepted" }, select: { id: true } });
-    if (accepted) return "lost_race";
-    const outcome = await failRunInTransaction(tx, {
-      runId: unit.runId,
-      code: PROCESS_LOST_CODE,
-      message: "The controller running this run is gone and the agent submitted no result; the sandbox is kept as it is.",
-    });
-    const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: unit.runId }, select: { companyId: true } });
-    await recordRunEvent(tx, {
-      companyId: run.companyId,
-      runId: unit.runId,
-      level: "warn",
+function agentStopOf(stop: GroupStopOutcome | null): FileRecoveryEvidence["agentStop"] {
+  if (stop === null) return "not_recorded";
+  return stop.kind === "stopped" ? "stopped" : "not_running";
+}
+
+/**
+ * R-ORP-2, R-FO-1: fails the run only if its row is the version the sweep saw and no result was
+ * accepted since; in the same transaction the exact sandbox is pinned and the file-recovery
+ * obligation opened, and the dead controller's unfinished preparations are taken over (R-FO-4).
+ */
+export async function markProcessLost(
+  db: PrismaClient,
+  unit: OrphanUnit,
+  log?: SweepLog,
+  agent: { agentProcess: ProcessIdentity | null; agentStop: FileRecoveryEvidence["agentStop"] } = { agentProcess: null, agentStop: null },
+): Promise<string> {
+  const outcome = await failRunBeforeResult(db, {
+    runId: unit.runId,
+    code: PROCESS_LOST_CODE,
+    message: "The controller running this run is gone and the agent submitted no result; the sandbox is stopped and retained with the agent's files.",
+    origin: "controller_lost",
+    expectXmin: unit.xmin,
+    deadController: unit.controller,
+    agentProcess: agent.agentProcess,
+    agentStop: agent.agentStop,
+    event: {
       code: "run.process_lost",
-      message: "The run's controller exited before the agent's result; the run failed and its sandbox lease was left untouched.",
-      payload: { controllerPid: unit.controller.pid },
-    });
-    log?.warn({ runId: unit.runId, outcome: outcome.kind }, "orphaned run marked process_lost");
-    return "process_lost";
+      message: "The run's controller exited before the agent's result; the run failed and its sandbox is kept for its files.",
+      payload: { controllerPid: unit.controller.pid, agentPid: agent.agentProcess?.pid ?? null, agentStop: agent.agentStop },
+    },
   });
+  switch (outcome.kind) {
+    case "lost_race":
+    case "already_settled":
+      return "lost_race";
+    case "refused":
+      log?.warn({ runId: unit.runId, reason: outcome.reason }, "orphaned run left: another live owner holds its preparation");
+      return `left_${outcome.reason}`;
+    case "failed":
+    case "files_retained":
+      log?.warn({ runId: unit.runId, outcome: outcome.kind, controllerPid: unit.controller.pid }, "orphaned run marked process_lost");
+      return "process_lost";
+  }
 }
