@@ -10,7 +10,9 @@
 //   over a limit, or colliding paths      -> a terminal copyback failure whose code names the limit
 //                                            (EXPORT_LIMIT_FAILURE_CODES), never an omission: a
 //                                            second export cannot change it, and omitting would
-//                                            drop every file of the task silently
+//                                            drop every file of the task silently; the run
+//                                            is held: its lease pinned and a board action
+//                                            naming the limit (finalize-run.ts holdAtLimit)
 //   unsafe still / no salvage             -> omit: discard the export, log `workspace_export_omitted`
 //                                            at info, and complete with the accepted result
 //                                            (R-UA-3: no warning, no recovery action, no turn)

@@ -24,7 +24,7 @@ import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import { pinLeaseForRecovery } from "../leases/stop-intent";
-import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
+import { openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
 import { resolveExportRetryOnCommit } from "../recovery/actions-export-retry";
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
@@ -35,7 +35,7 @@ import { advanceFinalization } from "./coordinator";
 import type { FinalizationPhase } from "./coordinator-phases";
 import { copybackProven } from "./copyback-proven";
 import { exportTimeoutOf, withExportDeadline } from "./export-deadline";
-import { EXPORT_OMITTED_MESSAGE } from "./export-policy";
+import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy";
 import { exportSnapshot } from "./export-snapshot";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
 import { FINALIZATION_OWNERSHIP_LOST, takeFinalizationOwnership, type FinalizationOwnership, type OwnershipAttempt, type OwnershipKey } from "./finalization-owner";
@@ -349,6 +349,7 @@ class Finalization {
         return { kind: "conflict", operationId, conflicts: decision.conflicts };
       }
       if (decision.kind === "exhausted") return this.exhaust(tx, operationId, decision);
+      if (decision.kind === "terminal" && decision.detail) return this.holdAtLimit(tx, operationId, attempt, decision.code, decision.detail);
       await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: decision.code, metadata: { attempt } });
       if (decision.kind === "retryable") {
         await advanceFinalization(tx, {
@@ -426,6 +427,49 @@ class Finalization {
     }));
     await this.endRunFailed(tx, decision.code, `Copying the sandbox's files back failed ${decision.attempts} times (${decision.lastCode}); the saved result and the sandbox are kept for an export-only retry.`);
     return { kind: "terminal_failure", operationId, code: decision.code };
+  }
+
+  /**
+   * R-UA-3, R-UA-4: the archive crossed an entry or size limit, or has colliding paths. A second
+   * export cannot change that and omitting it would drop every file of the task silently, so the
+   * run is held instead, in this ONE transaction (as this owner): the operation fails with the
+   * limit's code, the coordinator settles terminal with the limit named, the exact sandbox is
+   * pinned by a stop-only intent (as for the spent retry budget, R-EX-4), the board's limit hold
+   * opens naming the limit, and the run fails (task to people). The accepted result stays.
+   */
+  private async holdAtLimit(tx: TransactionClient, operationId: string, attempt: number, code: string, detail: ExportLimitDetail): Promise<FinalizeOutcome> {
+    const descriptor = await loadPreparedWorkspace(tx, this.key);
+    const lease = await tx.environmentLease.findUnique({ where: { id: descriptor.leaseId }, select: { id: true, providerLeaseId: true, pluginId: true } });
+    const coordinator = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { resultId: true } });
+    await finishWorkspaceOperation(tx, operationId, { status: "failed", errorCode: code, metadata: { attempt } });
+    await advanceFinalization(tx, {
+      runId: this.key.runId,
+      from: ["workspace_finalizing"],
+      to: "terminal_failure",
+      patch: { failureCode: code, failureDetail: { attempt, ...detail } },
+    });
+    const pinned = lease ? await pinLeaseForRecovery(tx, lease.id) : { kind: "nothing_to_pin" as const, status: "missing" };
+    const action = await openExportLimitAction(tx, {
+      companyId: this.key.companyId,
+      issueId: this.key.issueId,
+      runId: this.key.runId,
+      resultId: coordinator.resultId,
+      leaseId: lease?.id ?? null,
+      providerLeaseId: lease?.providerLeaseId ?? null,
+      pluginId: lease?.pluginId ?? null,
+      failureCode: code,
+      limit: { kind: detail.kind, violation: detail.violation, limit: detail.limit, max: detail.max, path: detail.path, violationCodes: detail.violationCodes },
+    });
+    await recordRunEvent(tx, this.event("error", "workspace.copyback_failed", `The copyback stopped at an archive limit (${code}); nothing was written or omitted, the saved result and the sandbox are kept for an operator.`, {
+      operationId,
+      errorCode: code,
+      violation: detail.violation,
+      limit: detail.limit,
+      actionId: action.actionId,
+      leasePinned: pinned.kind,
+    }));
+    await this.endRunFailed(tx, code, `The copyback stopped at an archive limit (${code}); the saved result and the sandbox are kept for an operator.`);
+    return { kind: "terminal_failure", operationId, code };
   }
 
   /** Barrier present: arbitration, coordinator committed and the run succeeded, in one transaction. */

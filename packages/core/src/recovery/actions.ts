@@ -8,6 +8,8 @@ import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/
 import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
 import {
+  EXPORT_LIMIT_CAUSE,
+  exportLimitNextAction,
   EXPORT_RETRY_EXHAUSTED_CAUSE,
   EXPORT_RETRY_EXHAUSTED_NEXT_ACTION,
   FILE_RECOVERY_CAUSE,
@@ -462,4 +464,70 @@ export async function clearHistoricalUnsafeNotices(tx: TransactionClient, input:
     data: { status: "resolved", outcome: "historical_unsafe_export_omitted", resolvedAt: new Date(), resolvedByType: "system" },
   });
   return cleared.count;
+}
+
+export const EXPORT_LIMIT_EVIDENCE_SCHEMA = "copyback.export-limit-evidence.v1";
+
+export const exportLimitEvidence = z.object({
+  schema: z.literal(EXPORT_LIMIT_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  resultId: z.string().nullable(),
+  leaseId: z.string().nullable(),
+  providerLeaseId: z.string().nullable(),
+  pluginId: z.string().nullable(),
+  /** The run's terminal code (native_workspace_sync_out_<limit>). */
+  failureCode: z.string(),
+  /** export-policy.ts ExportLimitDetail: the limit crossed, its value, the first archive-relative path. */
+  limit: z.object({
+    kind: z.enum(["limit", "collision"]),
+    violation: z.string(),
+    limit: z.string().nullable(),
+    max: z.number().nullable(),
+    path: z.string(),
+    violationCodes: z.array(z.string()),
+  }),
+  detectedAt: z.string(),
+});
+export type ExportLimitEvidence = z.infer<typeof exportLimitEvidence>;
+
+export function readExportLimitEvidence(evidence: unknown): ExportLimitEvidence | null {
+  const parsed = exportLimitEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * R-UA-3, R-UA-4: the board-owned hold of an export over an archive limit (or with colliding
+ * paths), opened in the transaction that fails the run and pins its lease, so nothing is lost and
+ * nothing is silently omitted. One per run; its next action names the limit; no automatic wake.
+ */
+export async function openExportLimitAction(
+  tx: TransactionClient,
+  input: Omit<ExportLimitEvidence, "schema" | "detectedAt"> & { companyId: string; issueId: string },
+): Promise<OpenOutcome> {
+  const evidence: ExportLimitEvidence = {
+    schema: EXPORT_LIMIT_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    resultId: input.resultId,
+    leaseId: input.leaseId,
+    providerLeaseId: input.providerLeaseId,
+    pluginId: input.pluginId,
+    failureCode: input.failureCode,
+    limit: input.limit,
+    detectedAt: new Date().toISOString(),
+  };
+  const fingerprint = `${input.runId}:export-limit`;
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseId}::uuid,
+            ${EXPORT_LIMIT_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${exportLimitNextAction(input.limit)},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await tx.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: EXPORT_LIMIT_CAUSE, fingerprint, status: { in: ["active", "escalated"] } },
+    select: { id: true },
+  });
+  return { actionId: existing?.id ?? "", created: false };
 }

@@ -67,3 +67,35 @@ export const LEGACY_COPYBACK_REPAIR_NEXT_ACTION =
 
 /** R-UA-3: an archive over the entry or size limits, or with case/normalization collisions. */
 export const EXPORT_LIMIT_CAUSE = "native_workspace_sync_out_limit_exceeded";
+
+/** What each limit or collision is, in words (the violation codes of export-policy.ts EXPORT_LIMIT_FAILURE_CODES). */
+const EXPORT_LIMIT_WORDS: Readonly<Record<string, string>> = {
+  too_many_entries: "more files, directories and links than one export may hold",
+  entry_too_large: "a file larger than one export may carry",
+  total_too_large: "more bytes in all than one export may carry",
+  metadata_too_large: "more archive metadata than one export may carry",
+  compression_ratio: "an archive that inflates far beyond its compressed size",
+  path_too_deep: "a path nested deeper than allowed",
+  path_too_long: "a path or name longer than allowed",
+  case_collision: "two paths that differ only by letter case (they would overwrite each other on a case-insensitive host)",
+  normalization_collision: "two paths that are the same name after Unicode normalization",
+};
+
+/**
+ * R-UA-3, R-UA-4: the limit hold's instructions. They name the limit crossed (its setting and
+ * value, and the first archive-relative path over it: never a host path) and what an operator can
+ * do; the files were neither written nor silently dropped. Deterministic in its inputs, so a
+ * repeated writer writes exactly the same words.
+ */
+export function exportLimitNextAction(detail: { violation: string; limit: string | null; max: number | null; path: string }): string {
+  const what = EXPORT_LIMIT_WORDS[detail.violation] ?? `an archive limit (${detail.violation})`;
+  const setting = detail.limit === null ? "" : detail.max === null ? ` [limit ${detail.limit}]` : ` [limit ${detail.limit} = ${detail.max}]`;
+  const where = detail.path === "" ? "" : `, first at "${detail.path}"`;
+  return (
+    `Copying the sandbox's files back stopped at an archive limit: the export holds ${what}${setting}${where}. ` +
+    "Nothing was written to the host workspace and nothing was left out: the saved result and the sandbox (stopped and retained, never reused or destroyed) are kept. " +
+    "A runtime manager inspects the retained sandbox through the provider's console, copies the files that matter to the host workspace by hand " +
+    "(leaving out or renaming what crosses the limit; a generated tree such as a dependency directory belongs in the execution workspace's excluded paths, so later runs do not export it), " +
+    "then records the repair on this recovery action. No new agent turn is started."
+  );
+}
