@@ -150,14 +150,15 @@ describe("POST /api/issues/:id/recovery-actions/resolve on an unverified-owner h
   it("R-ATT-3: generic resolution, false-positive included, cannot dismiss the hold: 409 hold_requires_attestation, nothing written", async () => {
     const h = await hold();
     const before = await holdState(db(), h);
+    // Valid bodies of every outcome (an invalid body is refused earlier, 422): each is refused for the hold itself.
+    const source = { sourceIssueStatus: "in_progress", executionReconciliation: { runId: h.runId, leaseId: h.leaseId, runStatus: "running" } };
     for (const payload of [
-      { outcome: "false_positive", note: "Looked fine to me." },
-      { outcome: "cancelled" },
+      { outcome: "false_positive", note: "Looked fine to me.", ...source },
+      { outcome: "cancelled", note: "Discard it.", ...source },
       {
         outcome: "restored",
-        sourceIssueStatus: "in_progress",
-        executionReconciliation: { runId: h.runId, disposition: "kept" },
-        workspaceRepairEvidence: { files: ["README.md"] },
+        ...source,
+        workspaceRepairEvidence: { stopEvidence: "looked at it", recoveredFiles: "README.md" },
       },
     ]) {
       for (const key of [managerKey, ownerKey]) {
@@ -173,20 +174,21 @@ describe("POST /api/issues/:id/recovery-actions/resolve on an unverified-owner h
     const h = await hold();
     expect((await resume(h, body(h))).status).toBe(200);
     const before = await holdState(db(), h);
-    const response = await resolve(h, { outcome: "false_positive" });
+    const response = await resolve(h, { outcome: "false_positive", note: "n", sourceIssueStatus: "in_progress", executionReconciliation: { runId: h.runId, leaseId: h.leaseId, runStatus: "running" } });
     expect(response.status).toBe(409);
     expect(await json(response)).toMatchObject({ code: "hold_requires_attestation" });
     expect(await holdState(db(), h)).toEqual(before);
   });
 
-  it("other recovery actions still answer 501 until their resolution rules exist", async () => {
+  it("R-RR-5 a cause this API does not resolve answers 409 action_not_resolvable, nothing written", async () => {
     const response = await call(resolveRecoveryAction, world.a.issue.id, {
       path: `/api/issues/${world.a.issue.id}/recovery-actions/resolve`,
-      body: { actionId: world.a.olderHold.id, outcome: "false_positive" },
+      body: { actionId: world.a.olderHold.id, outcome: "false_positive", note: "n", sourceIssueStatus: "in_progress", executionReconciliation: { runId: world.a.run.id, leaseId: world.a.lease.id, runStatus: "failed" } },
       headers: bearer(managerKey),
     });
-    expect(response.status).toBe(501);
-    expect(await json(response)).toMatchObject({ code: "not_implemented" });
+    expect(response.status).toBe(409);
+    expect(await json(response)).toMatchObject({ code: "action_not_resolvable" });
+    expect((await db().issueRecoveryAction.findUniqueOrThrow({ where: { id: world.a.olderHold.id } })).status).toBe("active");
   });
 });
 

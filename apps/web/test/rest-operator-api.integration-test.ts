@@ -10,6 +10,7 @@ import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actio
 import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as retryWorkspaceExport } from "~/app/api/issues/[id]/recovery-actions/retry-workspace-export/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
+import { createFileHold, fileHoldState, restoredBody } from "./file-hold-fixture";
 import { POST as reconstructWorkspace } from "~/app/api/issues/[id]/recovery-actions/reconstruct-workspace/route";
 import { GET as getLease } from "~/app/api/environment-leases/[leaseId]/route";
 import { GET as getRun } from "~/app/api/runs/[id]/route";
@@ -234,23 +235,33 @@ describe("422: invalid bodies", () => {
     }
   });
 
-  it("requires the repair fields when a resolution says restored (R-RR-5)", async () => {
+  it("R-RR-5 requires the repair fields when a resolution says restored; a complete one resolves the exact action and lease ids and changes nothing else", async () => {
     const key = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.manager.id);
-    const path = `/api/issues/${world.a.issue.id}/recovery-actions/resolve`;
-    const incomplete = await call(resolveRecoveryAction, { id: world.a.issue.id }, { path, body: { actionId: world.a.olderHold.id, outcome: "restored" }, headers: bearer(key.secret) });
-    expect(incomplete.status).toBe(422);
-    const complete = await call(resolveRecoveryAction, { id: world.a.issue.id }, {
-      path,
-      body: {
-        actionId: world.a.olderHold.id,
-        outcome: "restored",
-        sourceIssueStatus: "in_progress",
-        executionReconciliation: { runId: world.a.run.id, disposition: "kept" },
-        workspaceRepairEvidence: { files: ["src/index.ts"], stopReceipt: "r-1" },
-      },
-      headers: bearer(key.secret),
-    });
-    expect(complete.status).toBe(501);
+    const hold = await createFileHold(testDb.prisma(), { companyId: world.companyA.id, agentId: world.a.agent.id, environmentId: world.a.environment.id });
+    const path = `/api/issues/${hold.issueId}/recovery-actions/resolve`;
+    for (const incompleteBody of [
+      { actionId: hold.actionId, outcome: "restored" },
+      { ...restoredBody(hold), workspaceRepairEvidence: undefined },
+      { ...restoredBody(hold), outcome: "false_positive", workspaceRepairEvidence: undefined },
+      { ...restoredBody(hold), executionReconciliation: { runId: hold.runId, disposition: "kept" } },
+    ]) {
+      const incomplete = await call(resolveRecoveryAction, { id: hold.issueId }, { path, body: incompleteBody, headers: bearer(key.secret) });
+      expect(incomplete.status).toBe(422);
+    }
+    const before = await fileHoldState(testDb.prisma(), hold);
+    const changed = await call(resolveRecoveryAction, { id: hold.issueId }, { path, body: restoredBody(hold, { sourceIssueStatus: "todo" }), headers: bearer(key.secret) });
+    expect(changed.status).toBe(409);
+    expect(await json(changed)).toMatchObject({ code: "source_status_changed" });
+    const complete = await call(resolveRecoveryAction, { id: hold.issueId }, { path, body: restoredBody(hold), headers: bearer(key.secret) });
+    expect(complete.status).toBe(200);
+    expect(await json(complete)).toEqual({ actionId: hold.actionId, runId: hold.runId, leaseIds: [hold.leaseId], outcome: "restored", status: "resolved" });
+    expect(await fileHoldState(testDb.prisma(), hold)).toEqual(before);
+    // R-RR-5: board operators only; a plain member is refused and nothing changes.
+    const other = await createFileHold(testDb.prisma(), { companyId: world.companyA.id, agentId: world.a.agent.id, environmentId: world.a.environment.id }, "cancelled_native");
+    const memberKey = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.member.id);
+    const refused = await call(resolveRecoveryAction, { id: other.issueId }, { path: `/api/issues/${other.issueId}/recovery-actions/resolve`, body: restoredBody(other), headers: bearer(memberKey.secret) });
+    expect(refused.status).toBe(403);
+    expect((await testDb.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: other.actionId } })).status).toBe("active");
   });
 
   it("validates the reconstruction body (R-UI-3: runtime managers may send it)", async () => {

@@ -3,6 +3,7 @@
 // one must leave it as it was. Allowed reads get a look at their answer, so an "allow" is never a
 // call that merely did not throw.
 import { expect } from "vitest";
+import { restoredBody } from "../file-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { expectedOutcome, seesCompanyA } from "./expectations";
 import { PRINCIPAL_MODELS } from "./principals";
@@ -283,6 +284,18 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
             leaseIds: [hold.leaseId],
             status: "attested",
           }),
+      };
+    },
+  },
+  "recovery.resolve": {
+    // R-RR-5: a fresh legacy repair hold per cell: an allowed resolution records it, a refused one leaves it open.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.fileHold();
+      return {
+        input: { companyId: world.companyId, issueId: hold.issueId, ...restoredBody(hold) },
+        tookEffect: async () => (await world.prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: hold.actionId } })).status !== "active",
+        checkResult: (data) =>
+          expect(data).toEqual({ actionId: hold.actionId, runId: hold.runId, leaseIds: [hold.leaseId], outcome: "restored", status: "resolved" }),
       };
     },
   },

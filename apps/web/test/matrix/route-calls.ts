@@ -4,6 +4,7 @@
 // route gets a fresh running run per cell, the attestation a fresh unverified-owner hold.
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
+import { restoredBody } from "../file-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";
 import { originFor, type MatrixRequest } from "./http";
@@ -159,11 +160,19 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       requestId: `matrix ${tag}`,
     }),
   ),
-  "POST /api/issues/:id/recovery-actions/resolve": issueAction("resolve", ({ world }) => ({
-    actionId: world.auth.a.olderHold.id,
-    outcome: "false_positive",
-    note: "Checked by hand: nothing was lost.",
-  })),
+  "POST /api/issues/:id/recovery-actions/resolve": {
+    allowedStatus: 200,
+    // R-RR-5: a fresh legacy repair hold per cell; an allowed resolution records it, a refused one leaves it open.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.fileHold();
+      return {
+        params: { id: hold.issueId },
+        request: { method: "POST", path: `/api/issues/${hold.issueId}/recovery-actions/resolve`, body: restoredBody(hold) },
+        tookEffect: async () => (await world.prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: hold.actionId } })).status !== "active",
+      };
+    },
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ outcome: "restored", status: "resolved" }),
+  },
   "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": {
     allowedStatus: 200,
     // R-ATT-1: a fresh unverified-owner hold per cell; an allowed attestation releases exactly

@@ -17,6 +17,7 @@ import {
   request,
   type AuthWorld,
 } from "../auth-fixture";
+import { createFileHold, type FileHold } from "../file-hold-fixture";
 import { createOwnerHold, type OwnerHold } from "../recovery-fixture";
 import type { DeploymentMode } from "./expectations";
 import type { Credential, PrincipalName } from "./principals";
@@ -56,6 +57,8 @@ export interface FreshTargets {
   runningRun(): Promise<{ id: string }>;
   /** An unverified copyback owner hold of company A (a dead controller's receipt on a finalizing run). */
   ownerHold(): Promise<OwnerHold>;
+  /** A legacy repair hold of company A, its lease stopped and retained (file-hold-fixture). */
+  fileHold(): Promise<FileHold>;
 }
 
 let sequence = 0;
@@ -171,6 +174,8 @@ export async function buildMatrixWorld(
         environmentId: auth.a.environment.id,
         lastActivityAt: new Date(Date.UTC(2020, 0, 1)),
       }),
+    fileHold: () =>
+      createFileHold(prisma, { companyId, agentId: auth.a.agent.id, environmentId: auth.a.environment.id, lastActivityAt: new Date(Date.UTC(2020, 0, 1)) }),
     membership: async () => {
       const n = ++sequence;
       const user = await prisma.user.create({

@@ -13,6 +13,7 @@ import { describeFailure } from "./errors";
 import { EXIT, EXIT_CODE_TABLE } from "./exit-codes";
 import { resolveInstanceRoot } from "./instance-root";
 import { processIo, type CliIo, type CommandContext, type CommandResult } from "./io";
+import type { ResolveOptions } from "./commands/recovery-resolve";
 
 interface GlobalOptions {
   json?: boolean;
@@ -279,6 +280,28 @@ function addRecoveryCommands(program: Command, run: Runner): void {
           },
         ) => (await import("./commands/recovery-attest")).recoveryAttest(ctx, opts),
       ),
+    );
+  recovery
+    .command("resolve")
+    .description(
+      "record a file hold's repair (R-RR-5): the legacy repair hold or the file-recovery obligation, with the task's unchanged status, the source run and lease, and the evidence; changes nothing else. Recorded as the system actor",
+    )
+    .requiredOption("--action <id>", "the recovery action")
+    .option("--outcome <outcome>", "restored (default), false_positive or cancelled")
+    .requiredOption("--source-status <status>", "the task's current status, unchanged (copyback recovery show)")
+    .requiredOption("--run <id>", "the source run the action records")
+    .option("--lease <id>", "the retained lease the action records")
+    .requiredOption("--run-status <status>", "the source run's status as you reconciled it")
+    .option("--no-external-actions", "only for a cancelled native run whose history shows it performed none")
+    .option("--stop-evidence <text>", "how you verified the exact allocation stopped")
+    .option("--recovered-files <text>", "which files you recovered, and where")
+    .option("--note <text>", "why (required for false_positive and cancelled)")
+    .action(
+      run("recovery resolve", async (ctx, opts: ResolveOptions & { externalActions?: boolean }) => {
+        // commander turns --no-external-actions into externalActions: false.
+        const { externalActions, ...rest } = opts;
+        return (await import("./commands/recovery-resolve")).recoveryResolve(ctx, { ...rest, noExternalActions: externalActions === false });
+      }),
     );
 }
 

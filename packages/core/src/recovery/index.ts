@@ -23,6 +23,7 @@ export * from "./sweeps/historical-unsafe-sweep";
 export * from "./policies/decide-export-retry";
 export * from "./actions-export-retry";
 export * from "./operator/retry-workspace-export";
+export * from "./operator/resolve-recovery-action";
 export * from "./policies/decide-late-legacy-report";
 export * from "./legacy/lease-snapshot";
 export * from "./legacy/record-copyback-failure";

@@ -34,7 +34,7 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(resumeWorkspaceFinalizationRoute, "issue", true),
   entry(retryWorkspaceExportRoute, "issue", false),
   entry(reconstructWorkspaceRoute, "issue", false),
-  entry(resolveRecoveryActionRoute, "issue", false),
+  entry(resolveRecoveryActionRoute, "issue", true),
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
   entry(finishRunRoute, "run", true),
