@@ -8,11 +8,22 @@
 // executeRun never throws: the dispatcher runs it in the background, so every failure is settled
 // here (failRun with a stable code, the lease released by policy) or, when even that fails, logged
 // and left to the reconciler (the run keeps this controller's identity, recorded at claim time).
+//
+// Failures before a result (R-FO-1, R-FO-3): once a sandbox is bound to the run, both
+// setup-failure handlers (the preparation's, #preparationFailure, and the provider's and agent's,
+// settleFailure: exec errors, an agent that exits without a result, a descriptor read failing in
+// runtime selection) go through ONE terminal writer, recovery/file-recovery.ts: the exact sandbox
+// is pinned and the file-recovery obligation opened in the transaction that fails the run, before
+// the terminal write and before the provider cleanup (#release) runs. A prepared workspace is no
+// export receipt (R-FO-2); an accepted result keeps its own path (R-FO-6). An owned preparation
+// failure is settled only through this controller's exact live recovery claim; another owner or a
+// stale claim settles nothing and this controller cleans nothing up (R-FO-4).
 import type { Prisma, PrismaClient } from "@copyback/db";
 import type { DirectoryMergeLocks } from "../copyback/locks/index";
-import { isDomainError } from "../errors";
+import { DomainError, isDomainError } from "../errors";
 import { leaseOutcomeAfterFinalize } from "../finalization/finalize-outcome-policy";
 import { finalizeRun, isOwnershipLoss, type FinalizeOutcome, type FinalizeRunDeps } from "../finalization/finalize-run";
+import { loadPreparedWorkspace } from "../finalization/workspace-descriptor";
 import { acquireLease } from "../leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
 import type { ProcessIdentity } from "../process/process-identity";
@@ -21,8 +32,9 @@ import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/
 import { publishRunResult } from "../runs/publish-result";
 import { mintRunAgentKey, revokeRunAgentKeys, RUN_AGENT_KEY_VARIABLE } from "../runs/run-agent-key";
 import { recordRunEvent } from "../runs/run-log";
-import { failRun } from "../runs/settle-run";
-import { prepareRunWorkspace } from "../workspace/prepare-run-workspace";
+import type { FileRecoveryOrigin } from "../recovery/actions";
+import { failRunBeforeResult, type FailBeforeResultInput } from "../recovery/file-recovery";
+import { isPreparationFailed, prepareRunWorkspace, type PreparedRunWorkspace } from "../workspace/prepare-run-workspace";
 import { AgentOutputRecorder, DEFAULT_OUTPUT_LIMITS, type OutputLimits } from "./agent-output";
 import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "./agent-outcome";
 import { recordAgentProcess } from "./agent-process";
@@ -55,6 +67,8 @@ export interface ExecuteRunDeps {
   exportTimeoutMs?: FinalizeRunDeps["exportTimeoutMs"];
   /** Finalizations in flight in this process; the worker awaits them before closing the database. */
   finalizations?: Set<Promise<unknown>>;
+  /** How long a preparation's recovery claim lives without renewal (R-FO-4; default 15 minutes). */
+  preparationClaimMs?: number;
 }
 
 type Level = "debug" | "info" | "warn" | "error";
@@ -82,6 +96,8 @@ class RunSteps {
   readonly #claimed: ClaimedRunRef;
   readonly #log: DispatchLog;
   #lease: Lease | null = null;
+  /** The lease bound to the run as soon as it is acquired (the file-recovery pin names it, R-FO-1). */
+  #boundLeaseId: string | null = null;
   #leaseReleased = false;
 
   constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
@@ -138,6 +154,7 @@ class RunSteps {
       return;
     }
     const { lease, handle, reused, isolated } = acquired.value;
+    this.#boundLeaseId = lease.id;
     await this.#event("info", "lease.acquired", isolated ? "Sandbox acquired (isolated)." : "Sandbox acquired (NOT isolated: the agent is not confined to its sandbox).", {
       leaseId: lease.id,
       pluginId: handle.pluginId,
@@ -150,18 +167,29 @@ class RunSteps {
     try {
       plugin = this.#deps.registry.forLease({ pluginId: lease.pluginId, provider: lease.provider }); // R-EX-6
     } catch (error) {
-      await this.#providerFailure("provider_plugin_unavailable", "The lease's provider plugin is unavailable", error);
+      await this.#providerFailure("provider_plugin_unavailable", "The lease's provider plugin is unavailable", error, "provider_failure");
       return;
     }
     this.#lease = { leaseId: lease.id, handle, plugin };
 
     // 2. The sandbox workspace: baseline manifest and seed from one locked view of the host.
+    let prepared: PreparedRunWorkspace;
     try {
-      const prepared = await prepareRunWorkspace(this.#deps, { runId: context.runId, lease: handle, plugin });
+      // R-FO-4: the preparation carries this controller's recovery claim.
+      prepared = await prepareRunWorkspace(this.#deps, { runId: context.runId, lease: handle, plugin, recoveryClaim: { holder: this.#deps.controller, ttlMs: this.#deps.preparationClaimMs } });
       // R-LG-1: a legacy run's exact lease snapshot, recorded before its adapter is dispatched.
       if (context.runtimeMode === "legacy") await recordLegacyLeaseSnapshot(db, { runId: context.runId, leaseId: lease.id, realizedRoot: prepared.descriptor.hostPath });
     } catch (error) {
-      await this.#providerFailure("workspace_prepare_failed", "The sandbox workspace could not be prepared", error);
+      await this.#preparationFailure(error);
+      return;
+    }
+
+    // Runtime selection: the agent runs in exactly the sandbox that was prepared, read back from
+    // its durable descriptor; a failing read is a setup failure like any other (R-FO-3).
+    try {
+      await this.#selectRuntime(context, handle, plugin, prepared);
+    } catch (error) {
+      await this.#providerFailure("runtime_selection_failed", "The agent's runtime could not be selected", error, "runtime_selection_failure");
       return;
     }
 
@@ -194,10 +222,24 @@ class RunSteps {
       return;
     }
     if (after.kind === "fail") {
-      await this.settleFailure(after.code, after.message);
+      await this.settleFailure(after.code, after.message, "agent_exited");
       return;
     }
     await this.#finalize(context, started);
+  }
+
+  /**
+   * Runtime selection: the lease's pinned plugin with the exec capability, in the exact allocation
+   * the durable descriptor says was seeded. The descriptor is read back from the database (not the
+   * copy in memory), so what the agent works on is what finalization will diff against; a missing,
+   * malformed or mismatching descriptor stops the run before the agent starts.
+   */
+  async #selectRuntime(context: ReadyRunContext, handle: LeaseHandle, plugin: EnvironmentProvider, prepared: PreparedRunWorkspace): Promise<void> {
+    const descriptor = await loadPreparedWorkspace(this.#deps.db, { companyId: context.companyId, runId: context.runId, issueId: context.issueId });
+    if (descriptor.leaseId !== handle.leaseId || descriptor.seed.providerLeaseId !== handle.providerLeaseId || descriptor.seed.fingerprint !== prepared.descriptor.seed.fingerprint) {
+      throw new DomainError("conflict", "prepared_workspace_mismatch", "The prepared workspace names another sandbox than the run's lease.");
+    }
+    requireCapability(plugin, "exec");
   }
 
   /** The legacy protocol's end of turn (legacy-run.ts), then the lease by policy (a held source: stop and retain, R-RR-3). */
@@ -211,7 +253,7 @@ class RunSteps {
   async #afterExecFailure(context: ReadyRunContext, started: number, error: unknown): Promise<void> {
     const after = decideAfterExecFailure(await this.#readRunState(context.runId));
     if (after.kind === "fail") {
-      await this.#providerFailure("provider_exec_failed", "The agent could not be run", error);
+      await this.#providerFailure("provider_exec_failed", "The agent could not be run", error, "provider_failure");
       return;
     }
     const code = codeOf(error, "provider_exec_failed");
@@ -372,20 +414,73 @@ class RunSteps {
     if (lease !== null) await this.#release(lease);
   }
 
-  /** Fails the run (if it is still running) and releases any lease by policy. Never throws. */
-  async settleFailure(code: string, message: string): Promise<void> {
-    try {
-      await failRun(this.#deps.db, { runId: this.#claimed.runId, code, message });
-    } catch (error) {
-      this.#log.error({ runId: this.#claimed.runId, code, err: error }, "could not mark the run failed");
+  /**
+   * The setup-failure handler of everything but the preparation: fails the run (if it is still
+   * running) through the one terminal writer, which first pins a bound sandbox and opens the
+   * file-recovery obligation when the run has no result (R-FO-1, R-FO-3); then releases the lease
+   * by policy (a pinned lease: its stop-only intent is continued, never a destroy). Never throws.
+   */
+  async settleFailure(code: string, message: string, origin: FileRecoveryOrigin = "provider_failure"): Promise<void> {
+    await this.#failBeforeResult({ runId: this.#claimed.runId, code, message, origin, leaseId: this.#boundLeaseId });
+    await this.#release("failed");
+  }
+
+  /**
+   * The preparation's setup-failure handler (R-FO-3, R-FO-4): settles the failure through this
+   * controller's exact live recovery claim in the transaction that pins the sandbox, opens the
+   * obligation and fails the run. Refused (another owner, a stale claim): nothing is cleaned up;
+   * the run and its lease are left to whoever holds the claim (the reconciler).
+   */
+  async #preparationFailure(error: unknown): Promise<void> {
+    const code = codeOf(error, "workspace_prepare_failed");
+    this.#log.warn({ runId: this.#claimed.runId, code, err: error }, "The sandbox workspace could not be prepared");
+    if (isDomainError(error) && error.code === "preparation_claim_lost") {
+      await this.#event("warn", "workspace.preparation_taken_over", "A recovery took this run's preparation over; this worker leaves the run and its sandbox to it.");
+      this.#leaseReleased = true;
+      return;
+    }
+    const message = `The sandbox workspace could not be prepared: ${messageOf(error)}`;
+    if (!isPreparationFailed(error)) {
+      // Refused before anything was recorded (a mismatched plugin, a missing capability), or a
+      // step after the preparation: no claim to settle.
+      await this.settleFailure(code, message, "preparation_failure");
+      return;
+    }
+    const outcome = await this.#failBeforeResult({
+      runId: this.#claimed.runId,
+      code,
+      message,
+      origin: "preparation_failure",
+      leaseId: this.#boundLeaseId,
+      preparation: { operationId: error.operationId, token: error.claimToken },
+    });
+    if (outcome !== "settled") {
+      // R-FO-4: not this controller's live claim (or nothing could be written): no cleanup here.
+      this.#log.warn({ runId: this.#claimed.runId, outcome }, "preparation failure not settled here; the lease is left as it is");
+      this.#leaseReleased = true;
+      return;
     }
     await this.#release("failed");
   }
 
-  async #providerFailure(fallbackCode: string, what: string, error: unknown): Promise<void> {
+  /** The one terminal writer (recovery/file-recovery.ts); never throws. */
+  async #failBeforeResult(input: FailBeforeResultInput): Promise<"settled" | "refused" | "unwritten"> {
+    try {
+      const outcome = await failRunBeforeResult(this.#deps.db, input);
+      if (outcome.kind === "files_retained") {
+        this.#log.warn({ runId: input.runId, leaseId: outcome.leaseId, actionId: outcome.actionId }, "run failed before its result; its sandbox is kept for file recovery");
+      }
+      return outcome.kind === "refused" ? "refused" : "settled";
+    } catch (error) {
+      this.#log.error({ runId: input.runId, code: input.code, err: error }, "could not mark the run failed");
+      return "unwritten";
+    }
+  }
+
+  async #providerFailure(fallbackCode: string, what: string, error: unknown, origin: FileRecoveryOrigin = "provider_failure"): Promise<void> {
     const code = codeOf(error, fallbackCode);
     this.#log.warn({ runId: this.#claimed.runId, code, err: error }, what);
-    await this.settleFailure(code, `${what}: ${messageOf(error)}`);
+    await this.settleFailure(code, `${what}: ${messageOf(error)}`, origin);
   }
 
   async #release(outcome: "committed" | "failed"): Promise<void> {

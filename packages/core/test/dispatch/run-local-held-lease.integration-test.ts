@@ -49,7 +49,10 @@ describe("held sandboxes are never reused (local provider)", () => {
     // The host is as it was.
     expect(await readTree(failing.hostPath)).toEqual({ "a.txt": { type: "file", content: "host a\n" }, keep: { type: "dir" }, "keep/b.txt": { type: "file", content: "host b\n" } });
 
-    // The next run on the same environment and workspace (another agent turn on the task).
+    // The next run on the same environment and workspace (another agent turn on the task). The
+    // failed run's file-recovery obligation (R-FO-1) holds the task until an operator records its
+    // evidence; recorded here by hand (the resolve service's write), the sandbox stays held.
+    await world.db.issueRecoveryAction.updateMany({ where: { runId: failedRun, status: "active" }, data: { status: "resolved", outcome: "restored", resolvedAt: new Date(), resolvedByType: "user" } });
     await world.db.issue.update({ where: { id: failing.issueId }, data: { status: "todo" } });
     await world.db.agent.update({ where: { id: failing.agentId }, data: { command: ["/bin/sh", "-c", `printf 'second\\n' > second.txt && ${submitResult()}`] } });
     const nextRun = await world.runOnce(failing);
