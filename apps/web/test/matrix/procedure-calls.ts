@@ -4,6 +4,7 @@
 // call that merely did not throw.
 import { expect } from "vitest";
 import { restoredBody } from "../file-hold-fixture";
+import { exportRetryReadmitted } from "../export-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { expectedOutcome, seesCompanyA } from "./expectations";
 import { PRINCIPAL_MODELS } from "./principals";
@@ -296,6 +297,19 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
         tookEffect: async () => (await world.prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: hold.actionId } })).status !== "active",
         checkResult: (data) =>
           expect(data).toEqual({ actionId: hold.actionId, runId: hold.runId, leaseIds: [hold.leaseId], outcome: "restored", status: "resolved" }),
+      };
+    },
+  },
+  "recovery.retryWorkspaceExport": {
+    // R-EX-2: a fresh export-retry hold (a real stopped local sandbox) per cell: an allowed retry
+    // re-admits its run, a refused one leaves it terminal.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.exportHold();
+      return {
+        input: { companyId: world.companyId, issueId: hold.issueId, actionId: hold.actionId, runId: hold.runId, repairNote: "Restored the transport; the files were kept." },
+        tookEffect: () => exportRetryReadmitted(world.prisma, hold.runId),
+        checkResult: (data) =>
+          expect(data).toEqual({ actionId: hold.actionId, runId: hold.runId, leaseId: hold.leaseId, requestId: expect.any(String), status: "readmitted", retryState: "readmitted" }),
       };
     },
   },

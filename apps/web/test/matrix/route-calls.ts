@@ -5,6 +5,7 @@
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
 import { restoredBody } from "../file-hold-fixture";
+import { exportRetryReadmitted } from "../export-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";
 import { originFor, type MatrixRequest } from "./http";
@@ -198,14 +199,24 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     checkAllowed: async (response) =>
       expect(await json(response)).toMatchObject({ status: "attested", leaseIds: [expect.any(String)] }),
   },
-  "POST /api/issues/:id/recovery-actions/retry-workspace-export": issueAction(
-    "retry-workspace-export",
-    ({ world }) => ({
-      actionId: world.auth.a.olderHold.id,
-      runId: world.auth.a.run.id,
-      repairNote: "Freed disk space in the retained sandbox.",
-    }),
-  ),
+  "POST /api/issues/:id/recovery-actions/retry-workspace-export": {
+    allowedStatus: 200,
+    // R-EX-2: a fresh export-retry hold (a real stopped local sandbox) per cell: an allowed retry
+    // re-admits its run, a refused one leaves it terminal.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.exportHold();
+      return {
+        params: { id: hold.issueId },
+        request: {
+          method: "POST",
+          path: `/api/issues/${hold.issueId}/recovery-actions/retry-workspace-export`,
+          body: { actionId: hold.actionId, runId: hold.runId, repairNote: "Restored the transport; the files were kept." },
+        },
+        tookEffect: () => exportRetryReadmitted(world.prisma, hold.runId),
+      };
+    },
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "readmitted", retryState: "readmitted" }),
+  },
   "GET /api/runs/:id": {
     allowedStatus: 200,
     prepare: ({ world }) => ({

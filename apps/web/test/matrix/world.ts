@@ -18,6 +18,7 @@ import {
   type AuthWorld,
 } from "../auth-fixture";
 import { createFileHold, type FileHold } from "../file-hold-fixture";
+import { createExportHold, type ExportHold } from "../export-hold-fixture";
 import { createOwnerHold, type OwnerHold } from "../recovery-fixture";
 import type { DeploymentMode } from "./expectations";
 import type { Credential, PrincipalName } from "./principals";
@@ -57,6 +58,8 @@ export interface FreshTargets {
   runningRun(): Promise<{ id: string }>;
   /** An unverified copyback owner hold of company A (a dead controller's receipt on a finalizing run). */
   ownerHold(): Promise<OwnerHold>;
+  /** An export-retry hold of company A: a real local sandbox stopped and retained (export-hold-fixture). */
+  exportHold(): Promise<ExportHold>;
   /** A legacy repair hold of company A, its lease stopped and retained (file-hold-fixture). */
   fileHold(): Promise<FileHold>;
 }
@@ -167,6 +170,8 @@ export async function buildMatrixWorld(
     },
     // Its task's last activity lies in the past, so the many holds of a matrix run never push
     // the world's issue off the board's first page (issues.list's cells look for it there).
+    exportHold: () =>
+      createExportHold(prisma, { companyId, agentId: auth.a.agent.id, environmentId: auth.a.environment.id, lastActivityAt: new Date(Date.UTC(2020, 0, 1)) }),
     ownerHold: () =>
       createOwnerHold(prisma, {
         companyId,

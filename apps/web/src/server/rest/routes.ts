@@ -32,7 +32,7 @@ function entry(route: RestRoute, resource: RestResourceKind, implemented: boolea
 export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(listRecoveryActionsRoute, "issue", true),
   entry(resumeWorkspaceFinalizationRoute, "issue", true),
-  entry(retryWorkspaceExportRoute, "issue", false),
+  entry(retryWorkspaceExportRoute, "issue", true),
   entry(reconstructWorkspaceRoute, "issue", false),
   entry(resolveRecoveryActionRoute, "issue", true),
   entry(getEnvironmentLeaseRoute, "lease", true),
