@@ -32,6 +32,9 @@ const schema = z.object({
   WORKER_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
   WORKER_HEALTH_HOST: z.string().default("127.0.0.1"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),
+  // The local provider's isolation: "auto" (bubblewrap where it works), "bubblewrap" (required), or
+  // "none" (agents run as plain process groups on the host: not confined, see README).
+  COPYBACK_LOCAL_ISOLATION: z.enum(["auto", "bubblewrap", "none"]).default("auto"),
   // Opt-in observation seam of the torture suite (merge-trace.ts): unset, nothing is traced.
   COPYBACK_MERGE_TRACE_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -29,6 +29,7 @@ const runtime = await createWorkerRuntime({
   instanceRoot: env.COPYBACK_HOME,
   apiUrl: env.COPYBACK_API_URL,
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
+  localIsolation: env.COPYBACK_LOCAL_ISOLATION,
   ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
   log,
 });

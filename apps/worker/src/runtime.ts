@@ -18,6 +18,8 @@ export interface WorkerRuntimeOptions {
   /** Export deadline of each copyback try (COPYBACK_EXPORT_TIMEOUT_MS). */
   exportTimeoutMs?: number;
   log: ExecuteRunDeps["log"];
+  /** COPYBACK_LOCAL_ISOLATION: the local provider's isolation (default "auto"). */
+  localIsolation?: "auto" | "bubblewrap" | "none";
   /** COPYBACK_MERGE_TRACE_FILE: the torture suite's observation of host writes (merge-trace.ts). */
   mergeTraceFile?: string;
 }
@@ -32,7 +34,7 @@ export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<W
   const mergeTrace = opts.mergeTraceFile ? createMergeTrace(opts.mergeTraceFile, opts.instanceRoot) : undefined;
   return {
     db: opts.prisma,
-    registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot }),
+    registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot, localIsolation: opts.localIsolation }),
     instanceRoot: opts.instanceRoot,
     locks: mergeTrace?.locks ?? new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
     databaseUrl: opts.databaseUrl,
