@@ -282,6 +282,20 @@ function addRecoveryCommands(program: Command, run: Runner): void {
       ),
     );
   recovery
+    .command("retry-export")
+    .description(
+      "request the export-only retry of a run whose export retries were exhausted (R-EX-2): the exact retained sandbox is resumed and verified, then the same run copies its saved result (no agent turn). Recorded as the system actor",
+    )
+    .requiredOption("--issue <id>", "the task", uuid)
+    .requiredOption("--action <id>", "the export-retry recovery action")
+    .requiredOption("--run <id>", "its run")
+    .requiredOption("--note <text>", "what you repaired and how the sandbox's files were preserved (recorded on the action)")
+    .action(
+      run("recovery retry-export", async (ctx, opts: { issue: string; action: string; run: string; note: string }) =>
+        (await import("./commands/recovery-retry-export")).recoveryRetryExport(ctx, opts),
+      ),
+    );
+  recovery
     .command("resolve")
     .description(
       "record a file hold's repair (R-RR-5): the legacy repair hold or the file-recovery obligation, with the task's unchanged status, the source run and lease, and the evidence; changes nothing else. Recorded as the system actor",
