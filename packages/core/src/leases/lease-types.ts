@@ -56,6 +56,9 @@ export type PendingCleanupCode =
   | "stop_unconfirmed"
   | "stop_receipt_mismatch"
   | "stop_intent_invalid"
+  /** R-DT-1: the provider's auto-delete could not be disabled, or its record does not confirm it. */
+  | "auto_delete_failed"
+  | "auto_delete_unconfirmed"
   /** Another caller holds the lease's cleanup claim (R-EX-5): its stop or destroy is in flight. */
   | "cleanup_claimed"
   /** A destroy that was not confirmed after its retries: the sandbox may still exist (destroy-lease.ts). */

@@ -5,7 +5,8 @@
 // pinned plugin is asked to stop (environmentStopLease). Only a confirmed receipt for this
 // request, plugin and allocation releases the lease (R-SO-2). A missing plugin or capability, a
 // failed stop or an unconfirmed receipt leaves it `pending_cleanup` for the restart sweep; release
-// and destroy are never fallbacks (R-EX-6, R-SO-3). Destroy (destroy-lease.ts) records its own
+// and destroy are never fallbacks (R-EX-6, R-SO-3). On a provider with an auto-delete policy the
+// stop waits for a read-back record that says auto-delete is disabled (R-DT-1). Destroy (destroy-lease.ts) records its own
 // intent first the same way and leaves an unconfirmed destroy `pending_cleanup`, never `failed`.
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
@@ -31,6 +32,7 @@ import { destroyLeaseSandbox, newDestroyIntent } from "./destroy-lease";
 import { CLEANUP_CLAIM_MS, claimOf, handleOf, pendingOutcome, type CleanupClaim, type LeaseCleanupOptions } from "./lease-cleanup";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
+import { preserveFromAutoDelete } from "./auto-delete-preservation";
 import { newStopIntent } from "./stop-intent";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
@@ -242,6 +244,18 @@ async function requestStop(
   if (!hasCapability(plugin, "environmentStopLease")) {
     // R-EX-6 / R-SO-3: without environmentStopLease the lease gets neither release nor destroy.
     return defer("provider_capability_missing", `Plugin ${plugin.pluginId} does not advertise environmentStopLease.`);
+  }
+  // R-DT-1: a provider that deletes stopped sandboxes on its own gets auto-delete disabled and its
+  // record read back first; unconfirmed stays pending (an attempt), never a stop or a destroy.
+  if (plugin.capabilities.has("autoDeletePolicy")) {
+    if (!hasCapability(plugin, "autoDeletePolicy")) {
+      return defer("provider_capability_missing", `Plugin ${plugin.pluginId} advertises autoDeletePolicy without disableAutoDelete and readAutoDeletePolicy.`);
+    }
+    const preserved = await preserveFromAutoDelete(plugin, handleOf(lease, intent.providerLeaseId));
+    if (preserved.kind !== "confirmed") {
+      await recordCleanupAttempt(db, lease.id, { failure: note(preserved.code, preserved.message) });
+      return pendingOutcome(lease.id, preserved.code, preserved.message);
+    }
   }
 
   let receipt: StopReceipt;

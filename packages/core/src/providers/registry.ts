@@ -18,6 +18,8 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   inspect: "inspect",
   // Both operations are needed; the read is what recovery relies on (the write is checked where it is used).
   workspaceSentinel: "readWorkspaceSentinel",
+  // R-DT-1: both operations are needed; the read-back is what the stop relies on.
+  autoDeletePolicy: "readAutoDeletePolicy",
 };
 
 /** The provider operation of a capability (every one is named after its capability but the stop). */
@@ -25,7 +27,9 @@ type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease
   ? "stopLease"
   : C extends "workspaceSentinel"
     ? "readWorkspaceSentinel" | "writeWorkspaceSentinel"
-    : C & keyof EnvironmentProvider;
+    : C extends "autoDeletePolicy"
+      ? "readAutoDeletePolicy" | "disableAutoDelete"
+      : C & keyof EnvironmentProvider;
 
 /** Whether the plugin advertises `capability` and implements its operation (a type guard). */
 export function hasCapability<C extends ProviderCapability>(
@@ -33,6 +37,7 @@ export function hasCapability<C extends ProviderCapability>(
   capability: C,
 ): plugin is EnvironmentProvider & Required<Pick<EnvironmentProvider, OperationOf<C>>> {
   if (capability === "workspaceSentinel" && typeof plugin.writeWorkspaceSentinel !== "function") return false;
+  if (capability === "autoDeletePolicy" && typeof plugin.disableAutoDelete !== "function") return false;
   return plugin.capabilities.has(capability) && typeof plugin[OPERATION_OF[capability]] === "function";
 }
 

@@ -26,6 +26,14 @@ export const PROVIDER_CAPABILITIES = [
    * the exported tree, and read it back (export-only resume verifies it before reopening admission).
    */
   "workspaceSentinel",
+  /**
+   * R-DT-1: the provider deletes stopped sandboxes on its own (an auto-delete or retention policy,
+   * as Daytona's). Stop-only preservation first disables it (`disableAutoDelete`) and reads the
+   * provider's record back (`readAutoDeletePolicy`); only a confirmed "disabled" lets the stop
+   * proceed. Providers whose sandboxes are never deleted behind the caller (local, the built-in
+   * fake) do not advertise it.
+   */
+  "autoDeletePolicy",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -143,6 +151,11 @@ export interface SandboxSentinel {
 
 export type SandboxState = "running" | "stopped" | "missing" | "unknown";
 
+/** R-DT-1: the auto-delete policy as the provider's record says it, read back after disabling it. */
+export interface AutoDeletePolicy {
+  autoDelete: "enabled" | "disabled" | "unknown";
+}
+
 export interface Inspection {
   state: SandboxState;
   identity: SandboxIdentity | null;
@@ -180,4 +193,8 @@ export interface EnvironmentProvider {
   writeWorkspaceSentinel?(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void>;
   /** R-DT-2: the sentinel the sandbox holds, or null when it has none (a legacy allocation). */
   readWorkspaceSentinel?(lease: LeaseHandle): Promise<SandboxSentinel | null>;
+  /** R-DT-1 (capability `autoDeletePolicy`): asks the provider to never delete this sandbox on its own. */
+  disableAutoDelete?(lease: LeaseHandle): Promise<void>;
+  /** R-DT-1: a fresh read of the provider's record of this sandbox's auto-delete policy. */
+  readAutoDeletePolicy?(lease: LeaseHandle): Promise<AutoDeletePolicy>;
 }

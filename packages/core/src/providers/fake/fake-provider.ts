@@ -11,6 +11,7 @@ import {
   PROVIDER_CAPABILITIES,
   type AcquireRequest,
   type Allocation,
+  type AutoDeletePolicy,
   type EnvironmentProvider,
   type ExecRequest,
   type ExecResult,
@@ -41,6 +42,8 @@ export interface FakeSandbox {
   lastStop: StopReceipt | null;
   /** R-DT-2: the acquisition-time sentinel, kept beside (never inside) the workspace. */
   sentinel?: SandboxSentinel | null;
+  /** R-DT-1 (autoDelete providers only): the provider's record of its auto-delete policy. */
+  autoDelete?: "enabled" | "disabled";
 }
 
 /** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
@@ -82,6 +85,12 @@ export interface FakeProviderOptions {
    * A test may make it claim the other method to model a plugin that lies.
    */
   stopMethod?: StopReceipt["method"];
+  /**
+   * R-DT-1: model a provider that deletes stopped sandboxes on its own (as Daytona does): new
+   * sandboxes start with auto-delete enabled, the provider advertises `autoDeletePolicy`, and a
+   * stopped sandbox whose policy is still enabled is deleted by `expireStopped()`. Off by default.
+   */
+  autoDelete?: boolean;
 }
 
 export interface FakeCall {
@@ -94,6 +103,8 @@ export interface FakeProvider extends EnvironmentProvider {
   readonly store: FakeSandboxStore;
   /** Every call that reached the provider, in order (faulted ones included). */
   readonly calls: FakeCall[];
+  /** R-DT-1 (autoDelete providers): deletes every stopped sandbox whose auto-delete is still enabled, as the provider's retention job would. */
+  expireStopped(): string[];
 }
 
 const providerLeaseIdOf = (leaseId: string) => `fake-${leaseId}`;
@@ -118,7 +129,8 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     for (const [path, content] of Object.entries(turn.files)) files[fill(path)] = content === null ? null : fill(content);
     return { exitCode: turn.exitCode, resultFile: turn.resultFile === null ? null : fill(turn.resultFile), files };
   }
-  const capabilities = new Set<ProviderCapability>(options.capabilities ?? PROVIDER_CAPABILITIES);
+  // The auto-delete model is opt-in: by default the fake deletes nothing behind the caller (R-DT-1).
+  const capabilities = new Set<ProviderCapability>(options.capabilities ?? PROVIDER_CAPABILITIES.filter((c) => options.autoDelete === true || c !== "autoDeletePolicy"));
 
   function sandboxOf(lease: LeaseHandle): FakeSandbox {
     if (lease.pluginId !== pluginId) {
@@ -156,7 +168,14 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         const existing = store.get(providerLeaseId);
         if (existing) return { identity: existing.identity, isolated: false };
         const identity = { providerLeaseId, fingerprint: `fake:${randomUUID()}` };
-        store.set(providerLeaseId, { leaseId: request.leaseId, identity, state: "running", workspace: new Map(), lastStop: null });
+        store.set(providerLeaseId, {
+          leaseId: request.leaseId,
+          identity,
+          state: "running",
+          workspace: new Map(),
+          lastStop: null,
+          ...(options.autoDelete === true ? { autoDelete: "enabled" as const } : {}),
+        });
         return { identity, isolated: false };
       });
     },
@@ -256,6 +275,33 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         const sentinel = sandboxOf(lease).sentinel;
         return sentinel ? { ...sentinel } : null;
       });
+    },
+
+    disableAutoDelete(lease: LeaseHandle): Promise<void> {
+      return call("disableAutoDelete", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        const own = armed.get(lease.leaseId)?.faults ?? null;
+        const ignored = faults.takeIgnoredAutoDelete() || (own?.takeIgnoredAutoDelete() ?? false);
+        if (!ignored && sandbox.autoDelete !== undefined) sandbox.autoDelete = "disabled";
+      });
+    },
+
+    readAutoDeletePolicy(lease: LeaseHandle): Promise<AutoDeletePolicy> {
+      return call("readAutoDeletePolicy", lease.leaseId, async () => {
+        const policy = sandboxOf(lease).autoDelete;
+        return { autoDelete: policy ?? "unknown" };
+      });
+    },
+
+    expireStopped(): string[] {
+      const deleted: string[] = [];
+      for (const [id, sandbox] of store) {
+        if (sandbox.state === "stopped" && sandbox.autoDelete === "enabled") {
+          store.delete(id);
+          deleted.push(id);
+        }
+      }
+      return deleted;
     },
 
     inspect(lease: LeaseHandle): Promise<Inspection> {

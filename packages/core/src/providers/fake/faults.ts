@@ -4,7 +4,9 @@
 //   hang(op, n = forever)    calls never settle until their AbortSignal (if any) aborts;
 //   loseReply(op, n = 1)     the next n calls perform their effect, then throw a transport error
 //                            (the caller cannot tell whether the effect happened);
-//   unconfirmedStop(n = forever)  stopLease answers with a receipt that is not confirmed.
+//   unconfirmedStop(n = forever)  stopLease answers with a receipt that is not confirmed;
+//   ignoredAutoDelete(n = forever)  disableAutoDelete answers but the provider's record keeps
+//                            auto-delete enabled (R-DT-1: the read-back does not confirm it).
 import { DomainError } from "../../errors";
 
 export const FAKE_OPERATIONS = [
@@ -19,6 +21,8 @@ export const FAKE_OPERATIONS = [
   "inspect",
   "writeWorkspaceSentinel",
   "readWorkspaceSentinel",
+  "disableAutoDelete",
+  "readAutoDeletePolicy",
 ] as const;
 export type FakeOperation = (typeof FAKE_OPERATIONS)[number];
 
@@ -51,6 +55,7 @@ function aborted(signal: AbortSignal): Error {
 export class FakeFaults {
   private readonly queue = new Map<FakeOperation, Fault[]>();
   private unconfirmedStops = 0;
+  private ignoredAutoDeletes = 0;
 
   failTimes(op: FakeOperation, n: number, error?: Error): this {
     this.push(checkOperation(op), { kind: "fail", remaining: checkCount(n), error: error ?? injectedFailure(op) });
@@ -72,12 +77,25 @@ export class FakeFaults {
     return this;
   }
 
+  ignoredAutoDelete(n = Infinity): this {
+    this.ignoredAutoDeletes = checkCount(n);
+    return this;
+  }
+
+  /** Consumes one ignored-auto-delete fault; true when this disable must not take effect. */
+  takeIgnoredAutoDelete(): boolean {
+    if (this.ignoredAutoDeletes <= 0) return false;
+    this.ignoredAutoDeletes -= 1;
+    return true;
+  }
+
   /** Removes every pending fault (of one operation, or all). */
   clear(op?: FakeOperation): this {
     if (op) this.queue.delete(op);
     else {
       this.queue.clear();
       this.unconfirmedStops = 0;
+      this.ignoredAutoDeletes = 0;
     }
     return this;
   }

@@ -380,7 +380,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
   return {
     pluginId,
     provider: "local",
-    capabilities: new Set(PROVIDER_CAPABILITIES),
+    // R-DT-1: a local sandbox is never deleted behind the controller: no auto-delete policy to disable.
+    capabilities: new Set(PROVIDER_CAPABILITIES.filter((c) => c !== "autoDeletePolicy")),
     acquire,
     exec,
     exportWorkspace,
