@@ -44,10 +44,12 @@ describe("fake provider faults from the environment's config", () => {
     const provider = createFakeProvider();
     const allocation = await provider.acquire!(acquireWith({ faults: { resumeReplyLost: 1, probeFailure: 1 } }, "l5"));
     const handle = { leaseId: "l5", pluginId: provider.pluginId, providerLeaseId: allocation.identity.providerLeaseId };
+    // Before the first stop nothing fails (a run's own preparation inspects its sandbox).
+    expect((await provider.inspect!(handle)).state).toBe("running");
+    expect((await provider.stopLease!(handle, { requestId: "s" })).confirmed).toBe(true);
     await expect(provider.inspect!(handle)).rejects.toMatchObject({ code: "provider_fault_injected" });
     await expect(provider.readWorkspaceSentinel!(handle)).rejects.toMatchObject({ code: "provider_fault_injected" });
     expect(await provider.readWorkspaceSentinel!(handle)).toBeNull();
-    expect((await provider.stopLease!(handle, { requestId: "s" })).confirmed).toBe(true);
     expect((await provider.inspect!(handle)).state).toBe("stopped");
     await expect(provider.resume!(handle, allocation.identity)).rejects.toMatchObject({ code: "provider_reply_lost" });
     // It did resume: the reply was what got lost.

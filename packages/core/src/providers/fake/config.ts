@@ -6,8 +6,8 @@
 //   faults.unconfirmedStop  n | "forever"  stopLease answers without confirming the stop
 //   faults.resumeReplyLost  n              the next n resumes take effect, then their reply is lost
 //                                          (the export-only retry then stops and retains again)
-//   faults.probeFailure     n              the next n probes fail: inspect and the sentinel read
-//                                          (readWorkspaceSentinel) each fail n times
+//   faults.probeFailure     n              once the sandbox is first stopped, its next n probes fail:
+//                                          inspect and the sentinel read each fail n times
 //   turn              what exec does when the provider has no script of its own: exit code,
 //                     result file and workspace files ({runId} is replaced by COPYBACK_RUN_ID;
 //                     null deletes a path)
@@ -27,7 +27,7 @@ export const fakeFaultsConfig = z.strictObject({
   unconfirmedStop: z.union([count, z.literal("forever")]).optional(),
   /** R-EX-5 rehearsal: a resume that happened but whose reply never came back. */
   resumeReplyLost: count.optional(),
-  /** R-EX-5 rehearsal: the probes of the exact sandbox (inspect, sentinel read) fail. */
+  /** R-EX-5 rehearsal: after the first stop, the probes of the exact sandbox (inspect, sentinel read) fail. */
   probeFailure: count.optional(),
 });
 export type FakeFaultsConfig = z.infer<typeof fakeFaultsConfig>;
@@ -78,8 +78,7 @@ export function faultsFromConfig(config: FakeFaultsConfig | undefined): FakeFaul
     any = true;
   }
   if (config.probeFailure !== undefined) {
-    faults.failTimes("inspect", config.probeFailure);
-    faults.failTimes("readWorkspaceSentinel", config.probeFailure);
+    faults.failProbesAfterStop(config.probeFailure);
     any = true;
   }
   if (config.unconfirmedStop !== undefined) {

@@ -235,7 +235,10 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
           confirmed,
           stoppedAt: new Date().toISOString(),
         };
-        if (confirmed) sandbox.lastStop = receipt;
+        if (confirmed) {
+          sandbox.lastStop = receipt;
+          own?.armProbeFailuresOnStop();
+        }
         return receipt;
       });
     },

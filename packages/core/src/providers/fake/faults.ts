@@ -55,6 +55,7 @@ function aborted(signal: AbortSignal): Error {
 export class FakeFaults {
   private readonly queue = new Map<FakeOperation, Fault[]>();
   private unconfirmedStops = 0;
+  private probeFailuresOnStop = 0;
   private ignoredAutoDeletes = 0;
 
   failTimes(op: FakeOperation, n: number, error?: Error): this {
@@ -89,12 +90,31 @@ export class FakeFaults {
     return true;
   }
 
+  /**
+   * R-EX-5 rehearsal: once the sandbox is first stopped (the retained state recovery starts
+   * from), its next n probes fail: n inspect calls and n sentinel reads. Armed at the stop, so
+   * the preparation's own inspect at the start of a run is not what fails.
+   */
+  failProbesAfterStop(n: number): this {
+    this.probeFailuresOnStop = checkCount(n);
+    return this;
+  }
+
+  /** Called by a confirmed stop: arms the probe failures that wait for it (once). */
+  armProbeFailuresOnStop(): void {
+    if (this.probeFailuresOnStop <= 0) return;
+    this.failTimes("inspect", this.probeFailuresOnStop);
+    this.failTimes("readWorkspaceSentinel", this.probeFailuresOnStop);
+    this.probeFailuresOnStop = 0;
+  }
+
   /** Removes every pending fault (of one operation, or all). */
   clear(op?: FakeOperation): this {
     if (op) this.queue.delete(op);
     else {
       this.queue.clear();
       this.unconfirmedStops = 0;
+      this.probeFailuresOnStop = 0;
       this.ignoredAutoDeletes = 0;
     }
     return this;
