@@ -1,5 +1,5 @@
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
-//   [--embedded] [--strict-issue-11] [--keep] [--quiet-seconds Q]`
+//   [--embedded] [--strict-issue-11 (accepted, relaxes nothing since issue 11)] [--keep] [--quiet-seconds Q]`
 // Issue 12: real PostgreSQL, K real workers, M host workspaces, clients queuing runs through
 // core's wakeAgent, a seeded nemesis, the JSON-lines history and the checker. Prints the counts
 // table at the end; exits 1 on any violation (or when the system never settled).
@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { createPrismaClient, seedDemo, type PrismaClient } from "@copyback/db";
 import { attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { check, formatCounts, OWNER_UNVERIFIED } from "./checker/check";
+import { check, FILE_RECOVERY, formatCounts, OWNER_UNVERIFIED } from "./checker/check";
 import type { FinalState } from "./checker/final-state";
 import { collectFinalState, scanHost } from "./collect";
 import { openTortureDatabase, type TortureDatabase } from "./database";
@@ -206,10 +206,20 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
     history.append("client.observed", { slot: slot.slot, runId: slot.currentRun, status: run?.status, errorCode: run?.errorCode });
     slot.currentRun = null;
   }
-  const holds = await prisma.issueRecoveryAction.count({ where: { issueId: slot.issueId, status: { in: ["active", "escalated"] } } });
-  if (holds > 0) return;
-  // A lease of this slot's environment outlived its run (relaxed until issue 11): the next run
-  // would wait for it forever, so the slot is retired and replaced on the same workspace.
+  const holds = await prisma.issueRecoveryAction.findMany({ where: { issueId: slot.issueId, status: { in: ["active", "escalated"] } }, select: { id: true, cause: true } });
+  if (holds.some((h) => h.cause === FILE_RECOVERY)) {
+    // R-FO-1: a run that failed before its result holds its task until an operator recovers its
+    // files (nobody does here): the slot is retired and replaced on the same workspace, so the
+    // load goes on while the held sandbox stays exactly as it is for the checker.
+    slot.retired = true;
+    history.append("slot.retired", { slot: slot.slot, reason: "file_recovery_obligation", actionId: holds.find((h) => h.cause === FILE_RECOVERY)?.id });
+    await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind);
+    return;
+  }
+  if (holds.length > 0) return;
+  // A lease of this slot's environment outlived its run (a violation the checker reports since
+  // issue 11; kept so one such bug does not stall the run): the next run would wait for it
+  // forever, so the slot is retired and replaced on the same workspace.
   const stuck = await prisma.environmentLease.findFirst({
     where: { environmentId: slot.environmentId, status: "active", run: { status: { notIn: ["queued", "running"] } } },
     select: { id: true, status: true, runId: true },

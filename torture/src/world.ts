@@ -1,7 +1,8 @@
 // The company's torture fixtures: M host workspaces under the instance root (a few baseline files
 // each, never touched by runs), and task slots: one issue, one agent and one environment each
 // (local or fake), several per workspace so runs contend for the same directory. A slot whose
-// environment still has a lease of a dead run (relaxed until issue 11) is retired and replaced.
+// environment still has a lease of a dead run, or whose task a file-recovery obligation holds
+// (issue 11: nobody recovers the files here), is retired and replaced.
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_COMPANY_ID, type PrismaClient } from "@copyback/db";

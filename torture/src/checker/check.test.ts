@@ -2,7 +2,7 @@
 // violation kind is reported by a state that contains exactly that violation.
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../history";
-import { check, formatCounts, OWNER_UNVERIFIED, VIOLATION_KINDS, type ViolationKind } from "./check";
+import { FILE_RECOVERY, check, formatCounts, OWNER_UNVERIFIED, VIOLATION_KINDS, type ViolationKind } from "./check";
 import type { FinalState, HostEntry } from "./final-state";
 import { applyLocalRun, contentHash, type DirModel } from "./model";
 
@@ -206,17 +206,46 @@ describe("the torture checker", () => {
     s.runs.push({ id: "44444444-4444-4444-8444-444444444444", issueId: ISSUE, status: "failed", errorCode: "agent_exit_nonzero", provider: "local" });
     s.coordinators.push({ runId: "44444444-4444-4444-8444-444444444444", phase: "workspace_finalizing", committedAt: null, failureCode: null });
     s.leases.push({ id: "l4", runId: "44444444-4444-4444-8444-444444444444", status: "active", provider: "local", providerLeaseId: "local-l4", sandboxExists: true });
-    expect(kinds(s)).toEqual(["coordinator_unsettled", "lease_active_without_run", "run_left_queued"]);
+    expect(kinds(s)).toEqual(["coordinator_unsettled", "died_before_result_unrecovered", "lease_active_without_run", "run_left_queued"]);
   });
 
-  it("until issue 11: a process_lost run's active lease and unrecovered files are relaxed; strict mode reports them", () => {
+  it("R-FO-1 (issue 11, strict by default): a process_lost run with an active lease and no obligation is reported; the flag relaxes nothing", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
     s.leases.push({ id: "l3", runId: R3, status: "active", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
-    const relaxed = check([], s);
-    expect(relaxed.violations).toEqual([]);
-    expect(relaxed.counts.relaxed).toMatchObject({ "lease_active_after_process_lost (R11-a)": 1, "died_before_result (R11-b)": 1 });
+    expect(kinds(s)).toEqual(["died_before_result_unrecovered", "lease_active_without_run"]);
     expect(kinds(s, [], true)).toEqual(["died_before_result_unrecovered", "lease_active_without_run"]);
+    expect(check([], s).counts.relaxed).toEqual({});
+  });
+
+  it("R-FO-1 a run that failed before its result is clean only with one obligation and its lease pinned, its sandbox kept", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "agent_exit_nonzero", provider: "local" });
+    s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    // Pinned (stop-only intent pending) or stopped and retained: clean.
+    s.leases.push({ id: "l3", runId: R3, status: "pending_cleanup", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
+    expect(check([], s).violations).toEqual([]);
+    s.leases[2] = { ...s.leases[2]!, status: "released", stoppedAndRetained: true };
+    expect(check([], s).violations).toEqual([]);
+    // Released without the receipt, destroyed, or the sandbox gone: the files are not kept.
+    s.leases[2] = { ...s.leases[2]!, status: "released", stoppedAndRetained: false };
+    expect(kinds(s)).toContain("died_before_result_unrecovered");
+    s.leases[2] = { ...s.leases[2]!, status: "destroyed", sandboxExists: false };
+    expect(kinds(s)).toContain("died_before_result_unrecovered");
+    // Two obligations for one run.
+    s.leases[2] = { ...s.leases[2]!, status: "pending_cleanup", sandboxExists: true };
+    s.actions.push({ id: "f4", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    expect(kinds(s)).toEqual(["duplicate_holds"]);
+  });
+
+  it("R-FO-6 a failed run with an accepted result, or one that never had an allocation, needs no file obligation", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "native_workspace_sync_out_retry_exhausted", provider: "local" });
+    s.acceptedResults.push({ runId: R3 });
+    s.actions.push({ id: "x3", runId: R3, cause: "native_workspace_sync_out_retry_exhausted", status: "active" });
+    s.leases.push({ id: "l3", runId: R3, status: "pending_cleanup", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
+    s.runs.push({ id: "55555555-5555-4555-8555-555555555555", issueId: ISSUE, status: "failed", errorCode: "provider_acquire_failed", provider: "local" });
+    expect(check([], s).violations).toEqual([]);
   });
 
   it("a fake run whose sandbox died with its worker is relaxed (fake sandboxes live in memory)", () => {

@@ -1,12 +1,12 @@
 // The checker (issue 12 item 5): reads the history and the final state and judges them. Pure:
 // the same inputs give the same verdict, so hand-made histories test it (check.test.ts).
 //
-// Relaxed until issue 11 (file-recovery obligations for runs that die before a result) is built,
-// strict with `strictIssue11` (`--strict-issue-11`):
-//   R11-a  a run that died before its result is failed `process_lost` by the orphan sweep and its
-//          sandbox lease is left as it is: an `active` lease of such a run is counted, not a violation;
-//   R11-b  the files such a run wrote in its sandbox are not recovered: strict mode requires a
-//          recovery action for every `process_lost` run.
+// Issue 11 (runs that fail before their result keep their files, R-FO-1) is built, so what was
+// relaxed until it is strict now: a native run that failed without an accepted result while it had
+// an allocated sandbox (a `process_lost` orphan, an agent that exited without a result, a provider
+// failure) must have a file-recovery obligation naming it, and its lease must be pinned: never
+// left `active`, never destroyed, released only as stopped-and-retained, a local sandbox still on
+// disk (`died_before_result_unrecovered`). `--strict-issue-11` is accepted and changes nothing.
 // Relaxed for the fake provider, always: its sandboxes live in the memory of the worker that
 // acquired them, so a fake run whose worker died can lose its sandbox (`provider_sandbox_missing`);
 // counted as `fake_sandbox_lost`. Until issue 10 (the export retry budget) such a coordinator is
@@ -16,6 +16,8 @@ import type { FinalState, HostEntry } from "./final-state";
 import { applyFakeRun, applyLocalRun, type DirModel } from "./model";
 
 export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
+/** R-FO-1: the obligation a run that failed before its result opens (recovery/causes.ts). */
+export const FILE_RECOVERY = "native_workspace_file_recovery_required";
 /** The causes that may hold an accepted result: an unverified owner, and (issue 10) an exhausted export retry budget. */
 export const RESULT_HOLD_CAUSES = new Set([OWNER_UNVERIFIED, "native_workspace_sync_out_retry_exhausted"]);
 const OPEN = new Set(["active", "escalated"]);
@@ -54,6 +56,7 @@ export interface Violation {
 }
 
 export interface CheckOptions {
+  /** Accepted for older command lines; nothing is relaxed for issue 11 any more. */
   strictIssue11?: boolean;
 }
 
@@ -146,7 +149,7 @@ function overlaps(intervals: Interval[], keyOf: (i: Interval) => string | null, 
   }
 }
 
-export function check(history: readonly HistoryEvent[], final: FinalState, options: CheckOptions = {}): Verdict {
+export function check(history: readonly HistoryEvent[], final: FinalState, _options: CheckOptions = {}): Verdict {
   const violations: Violation[] = [];
   const relaxed: Record<string, number> = {};
   const add = (kind: ViolationKind, detail: string, runId?: string) => violations.push({ kind, detail, ...(runId ? { runId } : {}) });
@@ -278,10 +281,17 @@ export function check(history: readonly HistoryEvent[], final: FinalState, optio
     if (coordinator && UNSETTLED_PHASES.has(coordinator.phase) && !held && !accepted.has(run.id)) {
       add("coordinator_unsettled", `run ${run.id}: coordinator ${coordinator.phase}`, run.id);
     }
-    if (run.status === "failed" && run.errorCode === "process_lost") {
-      const actions = final.actions.filter((a) => a.runId === run.id);
-      if (options.strictIssue11 && actions.length === 0) add("died_before_result_unrecovered", `run ${run.id} died before its result; no recovery action keeps its sandbox's files`, run.id);
-      else bump(relaxed, "died_before_result (R11-b)");
+    // R-FO-1: a run that failed before its result keeps its files: one obligation, its lease pinned.
+    const allocated = final.leases.filter((l) => l.runId === run.id && l.providerLeaseId !== null);
+    if (run.status === "failed" && !accepted.has(run.id) && coordinator?.phase !== "committed" && allocated.length > 0) {
+      const obligations = final.actions.filter((a) => a.runId === run.id && a.cause === FILE_RECOVERY);
+      if (obligations.length === 0) add("died_before_result_unrecovered", `run ${run.id} failed before its result (${run.errorCode ?? "no code"}); no file-recovery obligation keeps its sandbox's files`, run.id);
+      if (obligations.length > 1) add("duplicate_holds", `run ${run.id} has ${obligations.length} file-recovery obligations`, run.id);
+      for (const lease of allocated) {
+        const unpinned =
+          lease.status === "active" || lease.status === "destroyed" || (lease.status === "released" && lease.stoppedAndRetained !== true) || lease.sandboxExists === false;
+        if (unpinned) add("died_before_result_unrecovered", `run ${run.id} failed before its result but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, run.id);
+      }
     }
   }
   for (const lease of final.leases) {
@@ -289,10 +299,6 @@ export function check(history: readonly HistoryEvent[], final: FinalState, optio
     const run = lease.runId ? runs.get(lease.runId) : undefined;
     if (run && (run.status === "queued" || run.status === "running")) continue;
     if (run && openHolds(run.id).length > 0) continue;
-    if (run?.status === "failed" && run.errorCode === "process_lost" && !options.strictIssue11) {
-      bump(relaxed, "lease_active_after_process_lost (R11-a)");
-      continue;
-    }
     add("lease_active_without_run", `lease ${lease.id} is active; its run ${lease.runId} is ${run?.status ?? "missing"} (${run?.errorCode ?? "no code"})`, lease.runId ?? undefined);
   }
 
