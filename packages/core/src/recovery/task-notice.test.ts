@@ -1,6 +1,6 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import {
   RESTORING_MESSAGE,
   deriveTaskNotice,
@@ -208,6 +208,14 @@ describe("deriveTaskNotice", () => {
         "Saving this task's work back to the workspace kept failing. The work and its result are kept; an operator needs to repair the connection before it continues.",
     });
     expect(messageOf(notice)).not.toMatch(/\b(disk|space|full|quota)\b/i);
+    assertNoIdentifiers(messageOf(notice));
+  });
+
+  it("R-UA-3 R-UI-2: a limit hold shows the operator-attention notice to members: no identifiers, no limit value or path, no form", () => {
+    const notice = deriveTaskNotice([action({ cause: EXPORT_LIMIT_CAUSE })]);
+    expect(notice).toMatchObject({ kind: "attention", actionId: "action-1", cause: EXPORT_LIMIT_CAUSE });
+    expect(messageOf(notice)).toMatch(/operator needs to help/);
+    expect(messageOf(notice)).not.toMatch(/max|\d{3,}|\//);
     assertNoIdentifiers(messageOf(notice));
   });
 });

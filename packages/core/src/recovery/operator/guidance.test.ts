@@ -3,7 +3,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { attestOwnerStopBody } from "./attest-owner-stop";
-import { MAINTENANCE_SQL_TEMPLATE, STOP_EVIDENCE_PLACEHOLDER, attestationCall, maintenanceSql } from "./guidance";
+import { MAINTENANCE_SQL_TEMPLATE, REPAIR_NOTE_PLACEHOLDER, STOP_EVIDENCE_PLACEHOLDER, attestationCall, exportRetryCall, maintenanceSql } from "./guidance";
+import { retryWorkspaceExportBody } from "./retry-workspace-export";
 
 const COMPANY = "7d1c8f2e-3b4a-4c5d-8e6f-0a1b2c3d4e5f";
 const RUN = "2f6e9a10-1111-4222-8333-944455556666";
@@ -88,5 +89,37 @@ describe("the CLI form of the attestation", () => {
     expect(call.cli).toContain(`--token 'tok-abc_123'`);
     expect(call.cli).toContain("--controller-and-copyback-stopped");
     expect(call.path).toBe(`/api/issues/${ISSUE}/recovery-actions/resume-workspace-finalization`);
+  });
+});
+
+describe("the export-only retry call", () => {
+  const input = { origin: "https://copyback.example.com", issueId: ISSUE, actionId: ACTION, runId: RUN };
+
+  it("R-EX-2: posts { actionId, runId, repairNote } to the retry-workspace-export route, prefilled, exactly what the route accepts once the note is written", () => {
+    const call = exportRetryCall(input);
+    expect(call.method).toBe("POST");
+    expect(call.path).toBe(`/api/issues/${ISSUE}/recovery-actions/retry-workspace-export`);
+    expect(call.url).toBe(`https://copyback.example.com/api/issues/${ISSUE}/recovery-actions/retry-workspace-export`);
+    expect(call.body).toEqual({ actionId: ACTION, runId: RUN, repairNote: REPAIR_NOTE_PLACEHOLDER });
+    expect(retryWorkspaceExportBody.safeParse(call.body).success).toBe(true);
+    // Nothing but the three documented fields: the route is strict.
+    expect(retryWorkspaceExportBody.safeParse({ ...call.body, extra: 1 }).success).toBe(false);
+  });
+
+  it("R-EX-2: the curl line sends that body with a board key", () => {
+    const call = exportRetryCall(input);
+    expect(call.curl.split("\n")[0]).toBe(`curl -X POST "${call.url}" \\`);
+    expect(call.curl).toContain(`-H "Authorization: Bearer $COPYBACK_BOARD_KEY" -H "content-type: application/json"`);
+    const data = call.curl.slice(call.curl.indexOf("-d ") + 3);
+    expect(JSON.parse(unquoteShellWord(data))).toEqual(call.body);
+    expect(exportRetryCall({ ...input, origin: null }).url).toBe(`$COPYBACK_URL/api/issues/${ISSUE}/recovery-actions/retry-workspace-export`);
+  });
+
+  it("R-EX-2: the CLI form is copyback recovery retry-export --issue --action --run --note", () => {
+    const call = exportRetryCall(input);
+    expect(call.cli.split("\n")[0]).toBe("copyback recovery retry-export \\");
+    expect(call.cli).toContain(`--issue ${ISSUE} --action ${ACTION} --run ${RUN}`);
+    const note = call.cli.slice(call.cli.indexOf("--note ") + 7);
+    expect(unquoteShellWord(note)).toBe(REPAIR_NOTE_PLACEHOLDER);
   });
 });

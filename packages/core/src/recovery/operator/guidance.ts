@@ -97,3 +97,50 @@ export function maintenanceSql(values: MaintenanceSqlValues): string {
     .replaceAll("<issue-id>", literal(values.issueId))
     .replaceAll("<owner-token>", literal(values.ownerToken));
 }
+
+// The export-only retry (R-EX-2), for the exhausted-export hold: the exact REST call (a board key
+// with `runtime:manage`) and its CLI form, prefilled with the task, action and run. The repair note
+// stays a placeholder: only the operator, after repairing the provider's transport without
+// touching the sandbox's files, can write it.
+
+export const REPAIR_NOTE_PLACEHOLDER = "<what you repaired and how the sandbox's files were preserved>";
+
+export function retryWorkspaceExportPath(issueId: string): string {
+  return `/api/issues/${issueId}/recovery-actions/retry-workspace-export`;
+}
+
+export interface ExportRetryCallInput {
+  /** The console's origin as the caller reached it; null when unknown (then `$COPYBACK_URL`). */
+  origin: string | null;
+  issueId: string;
+  actionId: string;
+  runId: string;
+}
+
+export interface ExportRetryCall {
+  method: "POST";
+  path: string;
+  url: string;
+  body: { actionId: string; runId: string; repairNote: string };
+  /** A curl command line, ready to paste once the note and the key are in place. */
+  curl: string;
+  /** The same request through the CLI. */
+  cli: string;
+}
+
+export function exportRetryCall(input: ExportRetryCallInput): ExportRetryCall {
+  const path = retryWorkspaceExportPath(input.issueId);
+  const url = `${input.origin ?? "$COPYBACK_URL"}${path}`;
+  const body = { actionId: input.actionId, runId: input.runId, repairNote: REPAIR_NOTE_PLACEHOLDER };
+  const curl = [
+    `curl -X POST "${url}" \\`,
+    `  -H "Authorization: Bearer $COPYBACK_BOARD_KEY" -H "content-type: application/json" \\`,
+    `  -d ${shellQuote(JSON.stringify(body))}`,
+  ].join("\n");
+  const cli = [
+    "copyback recovery retry-export \\",
+    `  --issue ${input.issueId} --action ${input.actionId} --run ${input.runId} \\`,
+    `  --note ${shellQuote(REPAIR_NOTE_PLACEHOLDER)}`,
+  ].join("\n");
+  return { method: "POST", path, url, body, curl, cli };
+}
