@@ -15,9 +15,11 @@ import { readExportRetry } from "../../src/recovery/actions-export-retry";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
 import { retryWorkspaceExport } from "../../src/recovery/operator/retry-workspace-export";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
-import { DispatchWorld, RESULT_DONE, readTree } from "../dispatch/dispatch-fixture";
+import { parseJson, runCli } from "../cli/helpers";
+import { DispatchWorld, RESULT_DONE, readTree, submitResult } from "../dispatch/dispatch-fixture";
 
-const world = new DispatchWorld(useTestDatabase({ poolSize: 8 }));
+const database = useTestDatabase({ poolSize: 8 });
+const world = new DispatchWorld(database);
 beforeAll(() => world.setUp());
 afterAll(() => world.tearDown());
 
@@ -49,7 +51,7 @@ describe("rehearsing the export-only retry with the fake provider's config fault
     expect(sandbox.sentinel).toEqual((lease.metadata as Record<string, unknown>).workspaceSentinel);
     expect(sandbox.state).toBe("stopped");
     const action = await world.db.issueRecoveryAction.findFirstOrThrow({ where: { runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, status: "active" } });
-    const input = { companyId: task.companyId, issueId: task.issueId, actionId: action.id, runId, repairNote: "Rehearsal.", actor: { type: "user", id: null } };
+    const input = { companyId: task.companyId, issueId: task.issueId, actionId: action.id, runId, repairNote: "Rehearsal.", actor: { type: "user" as const, id: null } };
     const deps = { db: world.db, registry: world.registry };
 
     // 1. The first probe (inspect) fails: the sandbox is not shown available, 409, nothing written.
@@ -118,5 +120,42 @@ describe("rehearsing the export-only retry with the fake provider's config fault
     // Stopped with its files, never destroyed: the run did not commit.
     expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease!.id } })).toMatchObject({ status: "released" });
     expect(world.fake.store.get(lease!.providerLeaseId!)?.workspace.has("x.txt")).toBe(true);
+  });
+
+  it("R-EX-2 on the default install: a local environment's rehearsal faults fail three export attempts, `copyback recovery retry-export` resumes the sandbox and the reconciler commits the same run", async () => {
+    const task = await world.task({
+      provider: "local",
+      policy: "reuse_by_environment",
+      files: { "a.txt": "host a\n" },
+      script: `printf 'agent edit\\n' > a.txt && ${submitResult(RESULT_DONE)}`,
+    });
+    await world.db.environment.update({ where: { id: task.environmentId }, data: { config: { faults: { failExports: 9 } } } });
+    const runId = await world.runOnce(task);
+    for (let i = 0; i < 3; i += 1) {
+      const coordinator = await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } });
+      if (coordinator.phase !== "retryable_failure") break;
+      const at = new Date((coordinator.nextAttemptAt ?? new Date()).getTime() + 1);
+      const outcome = await finalizeRun({ ...world.deps(), now: () => at }, { runId });
+      const [lease] = await world.db.environmentLease.findMany({ where: { runId } });
+      const release = leaseOutcomeAfterFinalize(outcome);
+      if (release && lease) await releaseLeaseByPolicy(world.db, world.registry, { leaseId: lease.id, runId, outcome: release });
+    }
+    expect(await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).toMatchObject({ phase: "terminal_failure", failureCode: "native_workspace_sync_out_retry_exhausted" });
+    const action = await world.db.issueRecoveryAction.findFirstOrThrow({ where: { runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, status: "active" } });
+
+    // The operator's CLI: another process's providers, the same instance root and database.
+    const cli = await runCli(["--json", "recovery", "retry-export", "--issue", task.issueId, "--action", action.id, "--run", runId, "--note", "Rehearsal: transport restored."], {
+      databaseUrl: database.url(),
+      copybackHome: world.instanceRoot,
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(parseJson(cli)).toMatchObject({ status: "readmitted", runId });
+    const sweep = finalizationSweep({ ...world.deps(), executesHere: () => false });
+    expect(await sweep.handle({ runId, companyId: task.companyId })).toBe("committed");
+    expect(await readTree(task.hostPath)).toEqual({ "a.txt": { type: "file", content: "agent edit\n" } });
+    expect(await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).toMatchObject({ status: "resolved", outcome: "export_retry_committed" });
+    const [lease] = await world.db.environmentLease.findMany({ where: { runId } });
+    expect(lease).toMatchObject({ status: "released", metadata: { sandboxStopAndRetainReceipt: { method: "environmentStopLease" } } });
+    expect(await world.db.heartbeatRun.count({ where: { nativeIssueId: task.issueId } })).toBe(1);
   });
 });

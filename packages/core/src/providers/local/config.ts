@@ -10,6 +10,12 @@ export const localEnvironmentConfig = z
     allowNetwork: z.boolean().default(false),
     /** Resource limits of the agent (resource-limits.ts); each defaults, `null` turns one off. */
     limits: resourceLimits.default(DEFAULT_RESOURCE_LIMITS),
+    /**
+     * Rehearsal only (README "Rehearsing recovery"): the next `failExports` exports (primary and
+     * salvage) of each new lease fail as a transport failure, counted in the controller that
+     * exports. Off unless present; the sandbox and its files are never touched by it.
+     */
+    faults: z.strictObject({ failExports: z.number().int().min(1).max(1_000_000) }).optional(),
   })
   .loose();
 export type LocalEnvironmentConfig = z.infer<typeof localEnvironmentConfig>;

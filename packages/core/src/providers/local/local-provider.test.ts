@@ -252,6 +252,21 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     expect(await readdir(workspace)).toEqual([]);
   });
 
+  it("rehearsal: faults.failExports fails that many exports of the lease as a transport failure, then exports work; other leases are not affected", async () => {
+    const p = provider();
+    const { handle, workspace } = await acquired(p, { faults: { failExports: 2 } });
+    await writeFile(join(workspace, "kept.txt"), "kept");
+    await expect(p.exportWorkspace!(handle)).rejects.toMatchObject({ kind: "unavailable", code: "provider_fault_injected" });
+    await expect(p.salvageExport!(handle)).rejects.toMatchObject({ code: "provider_fault_injected" });
+    const archive = await p.exportWorkspace!(handle);
+    archive.resume();
+    await new Promise((resolve) => archive.on("end", resolve));
+    expect(await readFile(join(workspace, "kept.txt"), "utf8")).toBe("kept");
+    const other = await acquired(p);
+    (await other.p.exportWorkspace!(other.handle)).resume();
+    await expect(acquired(p, { faults: { failExports: 0 } })).rejects.toMatchObject({ code: "provider_config_invalid" });
+  });
+
   it("R-EX-3 resume drains old activity before it reopens admission", async () => {
     const { p, allocation, handle } = await acquired();
     let leader: ProcessIdentity | null = null;

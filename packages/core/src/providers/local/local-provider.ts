@@ -72,6 +72,15 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
   const searchPath = options.searchPath ?? hostSearchPath();
   const graceMs = options.killGraceMs ?? KILL_GRACE_MS;
   let rootPromise: Promise<string> | undefined;
+  /** Rehearsal faults armed per lease at acquisition (config `faults.failExports`), in this process. */
+  const failExports = new Map<string, number>();
+
+  function rehearsedExportFailure(lease: LeaseHandle): void {
+    const left = failExports.get(lease.leaseId) ?? 0;
+    if (left <= 0) return;
+    failExports.set(lease.leaseId, left - 1);
+    throw new DomainError("unavailable", "provider_fault_injected", `Rehearsal: injected export failure of lease ${lease.leaseId} (${left - 1} left).`);
+  }
 
   /** The real instance root, with its sandboxes directory (0700, a real directory). */
   function instanceRoot(): Promise<string> {
@@ -145,6 +154,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
   async function acquire(request: AcquireRequest): Promise<Allocation> {
     checkLeaseId(request.leaseId);
     const config = parseLocalConfig(request.config);
+    if (config.faults && !failExports.has(request.leaseId)) failExports.set(request.leaseId, config.faults.failExports);
     const mode = await chooseIsolation();
     const root = await instanceRoot();
     const providerLeaseId = providerLeaseIdOf(request.leaseId);
@@ -221,6 +231,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
 
   async function exportWorkspace(lease: LeaseHandle, opts: ExportOptions = {}): Promise<Readable> {
     const { layout } = await openSandbox(lease);
+    rehearsedExportFailure(lease);
     await realWorkspace(layout);
     // Excluded trees are neither exported nor validated; hard-linked files travel as ordinary
     // bytes (validation refuses hard-link entries), so only unsafe links need the salvage export.
@@ -230,6 +241,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
 
   async function salvageExport(lease: LeaseHandle, opts: ExportOptions = {}): Promise<{ archive: Readable; message: string }> {
     const { layout } = await openSandbox(lease);
+    rehearsedExportFailure(lease);
     await realWorkspace(layout);
     const archive = exportSalvageArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined });
     return { archive: withAbort(archive, opts.signal), message: SALVAGE_INFO_MESSAGE };
