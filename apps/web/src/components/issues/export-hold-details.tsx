@@ -1,0 +1,112 @@
+import { Timestamp } from "~/components/format/timestamp";
+import { FinalizationAttempts } from "~/components/runs/finalization-attempts";
+import type { ExportHold } from "~/server/routers/recovery/export-hold";
+
+/**
+ * Recovery details of an export hold (runtime:manage only; the server sends nothing to others):
+ * the run, lease, provider allocation and stopped-provider receipt the operator verifies first,
+ * each finalization attempt, and for the exhausted hold the exact export-only retry call (REST and
+ * CLI). Read-only: nothing here calls the API.
+ */
+export function ExportHoldDetails({ hold }: { hold: ExportHold }) {
+  return (
+    <div className="space-y-3" data-testid="export-hold-details" data-kind={hold.kind}>
+      <dl className="grid gap-x-6 gap-y-2 text-sm sm:grid-cols-2">
+        {hold.run ? (
+          <Field label="Run status">
+            {hold.run.status}
+            {hold.run.errorCode ? (
+              <>
+                {" "}
+                <code className="font-mono text-xs" data-testid="export-hold-run-error">
+                  {hold.run.errorCode}
+                </code>
+              </>
+            ) : null}
+            {hold.run.attempt !== null ? ` (attempt ${hold.run.attempt})` : null}
+          </Field>
+        ) : null}
+        {hold.lease ? (
+          <>
+            <Field label="Lease">
+              <code className="font-mono text-xs break-all">{hold.lease.id}</code> ({hold.lease.status}, {hold.lease.policy})
+            </Field>
+            <Field label="Provider allocation">
+              <code className="font-mono text-xs break-all" data-testid="export-hold-allocation">
+                {hold.lease.providerLeaseId ?? "none recorded"}
+              </code>{" "}
+              on <code className="font-mono text-xs">{hold.lease.pluginId}</code>
+            </Field>
+          </>
+        ) : (
+          <Field label="Lease">None recorded</Field>
+        )}
+        <Field label="Stopped-provider receipt">
+          {hold.stoppedReceipt ? (
+            <span data-testid="export-hold-receipt">
+              Stopped <Timestamp date={new Date(hold.stoppedReceipt.stoppedAt)} /> by <code className="font-mono text-xs">{hold.stoppedReceipt.method}</code> (request{" "}
+              <code className="font-mono text-xs break-all">{hold.stoppedReceipt.requestId}</code>)
+            </span>
+          ) : (
+            <span data-testid="export-hold-receipt-missing">
+              Not confirmed yet{hold.lease?.stopPending ? ": the cleanup sweep retries the verified stop" : ""}. Do not repair before a confirmed receipt shows here.
+            </span>
+          )}
+        </Field>
+        {hold.limit ? (
+          <Field label="Limit crossed">
+            <code className="font-mono text-xs">{hold.limit.violation}</code>
+            {hold.limit.limit ? (
+              <>
+                {" "}
+                (<code className="font-mono text-xs">{hold.limit.limit}</code>
+                {hold.limit.max !== null ? ` = ${hold.limit.max}` : ""})
+              </>
+            ) : null}
+            {hold.limit.path ? (
+              <>
+                {" "}
+                at <code className="font-mono text-xs break-all">{hold.limit.path}</code>
+              </>
+            ) : null}
+          </Field>
+        ) : null}
+      </dl>
+      <div>
+        <p className="text-xs font-medium uppercase tracking-wide text-slate-500">Finalization attempts</p>
+        <FinalizationAttempts attempts={hold.attempts} />
+      </div>
+      {hold.retryCall ? (
+        <div className="space-y-3" data-testid="export-retry-guidance">
+          <p className="text-sm text-slate-700">
+            Verify the company, run, allocation and receipt above, keep that exact sandbox (no replacement, nothing seeded over it), restore the provider&apos;s
+            transport without touching its files, then request the export-only retry with a key that holds <code className="font-mono text-xs">runtime:manage</code>. The same
+            run commits its saved result; no agent turn starts.
+          </p>
+          <Snippet label="API call" testId="export-retry-api-call" text={hold.retryCall.curl} />
+          <Snippet label="Or with the CLI" testId="export-retry-cli" text={hold.retryCall.cli} />
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function Snippet({ label, text, testId }: { label: string; text: string; testId: string }) {
+  return (
+    <div>
+      <p className="text-xs font-medium uppercase tracking-wide text-slate-500">{label}</p>
+      <pre className="mt-1 overflow-x-auto rounded-md bg-slate-900 p-3 font-mono text-xs text-slate-100 select-all" data-testid={testId}>
+        {text}
+      </pre>
+    </div>
+  );
+}
+
+function Field({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div className="min-w-0">
+      <dt className="text-xs font-medium uppercase tracking-wide text-slate-500">{label}</dt>
+      <dd className="mt-0.5 text-slate-800">{children}</dd>
+    </div>
+  );
+}
