@@ -10,9 +10,10 @@ const NEXT: Readonly<Record<LeaseStatus, readonly LeaseStatus[]>> = {
   // A stop-and-retain in flight: a confirmed receipt releases it; it is never released or
   // destroyed as a fallback for a stop that did not happen (R-SO-1), only by the receipt path.
   pending_cleanup: ["released", "destroyed", "failed"],
-  // Stopped with its files kept: reused by the next run of its environment, or destroyed; or
-  // (R-EX-5) an export-only retry records its stop-only intent before it resumes the sandbox.
-  released: ["active", "pending_cleanup", "destroyed"],
+  // Stopped with its files kept: reused by the next run of its environment, or destroyed. (The
+  // export-only retry's own edge released -> pending_cleanup is not here: stop-intent.ts
+  // recordExportRetryIntent, R-EX-5.)
+  released: ["active", "destroyed"],
   destroyed: [],
   failed: [],
 };

@@ -4,7 +4,7 @@
 // asked to stop afterwards, by the ordinary release (or the cleanup sweep after a restart), which
 // continues exactly this recorded intent (same request id).
 import { randomUUID } from "node:crypto";
-import type { TransactionClient } from "@copyback/db";
+import { Prisma, type TransactionClient } from "@copyback/db";
 import { LEASE_METADATA_KEYS, readStopIntent, STOP_INTENT_SCHEMA, type StopIntent } from "./lease-metadata";
 import type { LeaseRow } from "./lease-types";
 import { transitionLease } from "./transition-lease";
@@ -47,4 +47,31 @@ export async function pinLeaseForRecovery(tx: TransactionClient, leaseId: string
     metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null },
   });
   return won ? { kind: "pinned", intent } : { kind: "already_pinned" };
+}
+
+/**
+ * R-EX-5: the export-only retry's one way back from `released`: before the retained sandbox is
+ * resumed, its lease gets a stop-only intent and loses its old stopped receipt, in one
+ * compare-and-set on the status and on that exact receipt, under the retry's cleanup claim. Not
+ * an edge of the ordinary status machine (lease-status.ts): no release or reuse can take it.
+ * Returns whether this caller won.
+ */
+export async function recordExportRetryIntent(
+  tx: TransactionClient,
+  input: { lease: Pick<LeaseRow, "id" | "companyId" | "runId" | "pluginId" | "metadata">; providerLeaseId: string; requestId: string; claim: { by: string; forMs: number } },
+): Promise<StopIntent | null> {
+  const intent: StopIntent = { ...newStopIntent(input.lease, input.providerLeaseId), requestId: input.requestId };
+  const receipt = (input.lease.metadata as Record<string, unknown> | null)?.[LEASE_METADATA_KEYS.stopReceipt];
+  if (receipt === undefined || receipt === null) return null;
+  const changed = await tx.$executeRaw(Prisma.sql`
+    UPDATE environment_leases
+    SET status = 'pending_cleanup'::lease_status,
+        metadata = (metadata - ${[LEASE_METADATA_KEYS.stopReceipt, LEASE_METADATA_KEYS.failure]}::text[]) || jsonb_build_object(${LEASE_METADATA_KEYS.stopIntent}::text, ${JSON.stringify(intent)}::jsonb),
+        cleanup_claimed_by = ${input.claim.by},
+        cleanup_claimed_until = now() + ${input.claim.forMs}::double precision * interval '1 millisecond',
+        updated_at = now()
+    WHERE id = ${input.lease.id}::uuid AND status = 'released'::lease_status
+      AND jsonb_typeof(metadata) = 'object'
+      AND metadata -> ${LEASE_METADATA_KEYS.stopReceipt} = ${JSON.stringify(receipt)}::jsonb`);
+  return changed === 1 ? intent : null;
 }

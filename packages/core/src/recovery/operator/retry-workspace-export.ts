@@ -47,8 +47,8 @@ import {
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow } from "../../leases/lease-types";
 import { pluginForLease } from "../../leases/plugin-for-lease";
 import { releaseLeaseByPolicy, stopAndRetain } from "../../leases/release-lease";
-import { newStopIntent } from "../../leases/stop-intent";
-import { patchLease, transitionLease } from "../../leases/transition-lease";
+import { recordExportRetryIntent } from "../../leases/stop-intent";
+import { patchLease } from "../../leases/transition-lease";
 import { hasCapability } from "../../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../../providers/types";
 import { recordActivity, type Actor } from "../../runs/record-activity";
@@ -131,16 +131,8 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
     const lease = snapshot.lease as LeaseRow;
     const requestId = randomUUID();
     // R-EX-5: the stop-only intent on that exact lease, and the old stopped receipt removed, BEFORE the resume.
-    const intent = { ...newStopIntent(lease, lease.providerLeaseId as string), requestId };
-    const moved = await transitionLease(tx, {
-      leaseId: lease.id,
-      from: ["released"],
-      to: "pending_cleanup",
-      expectMetadata: { key: LEASE_METADATA_KEYS.stopReceipt, value: (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopReceipt] },
-      metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: intent, [LEASE_METADATA_KEYS.stopReceipt]: null, [LEASE_METADATA_KEYS.failure]: null },
-      set: { cleanupClaim: exportRetryClaimOf(input.actionId) },
-    });
-    if (!moved) throw refusal("lease_changed", 409, "The lease changed during the admission.", input);
+    const intent = await recordExportRetryIntent(tx, { lease, providerLeaseId: lease.providerLeaseId as string, requestId, claim: exportRetryClaimOf(input.actionId) });
+    if (!intent) throw refusal("lease_changed", 409, "The lease changed during the admission.", input);
     await recordExportRetryRequested(tx, { actionId: input.actionId, requestId, repairNote: input.repairNote, actor: input.actor });
     await recordActivity(tx, {
       companyId: input.companyId,
