@@ -1,9 +1,10 @@
 // The worker's reconciler (DESIGN.md section 8): the finalization sweep (the same finalizeRun as
 // the live path), the orphan sweep (restraint first: R-ORP-1), the maintenance of
 // unverified-owner holds, the lease cleanup sweep (the same stop and destroy as a live
-// release), the release of leases a dead controller left under settled runs and the replay of
+// release), the release of leases a dead controller left under settled runs, the retention of stopped runs'
+// sandboxes (R-RC-7) and the replay of
 // historical unsafe exports (R-UA-5), run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
+import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, settledRunLeasesSweep, stopRetentionSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(
@@ -17,6 +18,9 @@ export function createWorkerReconciler(
       traced(runtime, finalizationSweep({ ...runtime, log, executesHere })),
       orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere }),
       ownerHoldsSweep({ db: runtime.db }),
+      // R-RC-7: older acknowledged cancellations that missed the pin; before the lease cleanup,
+      // which then stops what it pinned in the same pass.
+      stopRetentionSweep({ db: runtime.db, log }),
       leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log }),
       settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere }),
       // R-UA-5: accepted results an older controller failed as unsafe exports, replayed with the export omitted.

@@ -45,6 +45,9 @@ import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-co
 import { requeueRun } from "./requeue-run";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
+import { cancelStoppedRun } from "../runs/cancel-stopped-run";
+import type { StopRequestRecord } from "../runs/run-stop-records";
+import { watchForStop, type StopWatch } from "./stop-watch";
 
 export interface ExecuteRunDeps {
   db: PrismaClient;
@@ -69,6 +72,10 @@ export interface ExecuteRunDeps {
   finalizations?: Set<Promise<unknown>>;
   /** How long a preparation's recovery claim lives without renewal (R-FO-4; default 15 minutes). */
   preparationClaimMs?: number;
+  /** How often the executor reads its run row for a Stop request (R-RC-7; default 1 s). */
+  stopPollMs?: number;
+  /** How long a Stop's retention tries the task's row lock before leaving it to the sweep (default 2 s). */
+  taskLockWaitMs?: number;
 }
 
 type Level = "debug" | "info" | "warn" | "error";
@@ -120,6 +127,18 @@ class RunSteps {
       return;
     }
     const context = decision.context;
+    // R-RC-7: a Stop recorded on the run aborts the lease wait and the agent's exec (stop-watch.ts).
+    const watch = watchForStop(db, context.runId, signal, this.#deps.stopPollMs);
+    try {
+      await this.#executeReady(context, watch, started);
+    } finally {
+      watch.close();
+    }
+  }
+
+  async #executeReady(context: ReadyRunContext, watch: StopWatch, started: number): Promise<void> {
+    const { db } = this.#deps;
+    const signal = watch.signal;
     await this.#event("info", "run.dispatched", "The worker loaded the run's agent, environment and workspace.", {
       controller: { ...this.#deps.controller },
       environmentId: context.environmentId,
@@ -138,6 +157,10 @@ class RunSteps {
         }),
       { maxWaitMs: this.#deps.leaseWaitMs ?? 15_000, signal, onBusy: () => this.#event("info", "lease.busy", "Another run holds this environment's lease for the workspace; waiting.") },
     ).catch((error: unknown) => ({ kind: "error" as const, error }));
+    if (acquired.kind === "busy" && watch.requested()) {
+      await this.#stopped(watch.requested() as StopRequestRecord, null);
+      return;
+    }
     if (acquired.kind === "busy") {
       const requeued = await requeueRun(db, {
         runId: context.runId,
@@ -193,12 +216,23 @@ class RunSteps {
       return;
     }
 
-    // 3. The agent's turn.
+    // 3. The agent's turn (not even started when a Stop came first).
+    const early = watch.requested();
+    if (early) {
+      await this.#stopped(early, null);
+      return;
+    }
     let exec: ExecResult;
     try {
       exec = await this.#runAgent(context, handle, plugin, signal);
     } catch (error) {
+      if (await this.#stopIfRequested(context, watch, null)) return;
       await this.#afterExecFailure(context, started, error);
+      return;
+    }
+    if (await this.#stopIfRequested(context, watch, exec)) {
+      // R-LG-1: the legacy adapter still copies back after a Stop released its lease; a failure is a late report.
+      if (context.runtimeMode === "legacy") await this.#legacyTurn(context, handle, plugin, exec);
       return;
     }
     // R-RR-1, R-RR-2: a legacy adapter restores the required files itself, without the coordinator.
@@ -240,6 +274,46 @@ class RunSteps {
       throw new DomainError("conflict", "prepared_workspace_mismatch", "The prepared workspace names another sandbox than the run's lease.");
     }
     requireCapability(plugin, "exec");
+  }
+
+  /**
+   * R-RC-7: after the agent's turn, a Stop without an accepted result cancels the run (the agent's
+   * process group is already stopped: the exec returned). With an accepted result the Stop only
+   * ended the agent's process: the result is finalized as usual (the finalizer owns it, R-ORP-1).
+   */
+  async #stopIfRequested(context: ReadyRunContext, watch: StopWatch, exec: ExecResult | null): Promise<boolean> {
+    const request = await watch.check().catch(() => watch.requested());
+    if (!request) return false;
+    const state = await this.#readRunState(context.runId);
+    if (state.runStatus !== "running" || state.acceptedResultId) return false;
+    await this.#stopped(request, exec);
+    return true;
+  }
+
+  /** Cancels the stopped run with its workspace pinned, then releases the environment (R-RC-7). */
+  async #stopped(request: StopRequestRecord, exec: ExecResult | null): Promise<void> {
+    const leaseId = this.#lease?.leaseId ?? null;
+    const outcome = await cancelStoppedRun(this.#deps.db, {
+      runId: this.#claimed.runId,
+      request,
+      controller: this.#deps.controller,
+      agent: exec ? { exitCode: exec.exitCode, signal: exec.signal } : null,
+      leaseId,
+      ...(this.#deps.taskLockWaitMs !== undefined ? { taskLockWaitMs: this.#deps.taskLockWaitMs } : {}),
+    });
+    this.#log.info({ runId: this.#claimed.runId, outcome: outcome.kind }, "run stopped");
+    if (outcome.kind === "cancelled_retention_deferred") {
+      // The source stays active, exactly as it is, for the stop-retention sweep's later pass.
+      this.#leaseReleased = true;
+      return;
+    }
+    if (outcome.kind === "cancelled" && outcome.retention.outcome === "refused") {
+      await this.#event("warn", "lease.left_for_operator", `The stopped run's lease was left as it is (${outcome.retention.reason}).`, { leaseId });
+      this.#leaseReleased = true;
+      return;
+    }
+    // Pinned (or already retained): the ordinary stop-and-retain continues the recorded intent.
+    await this.#release("failed");
   }
 
   /** The legacy protocol's end of turn (legacy-run.ts), then the lease by policy (a held source: stop and retain, R-RR-3). */

@@ -28,3 +28,5 @@ export * from "./policies/decide-late-legacy-report";
 export * from "./legacy/lease-snapshot";
 export * from "./legacy/record-copyback-failure";
 export * from "./legacy/record-late-copyback-failure";
+export * from "./sweeps/stop-retention-sweep";
+export * from "./policies/decide-stop-retention";

@@ -10,6 +10,7 @@ import type { LeaseProviderRegistry } from "../../leases/lease-types";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
+import { readStopAcknowledgement, readStopRetention } from "../../runs/run-stop-records";
 import { controllerLiveness } from "./controller-liveness";
 import type { Sweep, SweepLog } from "./sweep";
 
@@ -35,14 +36,18 @@ export function settledRunLeasesSweep(deps: {
         SELECT l.id AS "leaseId", l.run_id AS "runId"
         FROM environment_leases l JOIN heartbeat_runs r ON r.id = l.run_id
         WHERE l.status = 'active' AND r.status IN ('succeeded', 'failed', 'cancelled', 'timed_out')
+          -- R-RC-7: a stopped run whose retention was deferred (task lock lost) keeps its source
+          -- active for the stop-retention sweep, which pins it under the task lock.
+          AND NOT (r.status = 'cancelled' AND r.runner_profile_json ? 'stopAcknowledgement' AND NOT (r.runner_profile_json ? 'stopRetention'))
         ORDER BY l.updated_at, l.id
         LIMIT ${limit}`,
     async handle(unit) {
       const run = await db.heartbeatRun.findUnique({
         where: { id: unit.runId },
-        select: { status: true, controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true },
+        select: { status: true, controllerPid: true, controllerProcessStart: true, controllerBootId: true, controllerHost: true, runnerProfileJson: true },
       });
       if (!run || run.status === "queued" || run.status === "running") return "run_not_settled";
+      if (run.status === "cancelled" && readStopAcknowledgement(run.runnerProfileJson) && !readStopRetention(run.runnerProfileJson)) return "left_stop_retention";
       if (run.controllerPid !== null && run.controllerProcessStart && run.controllerBootId && run.controllerHost) {
         const recorded = { pid: run.controllerPid, startTime: run.controllerProcessStart, bootId: run.controllerBootId, host: run.controllerHost };
         const controller = deps.controller

@@ -1,0 +1,254 @@
+// Stop (run-only cancellation, R-RC-7) end to end on the real local provider: a real agent process
+// group in a real sandbox, real PostgreSQL. The Stop service records the request; the executor
+// notices it by polling its run row, stops the agent's whole group, pins the sandbox (stop-only
+// intent) in the transaction that cancels the run, and only then releases the environment.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { executeRun } from "../../src/dispatch/execute-run";
+import { isDomainError } from "../../src/errors";
+import { readStopIntent } from "../../src/leases/lease-metadata";
+import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
+import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
+import { stopRetentionSweep } from "../../src/recovery/sweeps/stop-retention-sweep";
+import { publishRunResult } from "../../src/runs/publish-result";
+import { readStopAcknowledgement, readStopRetention } from "../../src/runs/run-stop-records";
+import { stopRun } from "../../src/runs/stop-run";
+import { DispatchWorld, PLAIN_LOCAL_PLUGIN, RESULT_IN_REVIEW, type Task } from "./dispatch-fixture";
+
+const database = useTestDatabase({ poolSize: 10 });
+const world = new DispatchWorld(database);
+beforeAll(() => world.setUp());
+afterAll(() => world.tearDown());
+
+const BOARD = { type: "user" as const, id: null };
+const sandboxFile = (providerLeaseId: string, rel: string) => path.join(world.instanceRoot, "sandboxes", providerLeaseId, "workspace", rel);
+
+/** Gone: no such PID, or a zombie. */
+async function processGone(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+  return stat === null || stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A sandbox agent that writes a partial file, leaves a background child and works "forever". */
+const WORKING_AGENT = "printf 'partial work\\n' > partial.txt && (sleep 600 &) && sleep 600";
+
+/** Wakes and claims the task's run and starts executing it in the background; resolves once the agent started. */
+async function startRun(task: Task, deps: Parameters<DispatchWorld["deps"]>[0] = {}) {
+  const runId = await world.wake(task);
+  const claimed = await world.claim(1);
+  const mine = claimed.find((r) => r.runId === runId);
+  if (!mine) throw new Error("run not claimed");
+  const execution = executeRun(world.deps({ stopPollMs: 100, ...deps }), mine, new AbortController().signal);
+  const agentPid = await waitFor("the agent to start", async () => {
+    const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    const agent = (run.runnerProfileJson as { agentProcess?: { pid: number } }).agentProcess;
+    return agent?.pid ?? null;
+  });
+  // The agent's first file is in its sandbox before anyone presses Stop.
+  const lease = await waitFor("the lease", () => world.db.environmentLease.findFirst({ where: { runId } }));
+  await waitFor("the partial file", () => readFile(sandboxFile(lease.providerLeaseId!, "partial.txt"), "utf8").then(() => true, () => false));
+  return { runId, execution, agentPid, leaseId: lease.id };
+}
+
+describe("Stop on the local provider", () => {
+  it("R-RC-7 stops the agent's process group, pins the prepared workspace before the environment is released, and ends the run cancelled with its acknowledgement", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT, files: { "base.txt": "host\n" } });
+    const { runId, execution, agentPid, leaseId } = await startRun(task);
+    const before = await world.state(runId);
+    expect(before.run.status).toBe("running");
+
+    const answer = await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+    expect(answer).toMatchObject({ kind: "stop_requested", runId, duplicate: false });
+    // A repeated Stop answers the same request.
+    expect(await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD })).toMatchObject({ kind: "stop_requested", requestId: answer.requestId, duplicate: true });
+    await execution;
+
+    expect(await processGone(agentPid)).toBe(true);
+    const s = await world.state(runId);
+    expect(s.run).toMatchObject({ status: "cancelled", errorCode: "run_stopped" });
+    expect(s.run.finishedAt).not.toBeNull();
+    const ack = readStopAcknowledgement(s.run.runnerProfileJson);
+    expect(ack).toMatchObject({ requestId: answer.requestId, by: "executor", leaseId, controller: { pid: process.pid } });
+    const retention = readStopRetention(s.run.runnerProfileJson);
+    expect(retention).toMatchObject({ requestId: answer.requestId, outcome: "pinned", leaseId, by: "executor" });
+    // The release continued exactly the pinned intent: the receipt answers its request id.
+    const lease = s.leases[0]!;
+    expect(lease).toMatchObject({ id: leaseId, status: "released", leasePolicy: "ephemeral" });
+    expect(lease.metadata).toMatchObject({ sandboxStopAndRetainReceipt: { requestId: retention!.stopIntentRequestId, method: "environmentStopLease" } });
+    // Pin before release, in the run's own log.
+    const pinAt = s.codes.indexOf("run.stop_retention");
+    expect(pinAt).toBeGreaterThan(-1);
+    expect(s.codes.indexOf("lease.released")).toBeGreaterThan(pinAt);
+    expect(s.codes).toContain("run.stop_requested");
+    // The agent's partial work is kept in the stopped sandbox; nothing reached the host.
+    expect(await readFile(sandboxFile(lease.providerLeaseId!, "partial.txt"), "utf8")).toBe("partial work\n");
+    await expect(readFile(path.join(task.hostPath, "partial.txt"), "utf8")).rejects.toThrow();
+    // Run-only: the task keeps its status; the run's checkout ends; nothing is finalized.
+    expect(s.issue).toMatchObject({ status: "in_progress", checkoutRunId: null });
+    expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "run_stopped" });
+    const activity = await world.db.activityLog.findMany({ where: { entityId: runId }, orderBy: { createdAt: "asc" } });
+    expect(activity.map((a) => a.action)).toEqual(expect.arrayContaining(["run.stop_requested", "run.cancelled"]));
+
+    // R-RC-7: stopping the finished run answers 409 run_not_active and changes nothing.
+    const row = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    const refused = await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD }).catch((error: unknown) => error);
+    expect(isDomainError(refused) && refused.kind === "conflict" && refused.code).toBe("run_not_active");
+    expect(await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toEqual(row);
+  });
+
+  it("R-RC-7 a queued run is cancelled at once with its acknowledgement; another company's run reads not found", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
+    const runId = await world.wake(task);
+    const other = await world.db.company.create({ data: { name: "Other stop co", issuePrefix: "OTH" } });
+    const hidden = await stopRun(world.db, { companyId: other.id, runId, actor: BOARD }).catch((error: unknown) => error);
+    expect(isDomainError(hidden) && hidden.code).toBe("not_found");
+    expect((await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status).toBe("queued");
+
+    const answer = await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+    expect(answer.kind).toBe("cancelled");
+    const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toMatchObject({ status: "cancelled", errorCode: "run_stopped" });
+    expect(readStopAcknowledgement(run.runnerProfileJson)).toMatchObject({ by: "stop_service", leaseId: null });
+    expect(readStopRetention(run.runnerProfileJson)).toMatchObject({ outcome: "nothing_to_retain" });
+    // Nothing claims it any more.
+    expect(await world.claim(5)).toEqual([]);
+  });
+
+  it("R-RC-7 losing the task lock during retention keeps the source active for a later pass; the sweep pins it and the stop-only cleanup keeps its files", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
+    const { runId, execution, agentPid, leaseId } = await startRun(task, { taskLockWaitMs: 300 });
+
+    // Someone else holds the task's row lock for the whole stop.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked: () => void = () => undefined;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = world.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM issues WHERE id = ${task.issueId}::uuid FOR UPDATE`;
+        locked();
+        await held;
+      },
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await isLocked;
+    try {
+      await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+      await execution;
+      expect(await processGone(agentPid)).toBe(true);
+      const s = await world.state(runId);
+      expect(s.run.status).toBe("cancelled");
+      expect(readStopAcknowledgement(s.run.runnerProfileJson)).toMatchObject({ leaseId });
+      expect(readStopRetention(s.run.runnerProfileJson)).toBeNull();
+      expect(s.codes).toContain("run.stop_retention_deferred");
+      // The source stays active, exactly as it was: not released, not pinned by anyone else.
+      expect(s.leases[0]).toMatchObject({ id: leaseId, status: "active" });
+      const settled = settledRunLeasesSweep({ db: world.db, registry: world.registry });
+      expect((await settled.due(50)).map((u) => u.leaseId)).not.toContain(leaseId);
+      // The sweep skips a task whose lock is still held, without a write.
+      const sweep = stopRetentionSweep({ db: world.db });
+      expect((await sweep.due(50)).map((u) => u.runId)).toContain(runId);
+      expect(await sweep.handle({ runId })).toBe("task_lock_busy");
+      expect((await world.db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } })).status).toBe("active");
+    } finally {
+      release();
+      await holder;
+    }
+
+    // A later pass: pinned under the task lock, then stopped by the existing stop-only cleanup.
+    const sweep = stopRetentionSweep({ db: world.db });
+    expect(await sweep.handle({ runId })).toBe("pinned");
+    const pinned = await world.db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
+    expect(pinned.status).toBe("pending_cleanup");
+    expect(readStopIntent(pinned.metadata, pinned).kind).toBe("present");
+    const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(readStopRetention(run.runnerProfileJson)).toMatchObject({ outcome: "pinned", by: "sweep", leaseId });
+    expect((await sweep.due(50)).map((u) => u.runId)).not.toContain(runId);
+
+    const cleanup = leaseCleanupSweep({ db: world.db, registry: world.registry, controller: world.deps().controller });
+    const due = (await cleanup.due(50)).find((u) => u.leaseId === leaseId);
+    expect(due).toBeDefined();
+    expect(await cleanup.handle(due!)).toBe("stopped_and_retained");
+    const stopped = await world.db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
+    expect(stopped.status).toBe("released");
+    expect(await readFile(sandboxFile(stopped.providerLeaseId!, "partial.txt"), "utf8")).toBe("partial work\n");
+    // The task was not reopened or moved, and no other run was started.
+    expect((await world.db.issue.findUniqueOrThrow({ where: { id: task.issueId } })).status).toBe("in_progress");
+    expect(await world.db.heartbeatRun.count({ where: { nativeIssueId: task.issueId } })).toBe(1);
+  });
+
+  it("R-RC-7 a run with an accepted result is not stopped away from its copyback: Stop ends the agent's process and the saved result is copied back", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
+    const { runId, execution, agentPid } = await startRun(task);
+    const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    // The agent's finish call (the finish API publishes exactly this way).
+    const published = await publishRunResult(world.db, { runId, agentId: run.agentId, dedupeKey: "finish-1", document: JSON.parse(RESULT_IN_REVIEW), source: "finish_api" });
+    expect(published.kind).toBe("accepted");
+
+    const answer = await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+    expect(answer).toMatchObject({ kind: "finalizing", runId });
+    await execution;
+    expect(await processGone(agentPid)).toBe(true);
+    const s = await world.state(runId);
+    expect(s.run.status).toBe("succeeded");
+    expect(s.coordinator?.phase).toBe("committed");
+    expect(readStopAcknowledgement(s.run.runnerProfileJson)).toBeNull();
+    expect(await readFile(path.join(task.hostPath, "partial.txt"), "utf8")).toBe("partial work\n");
+    expect(s.issue.status).toBe("in_review");
+  });
+});
+
+describe("older acknowledged cancellations (the stop-retention sweep)", () => {
+  /** A run that failed on its own (its sandbox stopped and retained), rewritten as a cancellation acknowledged before retention existed. */
+  async function historicalCancellation(policy: "ephemeral" | "reuse_by_environment") {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, policy, script: "printf 'old work\\n' > old.txt && exit 3" });
+    const runId = await world.runOnce(task);
+    const lease = (await world.db.environmentLease.findFirstOrThrow({ where: { runId } }));
+    const ack = { schema: "copyback.run-stop-acknowledgement.v1", requestId: crypto.randomUUID(), acknowledgedAt: new Date().toISOString(), by: "executor", controller: null, agent: null, leaseId: lease.id };
+    await world.db.$executeRaw`
+      UPDATE heartbeat_runs SET status = 'cancelled', error_code = 'run_stopped',
+        runner_profile_json = runner_profile_json || jsonb_build_object('stopAcknowledgement', ${JSON.stringify(ack)}::jsonb)
+      WHERE id = ${runId}::uuid`;
+    return { runId, lease };
+  }
+
+  it("R-RC-7 processes a bounded batch, oldest first; a stopped ephemeral source is retained, a reusable released one refused, and neither is touched", async () => {
+    const a = await historicalCancellation("ephemeral");
+    const b = await historicalCancellation("reuse_by_environment");
+    const sweep = stopRetentionSweep({ db: world.db });
+    const first = await sweep.due(1);
+    expect(first).toHaveLength(1);
+    const all = (await sweep.due(100)).map((u) => u.runId);
+    expect(all.indexOf(a.runId)).toBeLessThan(all.indexOf(b.runId));
+
+    expect(await sweep.handle({ runId: a.runId })).toBe("retained");
+    expect(await sweep.handle({ runId: b.runId })).toBe("refused");
+    for (const [{ runId, lease }, outcome, reason] of [
+      [a, "retained", "stopped"],
+      [b, "refused", "reusable_source_not_active"],
+    ] as const) {
+      const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+      expect(readStopRetention(run.runnerProfileJson)).toMatchObject({ outcome, reason, leaseId: lease.id, by: "sweep" });
+      // The lease is exactly as it was: released with its receipt, never destroyed or reused.
+      expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "released", metadata: lease.metadata });
+      expect(await readFile(sandboxFile(lease.providerLeaseId!, "old.txt"), "utf8")).toBe("old work\n");
+    }
+    // Handled once: they leave the due set, and a repeat is idle.
+    const after = (await sweep.due(100)).map((u) => u.runId);
+    expect(after).not.toContain(a.runId);
+    expect(after).not.toContain(b.runId);
+    expect(await sweep.handle({ runId: a.runId })).toBe("idle");
+  });
+});
