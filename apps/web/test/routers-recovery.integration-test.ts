@@ -15,6 +15,7 @@ import { OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/recovery/causes";
 import { RESTORING_MESSAGE } from "@copyback/core/recovery/task-notice";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
+import { createFileHold, fileHoldState, restoredBody } from "./file-hold-fixture";
 import { MAINTENANCE_SQL_TEMPLATE, STOP_EVIDENCE_PLACEHOLDER } from "@copyback/core/recovery/operator/guidance";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
@@ -99,6 +100,7 @@ describe("recovery.forIssue: what the task page shows each role", () => {
         reasonInWords: expect.stringMatching(/another machine/),
         attestedAt: null,
         operator: null,
+        fileSource: null,
       },
     ]);
     expectNoControllerIdentity(answer, h);
@@ -346,5 +348,43 @@ describe("the board and the agent panel while a hold is open", () => {
     const error = await rejection(as(w.principals.member).issues.wake({ companyId: w.companyA.id, issueId: h.issueId }));
     expect(error).toMatchObject({ code: "CONFLICT", domainCode: "recovery_hold_open", message: expect.stringMatching(/waiting for recovery/) });
     expect(await db().heartbeatRun.count({ where: { nativeIssueId: h.issueId } })).toBe(runs);
+  });
+});
+
+describe("file holds on the task page and recovery.resolve (R-UI-2, R-UI-4, R-UI-5, R-RR-5)", () => {
+  const fileHold = (kind: "legacy" | "cancelled_native" = "legacy") => createFileHold(db(), { companyId: w.companyA.id, agentId: w.agentA.id, environmentId }, kind);
+
+  it("R-UI-2 R-UI-5 a member gets the compact notice only: no Recovery details, no source to record, nothing to certify", async () => {
+    const h = await fileHold();
+    const answer = await forIssue(w.principals.member, h);
+    expect(answer).toEqual({
+      notice: { kind: "attention", runId: h.runId, actionId: h.actionId, cause: "legacy_workspace_copyback_repair_required", message: expect.stringMatching(/operator needs to recover/) },
+      details: null,
+    });
+  });
+
+  it("R-UI-4 board operators get the file hold's source (run and allocation) and the unchanged task status; the confirmation applies only to a cancelled native run", async () => {
+    const legacy = await fileHold();
+    const [legacyDetails] = (await forIssue(w.principals.manager, legacy)).details ?? [];
+    expect(legacyDetails?.fileSource).toEqual({
+      runId: legacy.runId, runStatus: "failed", runtimeMode: "legacy", leaseId: legacy.leaseId, providerLeaseId: expect.stringMatching(/^sbx-/), cancelledNative: false, sourceIssueStatus: "blocked",
+    });
+    expect(legacyDetails?.leaseIds).toEqual([legacy.leaseId]);
+    const cancelled = await fileHold("cancelled_native");
+    const [cancelledDetails] = (await forIssue(w.principals.owner, cancelled)).details ?? [];
+    expect(cancelledDetails?.fileSource).toMatchObject({ runStatus: "cancelled", runtimeMode: "native", cancelledNative: true, sourceIssueStatus: "in_progress" });
+  });
+
+  it("R-RR-5 recovery.resolve records the repair for runtime:manage only; owner, status and generation are unchanged", async () => {
+    const h = await fileHold("cancelled_native");
+    const input = { companyId: w.companyA.id, issueId: h.issueId, ...restoredBody(h) } as Parameters<ReturnType<typeof as>["recovery"]["resolve"]>[0];
+    expect(await rejection(as(w.principals.member).recovery.resolve(input))).toMatchObject({ code: "FORBIDDEN" });
+    expect(await rejection(as(w.principals.agent).recovery.resolve(input))).toMatchObject({ code: expect.stringMatching(/FORBIDDEN|NOT_FOUND/) });
+    const before = await fileHoldState(db(), h);
+    const result = await as(w.principals.manager).recovery.resolve({ ...input, executionReconciliation: { ...input.executionReconciliation, noExternalActionsPerformed: true } });
+    expect(result).toEqual({ actionId: h.actionId, runId: h.runId, leaseIds: [h.leaseId], outcome: "restored", status: "resolved" });
+    expect(await fileHoldState(db(), h)).toEqual(before);
+    expect((await db().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).resolutionEvidence).toMatchObject({ verified: { externalActions: "not_performed" } });
+    expect((await forIssue(w.principals.manager, h)).notice).toEqual({ kind: "none" });
   });
 });

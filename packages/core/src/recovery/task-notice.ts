@@ -7,7 +7,7 @@
 //   - a compact operator-attention notice with "Inspect run" otherwise.
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 
 export interface NoticeAction {
   id: string;
@@ -34,6 +34,8 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   // R-FO-1, R-UI-2: a run that ended before its result; its files wait in the kept sandbox. The
   // task's own user is never asked to certify anything: an operator recovers the files.
   [FILE_RECOVERY_CAUSE]: "This task's last run stopped before it finished. The files it wrote are kept in its sandbox; an operator needs to recover them.",
+  // R-RR-6, R-UI-2: the legacy repair hold; the task's user certifies nothing, an operator repairs.
+  [LEGACY_COPYBACK_REPAIR_CAUSE]: "Copying this task's files back to the workspace failed. They are kept in the run's sandbox; an operator needs to recover them.",
   // R-UA-3, R-UI-2: the limit hold; the task's user gets no form and no identifiers, an operator acts.
   [EXPORT_LIMIT_CAUSE]: "This task's work is too large (or has clashing file names) to be saved back automatically. It is kept as it is; an operator needs to help before it continues.",
 };

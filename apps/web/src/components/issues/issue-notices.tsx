@@ -16,5 +16,5 @@ export function IssueNotices({
   issueId: string;
   initial: TaskRecovery | null;
 }) {
-  return <RecoveryNotice companyId={companyId} recovery={useTaskRecovery(companyId, issueId, initial)} />;
+  return <RecoveryNotice companyId={companyId} issueId={issueId} recovery={useTaskRecovery(companyId, issueId, initial)} />;
 }

@@ -1,6 +1,8 @@
 import Link from "next/link";
 import { Timestamp } from "~/components/format/timestamp";
 import { runPath } from "~/components/nav/paths";
+import { ExportHoldDetails } from "./export-hold-details";
+import { FileRecoveryForm, fileRecoveryChoices } from "./file-recovery-form";
 import type { TaskRecovery } from "./use-task-recovery";
 
 type Details = NonNullable<TaskRecovery["details"]>;
@@ -16,7 +18,7 @@ type Details = NonNullable<TaskRecovery["details"]>;
  * everyone (R-UI-1, R-UI-5): no process id, host name, shutdown form or resume control, and
  * nothing here calls the API.
  */
-export function RecoveryNotice({ companyId, recovery }: { companyId: string; recovery: TaskRecovery | null }) {
+export function RecoveryNotice({ companyId, issueId, recovery }: { companyId: string; issueId?: string; recovery: TaskRecovery | null }) {
   if (!recovery || recovery.notice.kind === "none") return null;
   const { notice, details } = recovery;
 
@@ -32,7 +34,7 @@ export function RecoveryNotice({ companyId, recovery }: { companyId: string; rec
           <span aria-hidden="true" className="size-2 animate-pulse rounded-full bg-indigo-500" />
           {notice.message}
         </p>
-        {details ? <RecoveryDetails details={details} /> : null}
+        {details ? <RecoveryDetails companyId={companyId} issueId={issueId} details={details} /> : null}
       </section>
     );
   }
@@ -63,12 +65,14 @@ export function RecoveryNotice({ companyId, recovery }: { companyId: string; rec
           </Link>
         ) : null}
       </div>
-      {details ? <RecoveryDetails details={details} /> : null}
+      {details ? <RecoveryDetails companyId={companyId} issueId={issueId} details={details} /> : null}
     </section>
   );
 }
 
-function RecoveryDetails({ details }: { details: Details }) {
+function RecoveryDetails({ companyId, issueId, details }: { companyId: string; issueId: string | undefined; details: Details }) {
+  // R-UI-4: the file-recovery form, for board operators (only they receive details and sources).
+  const choices = fileRecoveryChoices(details);
   return (
     <details className="group rounded-md bg-slate-50 px-3 py-2" data-testid="recovery-details">
       <summary className="cursor-pointer text-sm font-medium text-slate-700">Recovery details</summary>
@@ -112,9 +116,15 @@ function RecoveryDetails({ details }: { details: Details }) {
               </div>
             ) : null}
             {action.operator ? <OperatorGuidance operator={action.operator} /> : null}
+            {action.exportHold ? <ExportHoldDetails hold={action.exportHold} /> : null}
           </li>
         ))}
       </ul>
+      {issueId && choices.length > 0 ? (
+        <div className="mt-4">
+          <FileRecoveryForm companyId={companyId} issueId={issueId} choices={choices} />
+        </div>
+      ) : null}
     </details>
   );
 }

@@ -7,7 +7,8 @@
 // evidence is read through core's schema and only the fields named here are copied out; the
 // procedure's output schema strips anything else.
 import { z } from "zod";
-import { readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import { readFileRecoveryEvidence, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
 import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
@@ -32,6 +33,23 @@ export const operatorGuidanceSchema = z.object({
   maintenanceSql: z.string().nullable(),
 });
 
+/**
+ * R-UI-4, R-FO-5: what the file-recovery form needs of a file hold (a legacy repair hold or a
+ * file-recovery obligation): the source to record (its run and allocation) and the task's status
+ * the resolution must send back unchanged. Only in Recovery details (runtime:manage).
+ */
+export const fileSourceSchema = z.object({
+  runId: z.uuid(),
+  runStatus: z.enum(["queued", "running", "succeeded", "failed", "cancelled", "timed_out"]),
+  runtimeMode: z.enum(["native", "legacy"]),
+  leaseId: z.uuid().nullable(),
+  providerLeaseId: z.string().nullable(),
+  /** The optional "no external actions were performed" confirmation applies (R-UI-4). */
+  cancelledNative: z.boolean(),
+  sourceIssueStatus: z.enum(["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"]),
+});
+export type FileSource = z.infer<typeof fileSourceSchema>;
+
 export const actionDetailsSchema = z.object({
   actionId: z.uuid(),
   cause: z.string(),
@@ -50,6 +68,8 @@ export const actionDetailsSchema = z.object({
   attestedAt: z.date().nullable(),
   /** Only for `runtime:confirm_owner_stop` holders, only for an unattested unverified-owner hold. */
   operator: operatorGuidanceSchema.nullable(),
+  /** A file hold's source, for the file-recovery form; null for other causes or an unknown run. */
+  fileSource: fileSourceSchema.nullable(),
 });
 export type ActionDetails = z.infer<typeof actionDetailsSchema>;
 
@@ -58,6 +78,9 @@ export interface DetailsContext {
   origin: string | null;
   /** The caller holds runtime:confirm_owner_stop. */
   mayAttest: boolean;
+  /** The task's current status and its file holds' source runs (for fileSource). */
+  issueStatus?: FileSource["sourceIssueStatus"];
+  runs?: ReadonlyMap<string, { status: FileSource["runStatus"]; runtimeMode: FileSource["runtimeMode"] }>;
 }
 
 export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDetails {
@@ -72,13 +95,30 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     createdAt: row.createdAt,
     nextAction: row.nextAction,
     runId: row.runId,
-    leaseIds: evidence ? evidence.leaseIds : row.leaseId ? [row.leaseId] : [],
+    leaseIds: evidence ? evidence.leaseIds : row.leaseId ? [row.leaseId] : (readLegacyRepairEvidence(row.evidence)?.leaseIds ?? []),
     phase: evidence?.phase ?? null,
     phaseInWords: evidence ? phaseInWords(evidence.phase) : null,
     reason: evidence?.reason ?? null,
     reasonInWords: evidence ? reasonInWords(evidence.reason) : null,
     attestedAt: attestedAt && !Number.isNaN(attestedAt.getTime()) ? attestedAt : null,
     operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence.ownerToken, ctx) : null,
+    fileSource: fileSourceOf(row, ctx),
+  };
+}
+
+function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | null {
+  if (!RESOLVABLE_CAUSES.includes(row.cause) || !row.runId || !ctx.issueStatus) return null;
+  const run = ctx.runs?.get(row.runId);
+  if (!run) return null;
+  const recorded = readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence);
+  return {
+    runId: row.runId,
+    runStatus: run.status,
+    runtimeMode: run.runtimeMode,
+    leaseId: row.leaseId ?? recorded?.leaseId ?? null,
+    providerLeaseId: recorded?.providerLeaseId ?? null,
+    cancelledNative: run.runtimeMode === "native" && run.status === "cancelled",
+    sourceIssueStatus: ctx.issueStatus,
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { authorize } from "@copyback/core/auth";
 import { listOpenActionsForIssue, toNoticeAction } from "@copyback/core/recovery/holds";
+import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { consoleOrigin } from "~/server/auth/app-origin";
 import { companyProcedure } from "~/server/trpc";
@@ -27,12 +28,19 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
   .input(recoveryForIssueInput)
   .output(recoveryForIssueOutput)
   .query(async ({ ctx, input }) => {
-    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    const issue = await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
     const rows = await listOpenActionsForIssue(ctx.db, ctx.companyId, input.issueId);
     const notice = deriveTaskNotice(rows.map(toNoticeAction));
     const mayManage = authorize(ctx.principal, "runtime:manage", ctx.companyId).kind === "allow";
     if (!mayManage) return { notice, details: null };
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
     const origin = mayAttest ? consoleOrigin(ctx.headers) : null;
-    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest })) };
+    // R-UI-4: the file holds' source runs, for the file-recovery form (board operators only).
+    const runIds = rows.filter((row) => RESOLVABLE_CAUSES.includes(row.cause) && row.runId).map((row) => row.runId as string);
+    const runs = new Map(
+      (runIds.length === 0 ? [] : await ctx.db.heartbeatRun.findMany({ where: { companyId: ctx.companyId, id: { in: runIds } }, select: { id: true, status: true, runtimeMode: true } })).map(
+        (run) => [run.id, { status: run.status, runtimeMode: run.runtimeMode }] as const,
+      ),
+    );
+    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest, issueStatus: issue.status, runs })) };
   });
