@@ -40,6 +40,10 @@ export async function collectFinalState(
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
   const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, metadata: true } });
+  // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
+  // failed or whose controller died before it named the allocation gave no sandbox to any agent.
+  const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { payload: true } });
+  const handed = new Set(acquired.map((e) => (e.payload as Record<string, unknown> | null)?.leaseId).filter((id): id is string => typeof id === "string"));
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
@@ -59,6 +63,7 @@ export async function collectFinalState(
       provider: l.provider,
       providerLeaseId: l.providerLeaseId,
       sandboxExists: l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null,
+      handedToRun: handed.has(l.id),
       stoppedAndRetained: typeof l.metadata === "object" && l.metadata !== null && (l.metadata as Record<string, unknown>).sandboxStopAndRetainReceipt != null,
     })),
     host,

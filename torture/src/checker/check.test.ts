@@ -245,6 +245,8 @@ describe("the torture checker", () => {
     s.actions.push({ id: "x3", runId: R3, cause: "native_workspace_sync_out_retry_exhausted", status: "active" });
     s.leases.push({ id: "l3", runId: R3, status: "pending_cleanup", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
     s.runs.push({ id: "55555555-5555-4555-8555-555555555555", issueId: ISSUE, status: "failed", errorCode: "provider_acquire_failed", provider: "local" });
+    // Its acquisition allocated a sandbox it never handed to the run; the sweep destroyed it.
+    s.leases.push({ id: "l5", runId: "55555555-5555-4555-8555-555555555555", status: "destroyed", provider: "local", providerLeaseId: "local-l5", sandboxExists: false, handedToRun: false });
     expect(check([], s).violations).toEqual([]);
   });
 

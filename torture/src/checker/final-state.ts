@@ -49,6 +49,8 @@ export interface FinalLease {
   providerLeaseId: string | null;
   /** Local sandboxes: whether the sandbox directory still exists. */
   sandboxExists: boolean | null;
+  /** The dispatcher handed this lease to its run (lease.acquired); absent: assumed handed. */
+  handedToRun?: boolean;
   /** The lease carries a confirmed stop-and-retain receipt (released that way, its files kept: R-SO-2). */
   stoppedAndRetained?: boolean;
 }
