@@ -101,6 +101,7 @@ describe("recovery.forIssue: what the task page shows each role", () => {
         attestedAt: null,
         operator: null,
         fileSource: null,
+        exportHold: null,
       },
     ]);
     expectNoControllerIdentity(answer, h);

@@ -102,7 +102,7 @@ describe("runs.finalization", () => {
       companyId: w.companyA.id,
       runId: w.bareRunA.id,
     });
-    expect(details).toEqual({ coordinator: null, workspaceOperations: [], leases: [] });
+    expect(details).toEqual({ coordinator: null, workspaceOperations: [], attempts: [], leases: [] });
   });
 
   it("R-UI-3: refuses principals without runtime:manage", async () => {

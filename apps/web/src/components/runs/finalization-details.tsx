@@ -1,6 +1,7 @@
 import { Timestamp } from "~/components/format/timestamp";
 import type { RouterOutputs } from "~/components/trpc-types";
 import { EmptyState } from "~/components/ui/empty-state";
+import { FinalizationAttempts } from "./finalization-attempts";
 import { IsolationNote } from "./isolation-note";
 
 type Finalization = RouterOutputs["runs"]["finalization"];
@@ -37,7 +38,7 @@ const LEASE_STATUS_LABEL: Record<Finalization["leases"][number]["status"], strin
 
 /** Operator diagnostics of a run's native finalization (rendered only for runtime:manage). */
 export function FinalizationDetails({ data }: { data: Finalization }) {
-  const { coordinator, workspaceOperations, leases } = data;
+  const { coordinator, workspaceOperations, leases, attempts } = data;
   return (
     <div className="space-y-5">
       {coordinator ? (
@@ -73,6 +74,13 @@ export function FinalizationDetails({ data }: { data: Finalization }) {
           This run has not been through native finalization.
         </EmptyState>
       )}
+
+      {coordinator ? (
+        <div>
+          <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">Finalization attempts</h3>
+          <FinalizationAttempts attempts={attempts} />
+        </div>
+      ) : null}
 
       <div>
         <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">

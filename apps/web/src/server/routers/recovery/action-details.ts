@@ -12,6 +12,7 @@ import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resol
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
 import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
+import { exportHoldSchema, type ExportHold } from "./export-hold";
 
 export const operatorGuidanceSchema = z.object({
   /** null when the receipt was malformed: there is no token to name, so no call can be prefilled. */
@@ -68,6 +69,8 @@ export const actionDetailsSchema = z.object({
   attestedAt: z.date().nullable(),
   /** Only for `runtime:confirm_owner_stop` holders, only for an unattested unverified-owner hold. */
   operator: operatorGuidanceSchema.nullable(),
+  /** Issue 10 item 9: an export hold's run, lease, allocation, stopped receipt, attempts and retry call. */
+  exportHold: exportHoldSchema.nullable(),
   /** A file hold's source, for the file-recovery form; null for other causes or an unknown run. */
   fileSource: fileSourceSchema.nullable(),
 });
@@ -78,6 +81,8 @@ export interface DetailsContext {
   origin: string | null;
   /** The caller holds runtime:confirm_owner_stop. */
   mayAttest: boolean;
+  /** The export holds' details by action id (export-hold.ts loadExportHolds). */
+  exportHolds?: ReadonlyMap<string, ExportHold>;
   /** The task's current status and its file holds' source runs (for fileSource). */
   issueStatus?: FileSource["sourceIssueStatus"];
   runs?: ReadonlyMap<string, { status: FileSource["runStatus"]; runtimeMode: FileSource["runtimeMode"] }>;
@@ -102,6 +107,7 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     reasonInWords: evidence ? reasonInWords(evidence.reason) : null,
     attestedAt: attestedAt && !Number.isNaN(attestedAt.getTime()) ? attestedAt : null,
     operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence.ownerToken, ctx) : null,
+    exportHold: ctx.exportHolds?.get(row.id) ?? null,
     fileSource: fileSourceOf(row, ctx),
   };
 }

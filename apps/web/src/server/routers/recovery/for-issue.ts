@@ -7,6 +7,7 @@ import { consoleOrigin } from "~/server/auth/app-origin";
 import { companyProcedure } from "~/server/trpc";
 import { requireIssueInCompany } from "../issues/load-issue";
 import { actionDetails, actionDetailsSchema } from "./action-details";
+import { loadExportHolds } from "./export-hold";
 import { taskNoticeSchema } from "./notice-schema";
 
 export const recoveryForIssueInput = z.object({ issueId: z.uuid() });
@@ -35,6 +36,8 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
     if (!mayManage) return { notice, details: null };
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
     const origin = mayAttest ? consoleOrigin(ctx.headers) : null;
+    // Issue 10 item 9: the export holds' run, lease, receipt, attempts and exact retry call.
+    const exportHolds = await loadExportHolds(ctx.db, ctx.companyId, rows, consoleOrigin(ctx.headers));
     // R-UI-4: the file holds' source runs, for the file-recovery form (board operators only).
     const runIds = rows.filter((row) => RESOLVABLE_CAUSES.includes(row.cause) && row.runId).map((row) => row.runId as string);
     const runs = new Map(
@@ -42,5 +45,5 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
         (run) => [run.id, { status: run.status, runtimeMode: run.runtimeMode }] as const,
       ),
     );
-    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest, issueStatus: issue.status, runs })) };
+    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest, exportHolds, issueStatus: issue.status, runs })) };
   });

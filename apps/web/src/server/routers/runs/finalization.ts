@@ -4,6 +4,7 @@ import { FINALIZATION_PHASES } from "@copyback/core/finalization/coordinator-pha
 import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
 import { hostIsolationReason } from "~/server/workspace/isolation-reason";
+import { finalizationAttemptSchema, finalizationAttemptsOf } from "./finalization-attempts";
 import { finalizeChangesOf } from "./finalize-changes";
 
 export const runFinalizationInput = z.object({ runId: z.uuid() });
@@ -34,6 +35,8 @@ export const runFinalizationOutput = z.object({
         .nullable(),
     }),
   ),
+  /** Each finalization attempt: its number, result, failure code and time (issue 10 item 9). */
+  attempts: z.array(finalizationAttemptSchema),
   /** The run's environment leases, newest first (a reused lease shows on its latest run). */
   leases: z.array(
     z.object({
@@ -122,6 +125,7 @@ export const getRunFinalization = companyProcedure("runtime:manage")
             : null,
         };
       }),
+      attempts: finalizationAttemptsOf(run.workspaceOperations),
       leases: run.leases.map(({ leasePolicy, metadata, ...lease }) => {
         const read = readIsolated(metadata);
         const isolated = read.kind === "present" ? read.value : null;
