@@ -32,6 +32,10 @@ const schema = z.object({
   WORKER_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
   WORKER_HEALTH_HOST: z.string().default("127.0.0.1"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),
+  // The Prometheus endpoint (metrics-server.ts): off unless "on"; its own listener and port.
+  WORKER_METRICS: z.enum(["on", "off"]).default("off"),
+  WORKER_METRICS_HOST: z.string().default("127.0.0.1"),
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(3102),
   // The local provider's isolation: "auto" (bubblewrap where it works), "bubblewrap" (required), or
   // "none" (agents run as plain process groups on the host: not confined, see README).
   COPYBACK_LOCAL_ISOLATION: z.enum(["auto", "bubblewrap", "none"]).default("auto"),

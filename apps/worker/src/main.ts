@@ -3,6 +3,7 @@
 // A second loop runs the reconciler (recovery sweeps) at start and every RECONCILE_INTERVAL_MS.
 import { pino } from "pino";
 import { createPrismaClient, probeQuery } from "@copyback/db";
+import { createMetricsEndpoint } from "@copyback/core/metrics/index";
 import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createWorkerRuntime } from "./runtime";
@@ -10,6 +11,7 @@ import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
+import { serveMetrics } from "./metrics-server";
 import { installStopSignals } from "./signals";
 
 const env = parseWorkerEnv();
@@ -66,8 +68,17 @@ const liveness = await serveLiveness({
   // Not ready while the database does not answer (GET /readyz); the loop's failing passes keep it live.
   database: () => probeQuery(() => prisma.$queryRaw`SELECT 1`, 2_000),
 });
+const metricsServer =
+  env.WORKER_METRICS === "on"
+    ? await serveMetrics({
+        host: env.WORKER_METRICS_HOST,
+        port: env.WORKER_METRICS_PORT,
+        endpoint: createMetricsEndpoint({ db: prisma }),
+        onError: (error) => log.warn({ err: error }, "metrics scrape failed"),
+      })
+    : null;
 log.info(
-  { liveness: liveness.url, readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);
@@ -94,5 +105,6 @@ if (runtime.finalizations.size > 0) {
   await Promise.allSettled([...runtime.finalizations]);
 }
 await liveness.close();
+await metricsServer?.close();
 await prisma.$disconnect();
 log.info({ passes: loop.status.passes, reconcilePasses: reconcileLoop.status.passes, ...drained }, "worker stopped");

@@ -22,6 +22,7 @@ import type { ProcessIdentity } from "../process/process-identity";
 import { probeProcess } from "../process/read-process-identity";
 import { decideTakeover, type TakeoverDecision, type UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { copybackProven } from "./copyback-proven";
+import { observeFinalizationBusy } from "../metrics/observe";
 
 export const FINALIZATION_OWNERSHIP_LOST = "finalization_ownership_lost";
 
@@ -102,6 +103,13 @@ const MAX_PROBE_INTERVAL_MS = 30_000;
 const joinedTokens = new Map<string, string>();
 
 export async function takeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
+  const attempt = await tryTakeFinalizationOwnership(deps, key);
+  // Metrics (issue 14): a busy skip is how contention between finalizers shows (R-OWN-2).
+  if (attempt.kind === "busy") observeFinalizationBusy(attempt.reason);
+  return attempt;
+}
+
+async function tryTakeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
   const connection = await openDedicatedConnection(deps.databaseUrl, { applicationName: "copyback-finalization-owner" });
   let handedOver = false;
   let stopProbe: (() => Promise<void>) | null = null;

@@ -2,6 +2,7 @@
 // `builtin.fake` (in memory, R-SO-3). Other plugins are registered next to them.
 import { createFakeProvider } from "./fake/fake-provider";
 import { createLocalProvider, type LocalIsolation } from "./local/local-provider";
+import { instrumentProvider } from "../metrics/instrument-provider";
 import { ProviderRegistry } from "./registry";
 
 export interface DefaultRegistryOptions {
@@ -12,7 +13,8 @@ export interface DefaultRegistryOptions {
 
 export function createDefaultRegistry(options: DefaultRegistryOptions): ProviderRegistry {
   const registry = new ProviderRegistry();
-  registry.register(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation }));
-  registry.register(createFakeProvider());
+  // Calls and failures by plugin feed the metrics (metrics/instrument-provider.ts).
+  registry.register(instrumentProvider(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation })));
+  registry.register(instrumentProvider(createFakeProvider()));
   return registry;
 }

@@ -2,6 +2,7 @@
 // and then every RECONCILE_INTERVAL_MS. Each sweep takes a bounded batch of due units and handles
 // them one by one; one unit's failure is logged and never stops the pass (handlers are
 // idempotent: the next pass tries again). An aborted signal ends the pass between units.
+import { observeSweepPass } from "../metrics/observe";
 import { IDLE_OUTCOME, type Sweep, type SweepLog } from "./sweeps/sweep";
 
 export interface ReconcilerOptions {
@@ -45,12 +46,15 @@ export class Reconciler {
       if (signal?.aborted) break;
       const counts: Record<string, number> = {};
       result.outcomes[sweep.name] = counts;
+      // Metrics (issue 14): each sweep's duration, batch size and outcomes, as the pass saw them.
+      const started = performance.now();
       let units: unknown[];
       try {
         units = await sweep.due(this.#batchSize);
       } catch (error) {
         result.errors += 1;
         this.#log?.error({ sweep: sweep.name, err: error }, "reconciler sweep selection failed");
+        observeSweepPass({ sweep: sweep.name, seconds: (performance.now() - started) / 1000, batchSize: 0, outcomes: {}, selectionFailed: true });
         continue;
       }
       if (units.length >= this.#batchSize && sweep.name !== "owner_holds") result.busy = true;
@@ -65,6 +69,7 @@ export class Reconciler {
           this.#log?.error({ sweep: sweep.name, unit: sweep.idOf(unit), err: error }, "reconciler unit failed");
         }
       }
+      observeSweepPass({ sweep: sweep.name, seconds: (performance.now() - started) / 1000, batchSize: units.length, outcomes: counts });
     }
     return result;
   }

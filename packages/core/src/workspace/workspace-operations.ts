@@ -1,7 +1,9 @@
 // `workspace_operations` rows: one per prepare/restore/finalize step of a run. A row is opened
 // `running` before the physical work and closed `succeeded` or `failed` after it, so a crash in
 // between leaves a visible `running` row for the reconciler (never a silent gap).
+import { performance } from "node:perf_hooks";
 import type { Prisma, WorkspaceOperationPhase } from "@copyback/db/client";
+import { observeWorkspaceOperation } from "../metrics/observe";
 import type { DbOrTx } from "../runs/run-log";
 
 export interface StartWorkspaceOperation {
@@ -24,8 +26,17 @@ export async function startWorkspaceOperation(db: DbOrTx, input: StartWorkspaceO
     },
     select: { id: true },
   });
+  startedHere.set(row.id, { phase: input.phase, at: performance.now() });
+  if (startedHere.size > MAX_TRACKED) startedHere.delete(startedHere.keys().next().value as string);
   return row.id;
 }
+
+/**
+ * Metrics (issue 14): operations this process opened, so closing one here can report its duration
+ * without another query. Bounded: an operation another process closes is forgotten oldest first.
+ */
+const startedHere = new Map<string, { phase: string; at: number }>();
+const MAX_TRACKED = 10_000;
 
 export type FinishWorkspaceOperation =
   | { status: "succeeded"; metadata: Prisma.InputJsonObject }
@@ -43,6 +54,11 @@ export async function finishWorkspaceOperation(db: DbOrTx, operationId: string, 
       finishedAt: new Date(),
     },
   });
+  const started = startedHere.get(operationId);
+  if (started && updated.count === 1) {
+    startedHere.delete(operationId);
+    observeWorkspaceOperation(started.phase, finish.status, (performance.now() - started.at) / 1000);
+  }
   return updated.count === 1;
 }
 

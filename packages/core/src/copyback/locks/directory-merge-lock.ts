@@ -46,6 +46,7 @@ import { assertTargetOutsideLockRoot, canonicalTarget, ensureLockRoot, hashTarge
 import { readOwnerSidecar, removeOwnerSidecar, writeOwnerSidecar } from "./owner-sidecar";
 import { FifoAbortedError, FifoTimeoutError, processFifo } from "./process-fifo";
 import { BUSY, DEFAULT_TICKET_HEARTBEAT_MS, DEFAULT_TICKET_STALE_MS, WaiterQueue, type TicketPolicy } from "./waiter-queue";
+import { observeMergeLockWait } from "../../metrics/observe";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 
@@ -105,7 +106,20 @@ export class DirectoryMergeLocks {
   }
 
   async acquire(target: string, opts: AcquireOptions = {}): Promise<DirectoryMergeLease> {
+    // Metrics (issue 14): how long writers wait for a host workspace, and how often they give up.
     const started = performance.now();
+    try {
+      const lease = await this.#acquire(target, opts, started);
+      observeMergeLockWait((performance.now() - started) / 1000, "acquired");
+      return lease;
+    } catch (error) {
+      const outcome = error instanceof LockAbortedError ? "aborted" : error instanceof LockTimeoutError ? "timeout" : "error";
+      observeMergeLockWait((performance.now() - started) / 1000, outcome);
+      throw error;
+    }
+  }
+
+  async #acquire(target: string, opts: AcquireOptions, started: number): Promise<DirectoryMergeLease> {
     const timeoutMs = nonNegative(opts.timeoutMs ?? this.timeoutMs, "timeoutMs");
     const { signal } = opts;
     if (signal?.aborted) throw new LockAbortedError(null, signal.reason);

@@ -5,6 +5,8 @@
 //   written -> apply durably -> publish hook.
 import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { observeMerge } from "../../metrics/observe";
 import { DEFAULT_FS_CONCURRENCY } from "../manifest/concurrency";
 import { manifestsEqual } from "../manifest/equal";
 import { sanitizeFsError } from "../manifest/errors";
@@ -24,6 +26,34 @@ import type { MergeOutcome, MergeSnapshotOptions } from "./types";
 const DEFAULT_SYNCFS_THRESHOLD = 64;
 
 export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOutcome> {
+  // Metrics (issue 14): each merge's duration and outcome, the bytes it wrote into the host and
+  // the size of the snapshot it compared (from the supplied manifest; a scanned one is not sized).
+  const started = performance.now();
+  try {
+    const outcome = await mergeSnapshotOnce(opts);
+    observeMerge({ outcome: outcome.kind, seconds: (performance.now() - started) / 1000, ...mergeBytes(opts.snapshotManifest, outcome) });
+    return outcome;
+  } catch (error) {
+    observeMerge({ outcome: error instanceof MergeConflictError ? "conflict" : "failed", seconds: (performance.now() - started) / 1000 });
+    throw error;
+  }
+}
+
+function mergeBytes(manifest: Manifest | undefined, outcome: MergeOutcome): { writtenBytes?: number; snapshotBytes?: number } {
+  if (!manifest) return {};
+  const written = outcome.kind === "applied" ? new Set(outcome.written) : null;
+  let snapshotBytes = 0;
+  let writtenBytes = 0;
+  for (const entry of manifest.entries) {
+    if (entry.type !== "file") continue;
+    const size = entry.size ?? 0;
+    snapshotBytes += size;
+    if (written?.has(entry.path)) writtenBytes += size;
+  }
+  return { writtenBytes, snapshotBytes };
+}
+
+async function mergeSnapshotOnce(opts: MergeSnapshotOptions): Promise<MergeOutcome> {
   // Input checks first: bad input is refused before the lock is even taken.
   const excluded = compileExclude(opts.exclude);
   const exclude = opts.exclude ?? [];

@@ -1,0 +1,103 @@
+// The gauges that describe the database, computed on scrape (issue 14 section 2): runs by status
+// and phase, open recovery actions by cause and age. Three small GROUP BY queries per scrape are
+// cheaper than keeping a count current in every process that changes a run or an action, and they
+// read the same on every endpoint (aggregate with max(), not sum(), across processes). A scrape
+// whose queries fail still answers: `copyback_database_up` is 0 and the database gauges are left
+// out rather than reported stale.
+import { Gauge, Registry } from "prom-client";
+import type { PrismaClient } from "@copyback/db/client";
+import { ageBucket, runGaugeSamples, type ActionRow, type RunRow } from "./database-samples";
+
+export interface DatabaseSnapshot {
+  runs: RunRow[];
+  actions: ActionRow[];
+}
+
+type Queryable = Pick<PrismaClient, "$queryRaw">;
+
+/** The rows behind the gauges: two grouped reads, no row of its own is touched. */
+export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnapshot> {
+  const [runs, actions] = await Promise.all([
+    db.$queryRaw<RunRow[]>`
+      SELECT status::text AS status, COALESCE(native_phase, 'none') AS phase, count(*)::int AS count
+      FROM heartbeat_runs GROUP BY 1, 2`,
+    // Open = the partial unique index's statuses (active, escalated).
+    db.$queryRaw<ActionRow[]>`
+      SELECT cause, EXTRACT(EPOCH FROM (now() - created_at))::float8 AS "ageSeconds"
+      FROM issue_recovery_actions WHERE status IN ('active', 'escalated')`,
+  ]);
+  return { runs, actions };
+}
+
+/**
+ * A registry of the database gauges for one endpoint. One snapshot serves every gauge of a scrape
+ * (prom-client collects the metrics of a registry concurrently): it is reused for 1 second.
+ */
+export function createDatabaseGaugeRegistry(db: Queryable, opts: { reuseMs?: number } = {}): Registry {
+  const registry = new Registry();
+  const reuseMs = opts.reuseMs ?? 1000;
+  let cached: { at: number; snapshot: Promise<DatabaseSnapshot | null> } | null = null;
+  const snapshot = (): Promise<DatabaseSnapshot | null> => {
+    const now = Date.now();
+    if (!cached || now - cached.at > reuseMs) {
+      cached = { at: now, snapshot: loadDatabaseSnapshot(db).catch(() => null) };
+    }
+    return cached.snapshot;
+  };
+
+  new Gauge({
+    name: "copyback_database_up",
+    help: "1 when this scrape could read the database gauges, 0 when the database did not answer.",
+    registers: [registry],
+    async collect() {
+      this.set((await snapshot()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "copyback_runs",
+    help: "Runs by status and native finalization phase (phase=none for runs that never had one).",
+    labelNames: ["status", "phase"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      for (const sample of runGaugeSamples(s.runs)) this.set(sample.labels, sample.value);
+    },
+  });
+  new Gauge({
+    name: "copyback_recovery_actions_open",
+    help: "Open recovery actions (active or escalated) by cause and age bucket (lt_1h, 1h_to_24h, ge_24h).",
+    labelNames: ["cause", "age"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      const counts = new Map<string, { cause: string; age: string; value: number }>();
+      for (const row of s.actions) {
+        const age = ageBucket(row.ageSeconds);
+        const key = `${row.cause}\u0000${age}`;
+        const entry = counts.get(key) ?? { cause: row.cause, age, value: 0 };
+        entry.value += 1;
+        counts.set(key, entry);
+      }
+      for (const { cause, age, value } of counts.values()) this.set({ cause, age }, value);
+    },
+  });
+  new Gauge({
+    name: "copyback_recovery_action_oldest_open_seconds",
+    help: "Age of the oldest open recovery action of each cause, in seconds.",
+    labelNames: ["cause"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      const oldest = new Map<string, number>();
+      for (const row of s.actions) oldest.set(row.cause, Math.max(oldest.get(row.cause) ?? 0, row.ageSeconds));
+      for (const [cause, seconds] of oldest) this.set({ cause }, Math.round(seconds));
+    },
+  });
+  return registry;
+}
