@@ -335,4 +335,30 @@ describe("export-only retry on the local provider", () => {
     expect(await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).toMatchObject({ phase: "terminal_failure" });
     expect((await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).status).toBe("active");
   });
+
+  it("R-EX-3 a re-admitted run whose exports fail three times again is held again by the same action; a new retry then commits it", async () => {
+    const { runId, lease, action, input } = await exhaustedRun("reuse_by_environment");
+    const first = await retryWorkspaceExport(deps(false), input);
+    faults.exportFailures = 1_000;
+    for (let i = 0; i < 4; i += 1) {
+      const coordinator = await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } });
+      if (coordinator.phase === "terminal_failure") break;
+      const at = new Date((coordinator.nextAttemptAt ?? new Date()).getTime() + 1);
+      const outcome = await finalizeRun({ ...world.deps(), now: () => at }, { runId });
+      const release = leaseOutcomeAfterFinalize(outcome);
+      if (release) await releaseLeaseByPolicy(world.db, world.registry, { leaseId: lease.id, runId, outcome: release });
+    }
+    faults.exportFailures = 0;
+    expect(await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).toMatchObject({ phase: "terminal_failure", failureCode: "native_workspace_sync_out_retry_exhausted", attempt: 3 });
+    expect(await world.db.issueRecoveryAction.count({ where: { runId, status: "active" } })).toBe(1);
+    const relet = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
+    expect(relet.status).toBe("released");
+    expect(readStopReceipt(relet.metadata).kind).toBe("present");
+    const second = await retryWorkspaceExport(deps(), input);
+    expect(second).toMatchObject({ status: "readmitted", finalization: { outcome: "committed" } });
+    expect(second.requestId).not.toBe(first.requestId);
+    const resolved = await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } });
+    expect(resolved.status).toBe("resolved");
+    expect((resolved.evidence as { exportRetryHistory: { requestId: string }[] }).exportRetryHistory.map((r) => r.requestId)).toEqual([first.requestId]);
+  });
 });

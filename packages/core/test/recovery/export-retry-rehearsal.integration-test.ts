@@ -90,7 +90,7 @@ describe("rehearsing the export-only retry with the fake provider's config fault
     expect(done.codes.filter((c) => c === "agent.started")).toHaveLength(1);
   });
 
-  it("R-EX-5 a retry interrupted mid-resume leaves the stop-only intent and its 15-minute claim: the cleanup sweep stops the sandbox only after the claim expires", async () => {
+  it("R-EX-5 a retry interrupted mid-resume leaves the stop-only intent and its 15-minute claim: the cleanup sweep stops the sandbox only after the claim expires, then a new retry commits", async () => {
     const { leaseCleanupSweep } = await import("../../src/recovery/sweeps/lease-cleanup-sweep");
     const task = await world.task({ provider: "fake", policy: "ephemeral" });
     await world.db.environment.update({ where: { id: task.environmentId }, data: { config: { faults: { fail: { exportWorkspace: 9 }, hang: { resume: 1 } } } } });
@@ -120,6 +120,13 @@ describe("rehearsing the export-only retry with the fake provider's config fault
     // Stopped with its files, never destroyed: the run did not commit.
     expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease!.id } })).toMatchObject({ status: "released" });
     expect(world.fake.store.get(lease!.providerLeaseId!)?.workspace.has("x.txt")).toBe(true);
+    // The interrupted retry is over: a new request is admitted (not answered as its duplicate) and the same run commits.
+    const again = await retryWorkspaceExport(
+      { db: world.db, registry: world.registry, finalize: world.deps() },
+      { companyId: task.companyId, issueId: task.issueId, actionId: action.id, runId, repairNote: "again", actor: { type: "user" as const, id: null } },
+    );
+    expect(again).toMatchObject({ status: "readmitted", finalization: { outcome: "committed", lease: "destroyed" } });
+    expect(await readTree(task.hostPath)).toEqual({ "x.txt": { type: "file", content: "x\n" } });
   });
 
   it("R-EX-2 on the default install: a local environment's rehearsal faults fail three export attempts, `copyback recovery retry-export` resumes the sandbox and the reconciler commits the same run", async () => {

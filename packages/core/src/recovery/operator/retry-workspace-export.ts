@@ -114,11 +114,18 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
   if (!action) throw notFound("The recovery action");
   const leaseRow = action.leaseId ? await db.environmentLease.findFirst({ where: { id: action.leaseId, companyId: input.companyId } }) : null;
   const plugin = leaseRow ? pluginForLease(deps.registry, leaseRow) : null;
+  // A request the policy will answer as a duplicate (in flight, or re-admitted and not held again)
+  // needs no provider call; a run held again after its re-admission is probed like a first one.
   const duplicate = readExportRetry(action.evidence);
+  const phase = (await db.nativeRunFinalization.findUnique({ where: { runId: input.runId }, select: { phase: true } }))?.phase;
+  const inFlight =
+    duplicate?.state === "resuming" && leaseRow?.status === "pending_cleanup" && (() => {
+      const intent = readStopIntent(leaseRow.metadata, leaseRow);
+      return intent.kind === "present" && intent.value.requestId === duplicate.requestId;
+    })();
+  const answeredAsDuplicate = inFlight || (duplicate?.state === "readmitted" && phase !== "terminal_failure");
   const sandbox =
-    leaseRow && plugin?.kind === "found" && duplicate?.state !== "resuming" && duplicate?.state !== "readmitted"
-      ? await probeSandbox(plugin.plugin, leaseRow)
-      : ({ kind: "not_probed" } as const);
+    leaseRow && plugin?.kind === "found" && !answeredAsDuplicate ? await probeSandbox(plugin.plugin, leaseRow) : ({ kind: "not_probed" } as const);
 
   // 2. Admission: nothing is written unless it admits.
   const admitted = await withTransaction(db, async (tx) => {
@@ -345,7 +352,7 @@ async function loadSnapshot(
           receipt: confirmedStopReceipt(lease.metadata, lease).kind,
           sentinel: sentinel === "valid" ? "valid" : sentinel,
           identityRecorded: identity !== null,
-          retryIntentHeld: requestId !== undefined && intent?.kind === "present" && intent.value.requestId === requestId,
+          retryIntentHeld: intent?.kind === "present" && intent.value.requestId === (requestId ?? retry?.requestId),
         }
       : null,
     competingLeaseIds: competing.map((c) => c.id),

@@ -143,7 +143,9 @@ describe("decideExportRetry", () => {
   });
 
   it("R-EX-3 a duplicate request is idempotent: in flight or re-admitted, the same answer and nothing to write", () => {
-    expect(decideExportRetry(snapshot({ action: { retry: { requestId: "r1", state: "resuming" } }, lockAcquired: false }))).toEqual({ kind: "already_requested", requestId: "r1", state: "resuming" });
+    expect(decideExportRetry(snapshot({ action: { retry: { requestId: "r1", state: "resuming" } }, lease: { status: "pending_cleanup", retryIntentHeld: true }, lockAcquired: false }))).toEqual({ kind: "already_requested", requestId: "r1", state: "resuming" });
+    // R-EX-5: a retry that died mid-resume is over once the sweep stopped the sandbox again: a new one is admitted.
+    expect(codeOf(snapshot({ action: { retry: { requestId: "r1", state: "resuming" } } }))).toBe("admit");
     const readmitted = snapshot({ action: { retry: { requestId: "r1", state: "readmitted" } }, binding: { coordinator: { phase: "workspace_finalizing", resultId: RESULT } } });
     expect(decideExportRetry(readmitted)).toEqual({ kind: "already_requested", requestId: "r1", state: "readmitted" });
     // Exhausted again after a re-admission: a new request is admitted; a failed one may be asked again.

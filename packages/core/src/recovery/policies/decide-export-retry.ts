@@ -48,7 +48,7 @@ export interface ExportRetrySnapshot {
     sentinel: "valid" | "missing" | "invalid" | "mismatch";
     /** The identity recorded at acquisition names the lease's allocation. */
     identityRecorded: boolean;
-    /** Stage readmit: the stop-only intent on the lease is the one this retry recorded. */
+    /** The stop-only intent on the lease is the one the action's recorded retry wrote (admit) or this retry wrote (readmit). */
     retryIntentHeld: boolean;
   } | null;
   /** Other unsettled leases on the same allocation, and other active leases of the run (R-EX-3: no competing current lease). */
@@ -132,7 +132,9 @@ export function decideExportRetry(s: ExportRetrySnapshot): ExportRetryDecision {
   const coordinator = s.binding.coordinator;
   // R-EX-3: idempotent duplicates. A retry in flight, or re-admitted and not exhausted again, is the same answer.
   if (s.stage === "admit" && action.retry) {
-    if (action.retry.state === "resuming") return { kind: "already_requested", requestId: action.retry.requestId, state: "resuming" };
+    // In flight only while the lease still carries that retry's intent: a retry whose controller
+    // died mid-resume is over once the cleanup sweep stopped the sandbox again (a new receipt).
+    if (action.retry.state === "resuming" && lease?.retryIntentHeld) return { kind: "already_requested", requestId: action.retry.requestId, state: "resuming" };
     if (action.retry.state === "readmitted" && coordinator && READMITTED_PHASES.includes(coordinator.phase)) {
       return { kind: "already_requested", requestId: action.retry.requestId, state: "readmitted" };
     }
