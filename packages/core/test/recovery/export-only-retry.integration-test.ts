@@ -26,7 +26,7 @@ const database = useTestDatabase({ poolSize: 8 });
 const world = new DispatchWorld(database);
 const FAULTY = "test.local-faulty";
 /** What the faulty local plugin does next (set by each test). */
-const faults = { exportFailures: 0, resumeLostReplies: 0, inspectFailuresAfterResume: 0, resumes: 0, armedAtResume: 0 };
+const faults = { exportFailures: 0, resumeLostReplies: 0, inspectFailuresAfterResume: 0, resumes: 0, armedAtResume: 0, duringResume: null as null | (() => Promise<unknown>) };
 
 beforeAll(async () => {
   await world.setUp();
@@ -43,6 +43,9 @@ beforeAll(async () => {
     async resume(lease, expected) {
       faults.resumes += 1;
       const identity = await base.resume!(lease, expected);
+      const during = faults.duringResume;
+      faults.duringResume = null;
+      if (during) await during();
       if (faults.resumeLostReplies > 0) {
         faults.resumeLostReplies -= 1;
         throw lostReply("resume");
@@ -360,5 +363,22 @@ describe("export-only retry on the local provider", () => {
     const resolved = await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } });
     expect(resolved.status).toBe("resolved");
     expect((resolved.evidence as { exportRetryHistory: { requestId: string }[] }).exportRetryHistory.map((r) => r.requestId)).toEqual([first.requestId]);
+  });
+
+  it("R-EX-5 an admission that changed while the sandbox was resumed (a newer run queued) stops and retains it again and re-admits nothing", async () => {
+    const { task, runId, lease, action, input } = await exhaustedRun("reuse_by_environment");
+    let newer = "";
+    faults.duringResume = async () => {
+      newer = (await world.db.heartbeatRun.create({ data: { companyId: task.companyId, agentId: task.agentId, nativeIssueId: task.issueId, status: "queued" } })).id;
+    };
+    await expect(retryWorkspaceExport(deps(), input)).rejects.toMatchObject({ kind: "conflict", code: "newer_run" });
+    expect(await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).toMatchObject({ phase: "terminal_failure" });
+    expect((await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status).toBe("failed");
+    const relet = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
+    expect(relet.status).toBe("released");
+    expect(readStopReceipt(relet.metadata).kind).toBe("present");
+    expect((await world.registry.get(FAULTY)!.inspect!({ leaseId: lease.id, pluginId: FAULTY, providerLeaseId: lease.providerLeaseId! })).state).toBe("stopped");
+    expect(readExportRetry((await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).evidence)).toMatchObject({ state: "failed", failureCode: "newer_run" });
+    await world.db.heartbeatRun.delete({ where: { id: newer } });
   });
 });
