@@ -18,6 +18,9 @@ const schema = z
     // Local mode: the per-instance console secret (the launcher's `<COPYBACK_HOME>/console-secret`).
     // Its sign-in link gives a browser the console cookie; without it nobody is the local board.
     COPYBACK_CONSOLE_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    // GET /api/metrics for a Prometheus scraper: `Authorization: Bearer <token>`. Unset, only the
+    // trusted local board and instance administrators may read the metrics.
+    COPYBACK_METRICS_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
   })
   .superRefine((value, ctx) => {
     if (value.COPYBACK_DEPLOYMENT_MODE === "authenticated" && !value.COPYBACK_AUTH_SECRET && !value.BETTER_AUTH_SECRET) {

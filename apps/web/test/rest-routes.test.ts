@@ -8,8 +8,8 @@ import { REST_ROUTES } from "~/server/rest/routes";
 
 const apiRoot = path.resolve(import.meta.dirname, "../src/app/api");
 // Not operator routes: tRPC's transport, the health probes, better-auth's endpoints, the SSE stream,
-// local mode's sign-in link.
-const NOT_OPERATOR_ROUTES = new Set(["/api/trpc/:trpc", "/api/health", "/api/livez", "/api/readyz", "/api/auth/:all", "/api/events", "/api/local-sign-in"]);
+// local mode's sign-in link, the Prometheus metrics (their own access rule: src/server/metrics).
+const NOT_OPERATOR_ROUTES = new Set(["/api/trpc/:trpc", "/api/health", "/api/livez", "/api/readyz", "/api/auth/:all", "/api/events", "/api/local-sign-in", "/api/metrics"]);
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 function routeFiles(dir: string): string[] {

@@ -1,6 +1,6 @@
 // Who may read the console's /api/metrics (issue 14 section 2). The metrics are instance-wide
 // (every company's runs and recovery actions, counted), so a company role is not enough: the
-// trusted local board, an instance administrator (session or board API key), or a scraper that
+// trusted local board, an instance administrator (signed in: board API keys never carry instance-wide authority), or a scraper that
 // presents COPYBACK_METRICS_TOKEN. Never public: in authenticated mode because the issue's
 // operators expect it, in local mode because the console trusts only the person at it.
 import type { Principal } from "../auth/principal";
