@@ -13,7 +13,7 @@
 // issue_recovery_actions_open_lease_ids (hand-written), heartbeat_runs and native_run_finalizations
 // by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing
 // either (confirmedStopReceipt refuses it).
-import { Prisma } from "@copyback/db";
+import { Prisma } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS } from "./lease-metadata";
 
 const OPEN = Prisma.sql`('active', 'escalated')`;

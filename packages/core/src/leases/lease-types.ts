@@ -1,6 +1,6 @@
 // Shared value types of the lease module. The enums are the generated client's
 // (packages/db/prisma/schema.prisma: lease_status, lease_policy).
-import { LeasePolicy as LeasePolicyEnum, LeaseStatus as LeaseStatusEnum, type EnvironmentLease } from "@copyback/db";
+import { LeasePolicy as LeasePolicyEnum, LeaseStatus as LeaseStatusEnum, type EnvironmentLease } from "@copyback/db/client";
 import type { ProviderRegistry } from "../providers/registry";
 import type { LeaseHandle } from "../providers/types";
 import type { StopReceiptRecord } from "./lease-metadata";

@@ -10,7 +10,7 @@
 //     already stopped and released (the late-report path, R-LG-1) keeps its status and receipts.
 // The record is control-plane evidence only (R-LG-3): it does not prove the provider still holds
 // the bytes, and nothing ever reads it as proof that files were copied.
-import type { TransactionClient } from "@copyback/db";
+import type { TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import { pinLeaseForRecovery, type PinOutcome } from "./stop-intent";
 

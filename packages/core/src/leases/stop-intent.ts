@@ -4,7 +4,7 @@
 // asked to stop afterwards, by the ordinary release (or the cleanup sweep after a restart), which
 // continues exactly this recorded intent (same request id).
 import { randomUUID } from "node:crypto";
-import { Prisma, type TransactionClient } from "@copyback/db";
+import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, readStopIntent, STOP_INTENT_SCHEMA, type StopIntent } from "./lease-metadata";
 import type { LeaseRow } from "./lease-types";
 import { transitionLease } from "./transition-lease";

@@ -2,7 +2,7 @@
 // status IN (from): it wins only if the lease is still in one of the expected statuses, so
 // concurrent writers (two runs reusing one released lease, a release racing a cleanup sweep)
 // never both succeed. The metadata patch is merged in the same statement.
-import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db";
+import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { invalid } from "../errors";
 import { forbiddenTransitions, type LeaseStatus } from "./lease-status";
 import { leaseHeldSql } from "./lease-holds";
