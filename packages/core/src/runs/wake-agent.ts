@@ -7,6 +7,7 @@ import { withTransaction } from "@copyback/db/client";
 import { runtimeModeOfAdapter } from "../dispatch/adapter-config";
 import { conflict, notFound } from "../errors";
 import { recordActivity, type Actor } from "./record-activity";
+import { findOpenHold, holdRefusal } from "./recovery-hold";
 import { recordRunEvent } from "./run-log";
 
 export interface AssignAgentInput {
@@ -25,6 +26,10 @@ export interface WakeAgentInput {
   actor: Actor;
   /** Stored as heartbeat_runs.wake_reason; defaults by how the wake came about. */
   reason?: string;
+  /** The run this one follows (Retry: the failed run it re-wakes after). */
+  predecessorRunId?: string;
+  /** A further check under the task's row lock, after the hold check (Retry: the run is still the task's latest). */
+  admit?: (tx: TransactionClient, issue: Issue) => Promise<void>;
 }
 
 export interface AssignOutcome {
@@ -50,18 +55,9 @@ export function wakeAgent(db: PrismaClient, input: WakeAgentInput): Promise<{ ru
     }
     // R-ORP-3, R-RR-7: an open recovery hold keeps the task's saved work for its own recovery;
     // a wake cannot start (or pretend to resume) work past it. Refused with the reason.
-    const hold = await tx.issueRecoveryAction.findFirst({
-      where: { companyId: input.companyId, issueId: issue.id, status: { in: ["active", "escalated"] } },
-      orderBy: { createdAt: "asc" },
-      select: { id: true, cause: true, runId: true },
-    });
-    if (hold) {
-      throw conflict(
-        "recovery_hold_open",
-        "This task's saved work is waiting for recovery (see the task's notice); the agent cannot be woken until it is resolved.",
-        { actionId: hold.id, cause: hold.cause, runId: hold.runId },
-      );
-    }
+    const hold = await findOpenHold(tx, input.companyId, issue.id);
+    if (hold) throw holdRefusal(hold, "The agent cannot be woken");
+    await input.admit?.(tx, issue);
     const active = await activeRun(tx, issue.id);
     if (active) return { runId: active.id, created: false };
 
@@ -86,6 +82,7 @@ export function wakeAgent(db: PrismaClient, input: WakeAgentInput): Promise<{ ru
         runtimeMode: runtimeModeOfAdapter(agent.adapterConfig),
         status: "queued",
         wakeReason: input.reason ?? (input.agentId !== undefined ? "issue_assigned" : "manual_wake"),
+        ...(input.predecessorRunId ? { predecessorRunId: input.predecessorRunId } : {}),
       },
       select: { id: true, wakeReason: true },
     });

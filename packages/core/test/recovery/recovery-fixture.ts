@@ -4,7 +4,15 @@
 // liveness probes of R-OWN-12 see real /proc entries).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import type { PrismaClient } from "@copyback/db/client";
+import { withTransaction, type PrismaClient } from "@copyback/db/client";
+import {
+  openExportLimitAction,
+  openExportRetryExhaustedAction,
+  openFileRecoveryObligation,
+  openLegacyCopybackRepairAction,
+  openOwnerUnverifiedAction,
+} from "../../src/recovery/actions";
+import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
 import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "../../src/finalization/finalization-owner";
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import type { ProcessIdentity } from "../../src/process/process-identity";
@@ -69,4 +77,39 @@ export async function writeBarrier(db: PrismaClient, runId: string): Promise<voi
   await db.workspaceOperation.create({
     data: { companyId: run.companyId, runId, issueId: run.nativeIssueId, phase: "workspace_finalize", status: "succeeded", metadata: { written: 0, deleted: 0, unchanged: true }, finishedAt: new Date() },
   });
+}
+
+/** The open recovery actions a task can carry (causes.ts), for tests that seed one of each. */
+export const HOLD_CAUSES = [OWNER_UNVERIFIED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, EXPORT_LIMIT_CAUSE] as const;
+export type HoldCause = (typeof HOLD_CAUSES)[number];
+
+/**
+ * Opens a board-owned recovery action of `cause` on the run's task through its real writer
+ * (actions.ts), naming the run and its lease; returns the action id.
+ */
+export async function seedHold(db: PrismaClient, cause: HoldCause, target: { companyId: string; issueId: string; runId: string; leaseId: string | null }): Promise<string> {
+  const { companyId, issueId, runId, leaseId } = target;
+  const lease = leaseId ? await db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } }) : null;
+  const allocation = { leaseId, providerLeaseId: lease?.providerLeaseId ?? null, pluginId: lease?.pluginId ?? null };
+  const opened = await withTransaction(db, async (tx) => {
+    switch (cause) {
+      case OWNER_UNVERIFIED_CAUSE:
+        return openOwnerUnverifiedAction(tx, {
+          companyId, issueId, runId,
+          receipt: receiptOf(await deadIdentity()),
+          reason: "controller_exited_without_barrier", phase: "workspace_finalizing", resultId: null, leaseIds: leaseId ? [leaseId] : [],
+        });
+      case EXPORT_RETRY_EXHAUSTED_CAUSE:
+        return openExportRetryExhaustedAction(tx, { companyId, issueId, runId, resultId: null, ...allocation, attempts: 3, lastFailureCode: "provider_export_failed" });
+      case FILE_RECOVERY_CAUSE:
+        return openFileRecoveryObligation(tx, { companyId, issueId, runId, ...allocation, origin: "agent_exited", failureCode: "agent_exit_nonzero", agentProcess: null, agentStop: null, pin: "already_pinned" });
+      case LEGACY_COPYBACK_REPAIR_CAUSE:
+        return openLegacyCopybackRepairAction(tx, { companyId, issueId, runId, ...allocation, path: "copyback_failed", failureCode: "legacy_copyback_failed", hostWritesStarted: false });
+      case EXPORT_LIMIT_CAUSE:
+        return openExportLimitAction(tx, { companyId, issueId, runId, resultId: null, ...allocation, failureCode: "native_workspace_sync_out_limit_exceeded",
+          limit: { kind: "limit", violation: "too_many_entries", limit: "maxEntries", max: 100_000, path: ".", violationCodes: ["too_many_entries"] },
+        });
+    }
+  });
+  return opened.actionId;
 }
