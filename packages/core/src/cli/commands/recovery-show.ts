@@ -4,14 +4,14 @@
 import { notFound } from "../../errors";
 import { readFinalizationOwner } from "../../finalization/finalization-owner";
 import { readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
-import { OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
 import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
 import { formatAge } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
-import { attestationCall, type AttestationCall } from "../../recovery/operator/guidance";
+import { attestationCall, exportRetryCall, type AttestationCall, type ExportRetryCall } from "../../recovery/operator/guidance";
 
 /** Whether the run still carries the receipt the hold names (what an attestation releases). */
 export type ReceiptState = "held" | "released" | "other_owner" | "malformed" | "no_run";
@@ -45,6 +45,8 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
             ownerToken: owner.ownerToken,
           })
         : null;
+    // Issue 10 item 9: an open exhausted-export hold names the exact export-only retry (R-EX-2).
+    const retryCall = open && row.cause === EXPORT_RETRY_EXHAUSTED_CAUSE && row.runId !== null ? exportRetryCall({ origin: null, issueId: row.issueId, actionId: row.id, runId: row.runId }) : null;
     const runView = run
       ? {
           status: run.status,
@@ -62,8 +64,9 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
         ownerToken: owner?.ownerToken ?? null,
         run: runView,
         attestCall: call,
+        retryExportCall: retryCall,
       },
-      text: render(action, row.evidence, owner, runView, call),
+      text: render(action, row.evidence, owner, runView, call, retryCall),
     };
   });
 }
@@ -101,6 +104,7 @@ function render(
     receipt: ReceiptState;
   } | null,
   call: AttestationCall | null,
+  retryCall: ExportRetryCall | null = null,
 ): string[] {
   const text = [
     `recovery action ${a.id}: ${a.status}${a.outcome ? ` (${a.outcome})` : ""}, ${a.ownerType}-owned, opened ${formatAge(a.ageSeconds * 1000)} ago (${a.createdAt})`,
@@ -145,6 +149,16 @@ function render(
       ...indent(call.curl, "    "),
       "  CLI, as an instance operator with database access:",
       ...indent(call.cli, "    "),
+    );
+  }
+  if (retryCall) {
+    text.push(
+      "",
+      "export-only retry, after verifying the run, lease and stopped-provider receipt and repairing the provider's transport without touching the sandbox's files:",
+      "  REST, with a key that has runtime:manage (COPYBACK_URL: the console's address):",
+      ...indent(retryCall.curl, "    "),
+      "  CLI, as an instance operator with database access:",
+      ...indent(retryCall.cli, "    "),
     );
   }
   return text;
