@@ -1,6 +1,6 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import {
   RESTORING_MESSAGE,
   deriveTaskNotice,
@@ -216,6 +216,14 @@ describe("deriveTaskNotice", () => {
     expect(notice).toMatchObject({ kind: "attention", actionId: "action-1", cause: EXPORT_LIMIT_CAUSE });
     expect(messageOf(notice)).toMatch(/operator needs to help/);
     expect(messageOf(notice)).not.toMatch(/max|\d{3,}|\//);
+    assertNoIdentifiers(messageOf(notice));
+  });
+
+  it("R-RR-6 R-UI-2: a legacy repair hold is a compact operator-attention notice naming its run; it asks the task's user to certify nothing", () => {
+    const notice = deriveTaskNotice([action({ cause: LEGACY_COPYBACK_REPAIR_CAUSE, runId: "run-9", id: "legacy-1" })]);
+    expect(notice).toMatchObject({ kind: "attention", runId: "run-9", actionId: "legacy-1", cause: LEGACY_COPYBACK_REPAIR_CAUSE });
+    expect(messageOf(notice)).toMatch(/operator needs to recover them/);
+    expect(messageOf(notice)).not.toMatch(/confirm|certify|verify/i);
     assertNoIdentifiers(messageOf(notice));
   });
 });
