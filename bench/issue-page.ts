@@ -1,163 +1,42 @@
-// Benchmark: server response time of the issues board and an issue page with 10,000 issues in a
-// company. Prints figures; asserts nothing (a benchmark, not a test).
+// Benchmark: server response time of the issues board and an issue page, sequentially and under
+// N concurrent readers (issue 14 section 1). Prints figures and the target; asserts nothing.
 //
-//   npm run bench:issue-page            (build the console first: turbo run build --filter=@copyback/web)
+//   pnpm bench:issue-page            (build the console first: turbo run build --filter=@copyback/web)
 //
 // It creates a fresh database on COPYBACK_TEST_DATABASE_URL (or the local PostgreSQL at
-// postgresql://postgres@127.0.0.1:5432/postgres), migrates it, inserts one company with 10,000
-// issues, starts the built console (`next start`, local mode) on a free port, and times complete
-// GET responses (headers and HTML body) of each page, sequentially. The database is dropped at
-// the end unless BENCH_KEEP_DATABASE=1.
+// postgresql://postgres@127.0.0.1:5432/postgres), migrates it, inserts one company with
+// BENCH_ISSUES issues, starts the built console (`next start`, local mode, signed in as the local
+// board) on a free port, and times complete GET responses (headers and HTML body):
+//   1. each page, sequentially (BENCH_REQUESTS each after BENCH_WARMUP warm-up requests);
+//   2. BENCH_READERS readers at once, each issuing BENCH_READER_REQUESTS requests back to back over
+//      the board's first page, a filtered page, page 21 (keyset) and the issue page in turn:
+//      target p95 < 150 ms at 100,000 issues (printed as PASS/MISS; with fewer issues it is only
+//      indicative).
+// The database is dropped at the end unless BENCH_KEEP_DATABASE=1.
 //
-// Knobs: BENCH_ISSUES (10000), BENCH_REQUESTS (50), BENCH_WARMUP (5).
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import net from "node:net";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
-import { applyMigrations, createPrismaClient } from "@copyback/db";
+// Knobs: BENCH_ISSUES (100000), BENCH_REQUESTS (50), BENCH_WARMUP (5), BENCH_READERS (20),
+// BENCH_READER_REQUESTS (25).
+import os from "node:os";
+import { createBenchDatabase } from "./lib/bench-database";
+import { consoleBuilt, startConsole, type ConsoleServer } from "./lib/console-server";
+import { seedIssues } from "./lib/issue-seed";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const webDir = path.join(root, "apps/web");
-const adminUrl =
-  process.env.COPYBACK_TEST_DATABASE_URL?.trim() || "postgresql://postgres@127.0.0.1:5432/postgres";
-const ISSUES = Number(process.env.BENCH_ISSUES ?? 10_000);
+const ISSUES = Number(process.env.BENCH_ISSUES ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
-const STATUSES = [
-  "backlog",
-  "todo",
-  "in_progress",
-  "in_review",
-  "blocked",
-  "done",
-  "cancelled",
-] as const;
+const READERS = Number(process.env.BENCH_READERS ?? 20);
+const READER_REQUESTS = Number(process.env.BENCH_READER_REQUESTS ?? 25);
+const TARGET_P95_MS = 150;
+const TARGET_ISSUES = 100_000;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(" / ");
 
-function databaseUrl(name: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-async function seed(url: string) {
-  const prisma = createPrismaClient({
-    databaseUrl: url,
-    poolSize: 4,
-    applicationName: "copyback-bench",
-  });
-  try {
-    const company = await prisma.company.create({
-      data: { name: "Bench Robotics", issuePrefix: "BENCH", issueCounter: ISSUES },
-    });
-    const agents = await Promise.all(
-      ["Builder", "Reviewer", "Tester"].map((name) =>
-        prisma.agent.create({ data: { companyId: company.id, name, command: ["/bin/true"] } }),
-      ),
-    );
-    const user = await prisma.user.create({
-      data: { name: "Bench Owner", email: `bench-${Date.now()}@bench.test` },
-    });
-    await prisma.companyMembership.create({
-      data: { companyId: company.id, userId: user.id, role: "owner" },
-    });
-    const now = Date.now();
-    for (let start = 0; start < ISSUES; start += 1000) {
-      const rows = [];
-      for (let i = start; i < Math.min(start + 1000, ISSUES); i++) {
-        const n = i + 1;
-        rows.push({
-          companyId: company.id,
-          number: n,
-          identifier: `BENCH-${n}`,
-          title: `Benchmark task ${n}: make the motor controller ${["faster", "safer", "quieter", "cheaper"][n % 4]}`,
-          description: "A generated task for the issue page benchmark.",
-          status: STATUSES[n % STATUSES.length]!,
-          assigneeAgentId: n % 4 === 0 ? null : agents[n % agents.length]!.id,
-          createdByUserId: user.id,
-          // Spread over ~70 days, a few sharing a timestamp (ties exercise the keyset order).
-          lastActivityAt: new Date(now - Math.floor(n / 2) * 600_000),
-          createdAt: new Date(now - n * 600_000 - 3_600_000),
-        });
-      }
-      await prisma.issue.createMany({ data: rows });
-    }
-    // The issue page under test: the newest issue, with a conversation and a few runs.
-    const issue = await prisma.issue.findFirstOrThrow({
-      where: { companyId: company.id },
-      orderBy: [{ lastActivityAt: "desc" }, { id: "desc" }],
-    });
-    await prisma.issueMessage.createMany({
-      data: Array.from({ length: 30 }, (_, i) => ({
-        companyId: company.id,
-        issueId: issue.id,
-        authorType: i % 2 === 0 ? ("user" as const) : ("agent" as const),
-        authorUserId: i % 2 === 0 ? user.id : null,
-        authorAgentId: i % 2 === 0 ? null : agents[0]!.id,
-        body: `Message ${i + 1} of the conversation about ${issue.identifier}.`,
-        createdAt: new Date(now - (30 - i) * 60_000),
-      })),
-    });
-    for (let i = 0; i < 5; i++) {
-      await prisma.heartbeatRun.create({
-        data: {
-          companyId: company.id,
-          agentId: agents[0]!.id,
-          nativeIssueId: issue.id,
-          status: "succeeded",
-          startedAt: new Date(now - (i + 1) * 3_600_000),
-          finishedAt: new Date(now - (i + 1) * 3_500_000),
-        },
-      });
-    }
-    await prisma.$executeRawUnsafe("ANALYZE");
-    return { companyId: company.id, issueId: issue.id };
-  } finally {
-    await prisma.$disconnect();
-  }
-}
-
-async function waitForHealth(url: string, isAlive: () => boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (!isAlive()) throw new Error("the console exited before it answered");
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`no answer from ${url} within 60 s`);
-}
+let server: ConsoleServer;
 
 async function timeGet(url: string): Promise<{ ms: number; status: number; body: string }> {
   const started = performance.now();
-  const response = await fetch(url, { redirect: "manual" });
+  const response = await fetch(url, { redirect: "manual", headers: { cookie: server.cookie } });
   const body = await response.text();
   return { ms: performance.now() - started, status: response.status, body };
 }
@@ -167,25 +46,47 @@ function percentile(sorted: number[], p: number): number {
   return sorted[index]!;
 }
 
-async function measure(
-  label: string,
-  url: string,
-  check: (body: string) => boolean,
-): Promise<void> {
-  for (let i = 0; i < WARMUP; i++) await timeGet(url);
+const f = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
+
+function summary(times: number[]): string {
+  const sorted = [...times].sort((a, b) => a - b);
+  const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  return `p50 ${f(percentile(sorted, 50))}  p95 ${f(percentile(sorted, 95))}  p99 ${f(percentile(sorted, 99))}  mean ${f(mean)}  max ${f(sorted.at(-1)!)}`;
+}
+
+interface Page {
+  label: string;
+  url: string;
+  check: (body: string) => boolean;
+}
+
+async function measure(page: Page): Promise<void> {
+  for (let i = 0; i < WARMUP; i++) await timeGet(page.url);
   const times: number[] = [];
   for (let i = 0; i < REQUESTS; i++) {
-    const { ms, status, body } = await timeGet(url);
-    if (status !== 200 || !check(body))
-      throw new Error(`${label}: unexpected answer (HTTP ${status})`);
+    const { ms, status, body } = await timeGet(page.url);
+    if (status !== 200 || !page.check(body)) throw new Error(`${page.label}: unexpected answer (HTTP ${status})`);
     times.push(ms);
   }
-  times.sort((a, b) => a - b);
-  const mean = times.reduce((a, b) => a + b, 0) / times.length;
-  const f = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
-  say(
-    `${label.padEnd(34)} p50 ${f(percentile(times, 50))}  p95 ${f(percentile(times, 95))}  mean ${f(mean)}  min ${f(times[0]!)}  max ${f(times.at(-1)!)}`,
+  say(`${page.label.padEnd(34)} ${summary(times)}`);
+}
+
+/** READERS readers at once, each going round the pages; every answer checked. */
+async function concurrentReaders(pages: Page[]): Promise<number[]> {
+  const times: number[] = [];
+  const failures: string[] = [];
+  await Promise.all(
+    Array.from({ length: READERS }, async (_, reader) => {
+      for (let i = 0; i < READER_REQUESTS; i++) {
+        const page = pages[(reader + i) % pages.length]!;
+        const { ms, status, body } = await timeGet(page.url);
+        if (status !== 200 || !page.check(body)) failures.push(`${page.label}: HTTP ${status}`);
+        times.push(ms);
+      }
+    }),
   );
+  if (failures.length > 0) throw new Error(`${failures.length} bad answers under concurrency, e.g. ${failures[0]}`);
+  return times;
 }
 
 /** The "Next page" link of a board page (keyset cursor), HTML-unescaped. */
@@ -196,84 +97,57 @@ function nextPageHref(html: string): string | null {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(path.join(webDir, ".next", "BUILD_ID"))) {
-    say(
-      "The console is not built: run `node_modules/.bin/turbo run build --filter=@copyback/web` first.",
-    );
+  if (!consoleBuilt()) {
+    say("The console is not built: run `node_modules/.bin/turbo run build --filter=@copyback/web` first.");
     process.exitCode = 1;
     return;
   }
-  const name = `copyback_bench_${Date.now().toString(36)}`;
-  const url = databaseUrl(name);
-  await admin((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
-  let server: ReturnType<typeof spawn> | undefined;
+  const database = await createBenchDatabase("issue_page");
   try {
-    say(`database ${name} on ${new URL(adminUrl).host}: migrating`);
-    await applyMigrations(url);
+    say(`database ${database.name} on ${database.server}`);
     const seedStarted = performance.now();
-    const { companyId, issueId } = await seed(url);
+    const { companyId, issueId } = await seedIssues(database.url, ISSUES);
     say(`inserted ${ISSUES} issues in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    server = await startConsole(database.url);
 
-    const port = await freePort();
-    server = spawn(
-      path.join(webDir, "node_modules/.bin/next"),
-      ["start", "-H", "127.0.0.1", "-p", String(port)],
-      {
-        cwd: webDir,
-        env: {
-          ...process.env,
-          DATABASE_URL: url,
-          COPYBACK_DEPLOYMENT_MODE: "local",
-          NODE_ENV: "production",
-          NEXT_TELEMETRY_DISABLED: "1",
-        },
-        stdio: ["ignore", "ignore", "inherit"],
-        detached: true,
-      },
-    );
-    let alive = true;
-    server.once("exit", () => (alive = false));
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHealth(`${base}/api/health`, () => alive);
-
-    const board = `${base}/companies/${companyId}/issues`;
+    const board = `${server.base}/companies/${companyId}/issues`;
     // Twenty "Next page" hops from the first page: the 21st page's URL.
     let deep = board;
     for (let hop = 0; hop < 20; hop++) {
       const next = nextPageHref((await timeGet(deep)).body);
-      if (!next) throw new Error("the board has no next page");
-      deep = `${base}${next}`;
+      if (!next) throw new Error("the board has no next page (fewer than 21 pages of issues?)");
+      deep = `${server.base}${next}`;
     }
-
-    say(
-      `\nnext start (production build), local mode, ${REQUESTS} sequential requests each after ${WARMUP} warm-up requests:`,
-    );
     const rows = (body: string) => body.includes('data-testid="issue-row"');
-    await measure("issues board (first page)", board, rows);
-    await measure("issues board ?status=todo", `${board}?status=todo`, rows);
-    await measure(
-      "issues board, filter + assignee",
-      `${board}?status=in_progress&assignee=unassigned`,
-      rows,
+    const pages: Page[] = [
+      { label: "issues board (first page)", url: board, check: rows },
+      { label: "issues board ?status=todo", url: `${board}?status=todo`, check: rows },
+      { label: "issues board, filter + assignee", url: `${board}?status=in_progress&assignee=unassigned`, check: rows },
+      { label: "issues board, page 21 (keyset)", url: deep, check: rows },
+      { label: "issue page (30 messages, 5 runs)", url: `${board}/${issueId}`, check: (body) => body.includes('data-testid="conversation"') },
+    ];
+
+    say(`\nnext start (production build), local mode, ${ISSUES} issues, load average ${load()}`);
+    say(`sequential: ${REQUESTS} requests each after ${WARMUP} warm-up requests`);
+    for (const page of pages) await measure(page);
+
+    say(`\nconcurrent: ${READERS} readers at once, ${READER_REQUESTS} requests each, round the five pages`);
+    const started = performance.now();
+    const times = await concurrentReaders(pages);
+    const seconds = (performance.now() - started) / 1000;
+    const sorted = [...times].sort((a, b) => a - b);
+    const p95 = percentile(sorted, 95);
+    say(`${"all pages".padEnd(34)} ${summary(times)}  (${times.length} requests, ${(times.length / seconds).toFixed(0)} req/s)`);
+    const verdict = p95 < TARGET_P95_MS ? "PASS" : "MISS";
+    say(
+      ISSUES >= TARGET_ISSUES
+        ? `target: p95 < ${TARGET_P95_MS} ms with ${READERS} readers at ${TARGET_ISSUES} issues: ${f(p95).trim()} ${verdict}`
+        : `target: p95 < ${TARGET_P95_MS} ms with ${READERS} readers at ${TARGET_ISSUES} issues: not measured (${ISSUES} issues; ${f(p95).trim()} here, ${verdict} only indicative)`,
     );
-    await measure("issues board, page 21 (keyset)", deep, rows);
-    await measure("issue page (30 messages, 5 runs)", `${board}/${issueId}`, (body) =>
-      body.includes('data-testid="conversation"'),
-    );
+    say(`load average after: ${load()}`);
   } finally {
-    if (server?.pid) {
-      try {
-        process.kill(-server.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    if (process.env.BENCH_KEEP_DATABASE === "1") say(`kept database ${name}`);
-    else
-      await admin((c) =>
-        c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
-      );
+    await server?.stop();
+    await database.drop();
   }
 }
 
