@@ -50,7 +50,7 @@ describe("releaseLeaseByPolicy", () => {
   });
 
   it.each(["ephemeral", "retain_on_failure", "reuse_by_environment"] as const)(
-    "R-SO-3 %s + failed: stop-and-retain through builtin.stopLease; the receipt is stored and the intent cleared",
+    "R-SO-1 R-SO-3 %s + failed: the intent bound to company, run, lease, allocation and plugin is durable before the stop; stop-and-retain through builtin.stopLease; the receipt is stored and the intent cleared",
     async (policy) => {
       const { lease, runId, plugin } = await activeLease(policy);
       const requests: string[] = [];
@@ -157,7 +157,7 @@ describe("releaseLeaseByPolicy", () => {
     expect(ops(plugin)).toEqual(["stopLease"]);
   });
 
-  it("R-EX-6 without environmentStopLease: pending_cleanup, neither destroy nor release called", async () => {
+  it("R-SO-1 R-EX-6 without environmentStopLease: pending_cleanup, neither destroy nor release called", async () => {
     const plugin = createFakeProvider({ capabilities: PROVIDER_CAPABILITIES.filter((c) => c !== "environmentStopLease") });
     for (const [policy, outcome] of [["reuse_by_environment", "committed"], ["ephemeral", "failed"], ["retain_on_failure", "failed"]] as const) {
       const { lease, runId } = await activeLease(policy, plugin);

@@ -267,7 +267,7 @@ describe("the lease cleanup sweep: the recorded plugin (R-EX-6, R-EX-7)", () => 
     expect(await row(lease.id)).toMatchObject({ status: "released", metadata: { sandboxStopAndRetainReceipt: { pluginId: "vendor.fake-a", method: "environmentStopLease" } } });
   });
 
-  it("R-EX-6 R-SO-3 a plugin without environmentStopLease gets neither release nor destroy, through restarts", async () => {
+  it("R-SO-1 R-EX-6 R-SO-3 a plugin without environmentStopLease gets neither release nor destroy, through restarts", async () => {
     const w = await buildLeaseWorld(prisma());
     const old = () => createFakeProvider({ capabilities: PROVIDER_CAPABILITIES.filter((c) => c !== "environmentStopLease") });
     const plugin = old();
