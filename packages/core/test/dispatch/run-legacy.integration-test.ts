@@ -12,6 +12,8 @@ import { readRetainedSource } from "../../src/leases/retained-source";
 import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, readLegacyRepairEvidence } from "../../src/recovery/actions";
 import { LEGACY_COPYBACK_REPAIR_CAUSE, LEGACY_COPYBACK_REPAIR_NEXT_ACTION } from "../../src/recovery/causes";
 import { readLegacyLeaseSnapshot } from "../../src/recovery/legacy/lease-snapshot";
+import { resolveRecoveryActionBody } from "../../src/recovery/operator/resolve-recovery-action";
+import { executeRun } from "../../src/dispatch/execute-run";
 import { assignAgent, SYSTEM_ACTOR, wakeAgent } from "../../src/runs/index";
 import { PLAIN_LOCAL_PLUGIN, readTree, RESULT_DONE, submitResult, useFakeFaultWorld } from "./dispatch-fixture";
 
@@ -134,5 +136,31 @@ describe("legacy runs", () => {
     // R-RR-7 (the wake's own refusal): the hold keeps the task from being woken past it.
     await expect(wakeAgent(world.db, { companyId: task.companyId, issueId: task.issueId, actor: SYSTEM_ACTOR })).rejects.toMatchObject({ code: "recovery_hold_open" });
     expect((await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: hold.id } })).status).toBe("active");
+  });
+
+  it("R-LG-3 a later successful run never certifies the earlier files: the hold stays open with its retained source and a repair still needs evidence", async () => {
+    const task = await conflictingLegacyTask();
+    const failedRunId = await world.runOnce(task);
+    const hold = await world.db.issueRecoveryAction.findFirstOrThrow({ where: { issueId: task.issueId, cause: LEGACY_COPYBACK_REPAIR_CAUSE } });
+    const retainedLease = await world.db.environmentLease.findFirstOrThrow({ where: { runId: failedRunId } });
+    // A later turn that succeeds (queued directly: a wake is refused while the hold is open).
+    await world.db.agent.update({ where: { id: task.agentId }, data: { command: ["/bin/sh", "-c", `echo later > later.txt && ${submitResult(RESULT_DONE)}`] } });
+    const later = await world.db.heartbeatRun.create({ data: { companyId: task.companyId, agentId: task.agentId, nativeIssueId: task.issueId, runtimeMode: "legacy", status: "queued" } });
+    const claimed = (await world.claim(1)).find((run) => run.runId === later.id);
+    expect(claimed).toBeDefined();
+    await executeRun(world.deps(), claimed!, new AbortController().signal);
+    expect((await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: later.id } })).status).toBe("succeeded");
+    expect((await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: hold.id } })).status).toBe("active");
+    const lease = await world.db.environmentLease.findUniqueOrThrow({ where: { id: retainedLease.id } });
+    expect(readRetainedSource(lease.metadata)).toMatchObject({ runId: failedRunId });
+    expect(lease.leasePolicy).toBe("retain_on_failure");
+    // The retained-source record alone is no evidence: a restored repair without evidence is not a request.
+    const withoutEvidence = resolveRecoveryActionBody.safeParse({
+      actionId: hold.id,
+      outcome: "restored",
+      sourceIssueStatus: "done",
+      executionReconciliation: { runId: failedRunId, leaseId: retainedLease.id, runStatus: "failed" },
+    });
+    expect(withoutEvidence.success).toBe(false);
   });
 });
