@@ -60,6 +60,7 @@ describe("REST_ROUTES", () => {
       "GET /api/environment-leases/:leaseId": "runs:read",
       "GET /api/runs/:id": "runs:read",
       "POST /api/runs/:id/finish": "agent:finish_run",
+      "POST /api/runs/:id/stop": "issues:write",
     });
   });
 });

@@ -82,6 +82,9 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "runs.workspace": perm("runs:read"),
   // R-UI-2: finalization details are operator diagnostics.
   "runs.finalization": perm("runtime:manage"),
+  // R-RC-7, R-RR-7: Stop and Retry are task work, like Wake.
+  "runs.stop": perm("issues:write"),
+  "runs.retry": perm("issues:write"),
 };
 
 /** Every exported handler of a route.ts under src/app/api, as "METHOD /api/path/:param". */
@@ -104,6 +107,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "POST /api/issues/:id/recovery-actions/retry-workspace-export": perm("runtime:manage"),
   "GET /api/runs/:id": perm("runs:read"),
   "POST /api/runs/:id/finish": { kind: "agent-own-run" },
+  "POST /api/runs/:id/stop": perm("issues:write"),
   "GET /api/trpc/:trpc": { kind: "trpc-transport" },
   "POST /api/trpc/:trpc": { kind: "trpc-transport" },
 };

@@ -345,6 +345,35 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       checkResult: (data) => expect(data).toHaveProperty("workspaceOperations"),
     }),
   },
+  // R-RC-7: a fresh running run per cell; an allowed Stop records its request, a refused one none.
+  "runs.stop": {
+    prepare: async ({ world }) => {
+      const run = await world.fresh.runningRun();
+      return {
+        input: { companyId: world.companyId, runId: run.id },
+        tookEffect: async () => {
+          const row = await world.prisma.heartbeatRun.findUniqueOrThrow({ where: { id: run.id } });
+          return typeof (row.runnerProfileJson as Record<string, unknown>).stopRequest === "object";
+        },
+        checkResult: (data) => expect(data).toMatchObject({ kind: "stop_requested", runId: run.id }),
+      };
+    },
+  },
+  // R-RR-7: a fresh failed run of a wakeable task per cell; an allowed Retry queues its successor.
+  "runs.retry": {
+    prepare: async ({ world }) => {
+      const issue = await world.prisma.issue.findUniqueOrThrow({ where: { id: (await world.fresh.wakeableIssue()).id } });
+      const failed = await world.prisma.heartbeatRun.create({
+        data: { companyId: world.companyId, agentId: issue.assigneeAgentId as string, nativeIssueId: issue.id, status: "failed", runtimeMode: "native", errorCode: "agent_exit_nonzero", finishedAt: new Date() },
+        select: { id: true },
+      });
+      return {
+        input: { companyId: world.companyId, runId: failed.id },
+        tookEffect: async () => (await world.prisma.heartbeatRun.count({ where: { predecessorRunId: failed.id, status: "queued" } })) === 1,
+        checkResult: (data) => expect(data).toMatchObject({ created: true, predecessorRunId: failed.id }),
+      };
+    },
+  },
 };
 
 function meKindOf(principal: CellContext["principal"]): string {

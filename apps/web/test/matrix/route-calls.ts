@@ -22,7 +22,7 @@ export interface PreparedRequest {
 
 export interface RouteCall {
   /** The status of an authorized, valid request. */
-  allowedStatus: 200 | 303 | 501;
+  allowedStatus: 200 | 202 | 303 | 501;
   prepare(ctx: CellContext): Promise<PreparedRequest> | PreparedRequest;
   /** Allowed requests only: checks the answer beyond its status. */
   checkAllowed?: (response: Response, ctx: CellContext) => Promise<void>;
@@ -225,6 +225,22 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     }),
     checkAllowed: async (response, { world }) =>
       expect(await json(response)).toMatchObject({ run: { id: world.auth.a.run.id } }),
+  },
+  "POST /api/runs/:id/stop": {
+    allowedStatus: 202,
+    // R-RC-7: a fresh running run per cell; an allowed Stop records its request, a refused one none.
+    prepare: async ({ world }) => {
+      const run = await world.fresh.runningRun();
+      return {
+        params: { id: run.id },
+        request: { method: "POST", path: `/api/runs/${run.id}/stop` },
+        tookEffect: async () => {
+          const row = await world.prisma.heartbeatRun.findUniqueOrThrow({ where: { id: run.id } });
+          return typeof (row.runnerProfileJson as Record<string, unknown>).stopRequest === "object";
+        },
+      };
+    },
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "stop_requested", duplicate: false }),
   },
   "POST /api/runs/:id/finish": {
     allowedStatus: 200,

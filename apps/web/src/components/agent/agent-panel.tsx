@@ -12,6 +12,7 @@ import type { RouterOutputs } from "~/components/trpc-types";
 import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { useTRPC } from "~/trpc/react";
+import { RunControlButtons } from "./run-control-buttons";
 import { runProgressOf } from "./run-progress";
 import { decideWake } from "./wake-decision";
 
@@ -138,12 +139,12 @@ export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, 
         <p className="text-sm text-slate-800">{assignee?.name ?? "No agent assigned."}</p>
       )}
 
-      <CurrentRun companyId={companyId} latest={data} recovery={recovery?.notice.kind ?? "none"} />
+      <CurrentRun companyId={companyId} latest={data} recovery={recovery?.notice.kind ?? "none"} canWrite={canWrite} />
     </section>
   );
 }
 
-function CurrentRun({ companyId, latest, recovery }: { companyId: string; latest: LatestRun; recovery: "none" | "attention" | "restoring" }) {
+function CurrentRun({ companyId, latest, recovery, canWrite }: { companyId: string; latest: LatestRun; recovery: "none" | "attention" | "restoring"; canWrite: boolean }) {
   const { run, result } = latest;
   if (!run) return <p className="text-sm text-slate-500">No run yet.</p>;
   const progress = runProgressOf(run.status, recovery);
@@ -168,6 +169,8 @@ function CurrentRun({ companyId, latest, recovery }: { companyId: string; latest
       <p className="text-xs text-slate-500">
         <RunMoment run={run} />
       </p>
+      {/* Keyed by run: a new run starts with fresh Stop/Retry state. */}
+      <RunControlButtons key={run.id} companyId={companyId} runId={run.id} runStatus={run.status} recovery={recovery} canWrite={canWrite} />
       {result ? (
         <div className="rounded-md bg-slate-50 p-3" data-testid="agent-result">
           <p className="text-xs font-medium uppercase tracking-wide text-slate-500">

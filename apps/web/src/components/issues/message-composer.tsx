@@ -12,10 +12,14 @@ export function MessageComposer({ companyId, issueId }: { companyId: string; iss
   const queryClient = useQueryClient();
   const router = useRouter();
   const [body, setBody] = useState("");
+  const [notice, setNotice] = useState<string | null>(null);
   const post = useMutation(
     trpc.issues.addMessage.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (posted) => {
         setBody("");
+        // R-RR-7: saved either way; while a recovery action is open, say why no agent sees it yet.
+        const what = posted.newConversation ? "A new conversation was started" : "Your message was saved";
+        setNotice(posted.deliveryHeld ? `${what}. The agent will see it once the recovery is resolved: ${posted.deliveryHeld.reason}.` : posted.newConversation ? `${what}.` : null);
         await queryClient.invalidateQueries({
           queryKey: trpc.issues.messages.queryKey({ companyId, issueId }),
         });
@@ -58,7 +62,7 @@ export function MessageComposer({ companyId, issueId }: { companyId: string; iss
       />
       <div className="flex items-center justify-between gap-3">
         <p id="message-hint" className="text-xs text-slate-500">
-          Ctrl+Enter to send
+          Ctrl+Enter to send · /new starts a new conversation
         </p>
         <button
           type="submit"
@@ -68,6 +72,11 @@ export function MessageComposer({ companyId, issueId }: { companyId: string; iss
           {post.isPending ? "Posting…" : "Post message"}
         </button>
       </div>
+      {notice ? (
+        <p data-testid="message-notice" role="status" className="text-sm text-amber-800">
+          {notice}
+        </p>
+      ) : null}
       <p role="alert" className="text-sm text-red-700">
         {post.isError ? userMessageOf(post.error) : null}
       </p>

@@ -11,6 +11,7 @@ import { reconstructWorkspaceRoute } from "./handlers/reconstruct-workspace";
 import { resolveRecoveryActionRoute } from "./handlers/resolve-recovery-action";
 import { resumeWorkspaceFinalizationRoute } from "./handlers/resume-workspace-finalization";
 import { retryWorkspaceExportRoute } from "./handlers/retry-workspace-export";
+import { stopRunRoute } from "./handlers/stop-run";
 
 /** Which kind of record the path's parameter names (the matrix fills it with a real id). */
 export type RestResourceKind = "issue" | "run" | "lease";
@@ -38,4 +39,5 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
   entry(finishRunRoute, "run", true),
+  entry(stopRunRoute, "run", true),
 ];

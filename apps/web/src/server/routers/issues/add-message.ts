@@ -1,9 +1,7 @@
 import { z } from "zod";
-import { withTransaction } from "@copyback/db/client";
+import { postIssueMessage } from "@copyback/core/runs/post-message";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
-import { recordActivity } from "../activity/record-activity";
-import { requireIssueInCompany } from "./load-issue";
 
 export const addMessageInput = z.object({
   issueId: z.uuid(),
@@ -14,42 +12,24 @@ export const addMessageInput = z.object({
     .max(20_000, "Messages are limited to 20,000 characters."),
 });
 
-export const addMessageOutput = z.object({ id: z.uuid(), createdAt: z.date() });
+export const addMessageOutput = z.object({
+  id: z.uuid(),
+  createdAt: z.date(),
+  conversationGeneration: z.number().int(),
+  /** The message was `/new`: it started a new conversation generation. */
+  newConversation: z.boolean(),
+  /** R-RR-7: an open recovery action; the message is saved and waits for it (no agent sees it yet). */
+  deliveryHeld: z.object({ actionId: z.uuid(), cause: z.string(), reason: z.string() }).nullable(),
+});
 
 /**
- * A board member posts to the task's conversation. The message, the task's last-activity time
- * and the audit row commit in one transaction.
+ * A board member posts to the task's conversation, or starts a new conversation with `/new`
+ * (core's postIssueMessage: the message, the generation, the task's last activity and the audit
+ * row commit in one transaction). Neither touches an open recovery action (R-RR-7).
  */
 export const addIssueMessage = companyProcedure("issues:write")
   .input(addMessageInput)
   .output(addMessageOutput)
-  .mutation(({ ctx, input }) => {
-    const actor = actorOf(ctx.principal);
-    return withTransaction(ctx.db, async (tx) => {
-      const issue = await requireIssueInCompany(tx, ctx.companyId, input.issueId);
-      const now = new Date();
-      const message = await tx.issueMessage.create({
-        data: {
-          companyId: ctx.companyId,
-          issueId: issue.id,
-          authorType: actor.type,
-          authorUserId: actor.type === "user" ? actor.id : null,
-          authorAgentId: actor.type === "agent" ? actor.id : null,
-          body: input.body,
-          conversationGeneration: issue.conversationGeneration,
-          createdAt: now,
-        },
-        select: { id: true, createdAt: true },
-      });
-      await tx.issue.update({ where: { id: issue.id }, data: { lastActivityAt: now } });
-      await recordActivity(tx, {
-        companyId: ctx.companyId,
-        actor,
-        action: "issue.message_posted",
-        entityType: "issue",
-        entityId: issue.id,
-        details: { messageId: message.id },
-      });
-      return message;
-    });
-  });
+  .mutation(({ ctx, input }) =>
+    postIssueMessage(ctx.db, { companyId: ctx.companyId, issueId: input.issueId, actor: actorOf(ctx.principal), body: input.body }),
+  );

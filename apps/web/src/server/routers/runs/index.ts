@@ -2,6 +2,8 @@ import { getRunFinalization } from "./finalization";
 import { getRun } from "./get";
 import { getLatestRunForIssue } from "./latest-for-issue";
 import { listRunsForIssue } from "./list-for-issue";
+import { retryRunProcedure } from "./retry";
+import { stopRunProcedure } from "./stop";
 import { getRunWorkspace } from "./workspace";
 
 export const runsRouter = {
@@ -10,4 +12,6 @@ export const runsRouter = {
   latestForIssue: getLatestRunForIssue,
   finalization: getRunFinalization,
   workspace: getRunWorkspace,
+  stop: stopRunProcedure,
+  retry: retryRunProcedure,
 };
