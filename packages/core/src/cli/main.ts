@@ -222,6 +222,7 @@ function buildProgram(io: CliIo, run: Runner): Command {
     .action(run("doctor", (ctx) => doctor(ctx)));
 
   addRecoveryCommands(program, run);
+  addSandboxCommands(program, run);
   return program;
 }
 
@@ -315,6 +316,22 @@ function addRecoveryCommands(program: Command, run: Runner): void {
         // commander turns --no-external-actions into externalActions: false.
         const { externalActions, ...rest } = opts;
         return (await import("./commands/recovery-resolve")).recoveryResolve(ctx, { ...rest, noExternalActions: externalActions === false });
+      }),
+    );
+}
+
+// Retained sandboxes (issue 14 section 2), loaded on use like the recovery commands.
+function addSandboxCommands(program: Command, run: Runner): void {
+  const sandboxes = program.command("sandboxes").description("retained sandbox allocations, for instance operators");
+  sandboxes
+    .command("list")
+    .description("every retained allocation: why, its run and task, provider, plugin, allocation id, age and size")
+    .option("--company <id>", "only this company's", uuid)
+    .option("--limit <n>", "at most this many, oldest first (default 200)", positiveInt)
+    .action(
+      run("sandboxes list", async (ctx, opts: { company?: string; limit?: number }) => {
+        const { sandboxesList, DEFAULT_SANDBOX_LIMIT } = await import("./commands/sandboxes-list");
+        return sandboxesList(ctx, { limit: opts.limit ?? DEFAULT_SANDBOX_LIMIT, ...(opts.company === undefined ? {} : { companyId: opts.company }) });
       }),
     );
 }

@@ -1,0 +1,39 @@
+// `copyback sandboxes list [--company ID] [--limit N]`: every retained sandbox allocation (issue 14
+// section 2), oldest first: why it is retained, its run and task, provider, pinned plugin and
+// immutable allocation id, age and size where the provider tells. Reads only.
+import { listRetainedSandboxes } from "../../sandboxes/list-retained";
+import { withCliDatabase } from "../database";
+import { EXIT } from "../exit-codes";
+import { formatAge, table } from "../format";
+import type { CommandContext, CommandResult } from "../io";
+
+export const DEFAULT_SANDBOX_LIMIT = 200;
+
+export async function sandboxesList(ctx: CommandContext, opts: { companyId?: string; limit: number }): Promise<CommandResult> {
+  return withCliDatabase(ctx, async ({ prisma, source }) => {
+    const { total, sandboxes } = await listRetainedSandboxes(prisma, opts);
+    const json = { database: source, total, shown: sandboxes.length, sandboxes };
+    const scope = opts.companyId === undefined ? "" : ` of company ${opts.companyId}`;
+    if (sandboxes.length === 0) return { exitCode: EXIT.ok, json, text: [`no retained sandboxes${scope}`] };
+    const text = [
+      `${total} retained sandbox${total === 1 ? "" : "es"}${scope}, oldest first:`,
+      ...table(
+        ["lease", "company", "issue", "run", "provider / plugin", "allocation", "state", "age", "size", "why retained"],
+        sandboxes.map((s) => [
+          s.leaseId,
+          s.companyName,
+          s.issueIdentifier ?? "-",
+          s.runId ? `${s.runId} (${s.runStatus ?? "?"})` : "-",
+          `${s.provider} / ${s.pluginId}`,
+          s.providerLeaseId ?? "(never named)",
+          `${s.leaseStatus}${s.stopped ? ", stopped" : ""}`,
+          formatAge(s.ageSeconds * 1000),
+          s.sizeBytes === null ? "unknown" : String(s.sizeBytes),
+          s.reasons.map((r) => r.text).join("; ") || "-",
+        ]),
+      ),
+    ];
+    if (total > sandboxes.length) text.push(`... and ${total - sandboxes.length} more (--limit N, or --company ID)`);
+    return { exitCode: EXIT.ok, json, text };
+  });
+}

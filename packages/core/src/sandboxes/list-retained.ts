@@ -1,0 +1,111 @@
+// Every retained sandbox allocation (issue 14 section 2): the leases whose sandbox still exists
+// (status not `destroyed`) and that hold files for recovery by lease-holds.ts's one condition, with
+// why (retention-reasons.ts), their run and task, provider, pinned plugin and the provider's
+// immutable allocation id, and their age. Size: the provider contract has no size call yet, so it
+// is reported as unknown (null) rather than guessed. Reads only; oldest first.
+import { Prisma, type PrismaClient } from "@copyback/db/client";
+import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
+import { leaseHeldSql } from "../leases/lease-holds";
+import { retentionReasons, type RetentionReason } from "./retention-reasons";
+
+export interface RetainedSandbox {
+  leaseId: string;
+  companyId: string;
+  companyName: string;
+  runId: string | null;
+  runStatus: string | null;
+  issueId: string | null;
+  issueIdentifier: string | null;
+  issueTitle: string | null;
+  provider: string;
+  pluginId: string;
+  /** The provider's own id of the allocation, fixed at acquisition: Discard must name it. */
+  providerLeaseId: string | null;
+  leaseStatus: string;
+  leasePolicy: string;
+  /** A confirmed stop receipt is recorded: the sandbox is stopped with its files kept. */
+  stopped: boolean;
+  acquiredAt: Date;
+  ageSeconds: number;
+  /** Bytes, where the provider tells; none of the built-in providers does yet. */
+  sizeBytes: number | null;
+  reasons: RetentionReason[];
+}
+
+interface Row {
+  id: string;
+  company_id: string;
+  company_name: string;
+  run_id: string | null;
+  run_status: string | null;
+  run_committed: boolean;
+  issue_id: string | null;
+  identifier: string | null;
+  title: string | null;
+  provider: string;
+  plugin_id: string;
+  provider_lease_id: string | null;
+  status: string;
+  lease_policy: string;
+  acquired_at: Date;
+  stop_intent: boolean;
+  reuse_refused: boolean;
+  stop_receipt: boolean;
+  actions: { id: string; cause: string }[];
+}
+
+const present = (key: string) => Prisma.sql`COALESCE(jsonb_typeof(l.metadata -> ${key}), 'null') <> 'null'`;
+
+export async function listRetainedSandboxes(
+  db: Pick<PrismaClient, "$queryRaw">,
+  opts: { companyId?: string; limit: number; now?: Date },
+): Promise<{ total: number; sandboxes: RetainedSandbox[] }> {
+  const company = opts.companyId === undefined ? Prisma.empty : Prisma.sql`AND l.company_id = ${opts.companyId}::uuid`;
+  const where = Prisma.sql`l.status <> 'destroyed'::lease_status ${company} AND ${leaseHeldSql("l")}`;
+  const [counted, rows] = await Promise.all([
+    db.$queryRaw<{ total: number }[]>`SELECT count(*)::int AS total FROM environment_leases l WHERE ${where}`,
+    db.$queryRaw<Row[]>`
+      SELECT l.id, l.company_id, c.name AS company_name, l.run_id, hr.status::text AS run_status,
+        EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = l.run_id AND nf.phase = 'committed'::finalization_phase) AS run_committed,
+        l.issue_id, i.identifier, i.title, l.provider::text AS provider, l.plugin_id, l.provider_lease_id,
+        l.status::text AS status, l.lease_policy::text AS lease_policy, l.acquired_at,
+        ${present(LEASE_METADATA_KEYS.stopIntent)} AS stop_intent,
+        ${present(LEASE_METADATA_KEYS.reuseRefused)} AS reuse_refused,
+        ${present(LEASE_METADATA_KEYS.stopReceipt)} AS stop_receipt,
+        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', ra.id, 'cause', ra.cause) ORDER BY ra.created_at, ra.id)
+                  FROM issue_recovery_actions ra
+                  WHERE ra.status IN ('active', 'escalated')
+                    AND (ra.lease_id = l.id OR ra.evidence -> 'leaseIds' @> jsonb_build_array(l.id::text))), '[]'::jsonb) AS actions
+      FROM environment_leases l
+      JOIN companies c ON c.id = l.company_id
+      LEFT JOIN issues i ON i.id = l.issue_id
+      LEFT JOIN heartbeat_runs hr ON hr.id = l.run_id
+      WHERE ${where}
+      ORDER BY l.acquired_at ASC, l.id ASC
+      LIMIT ${opts.limit}`,
+  ]);
+  const now = (opts.now ?? new Date()).getTime();
+  return {
+    total: counted[0]?.total ?? 0,
+    sandboxes: rows.map((row) => ({
+      leaseId: row.id,
+      companyId: row.company_id,
+      companyName: row.company_name,
+      runId: row.run_id,
+      runStatus: row.run_status,
+      issueId: row.issue_id,
+      issueIdentifier: row.identifier,
+      issueTitle: row.title,
+      provider: row.provider,
+      pluginId: row.plugin_id,
+      providerLeaseId: row.provider_lease_id,
+      leaseStatus: row.status,
+      leasePolicy: row.lease_policy,
+      stopped: row.stop_receipt,
+      acquiredAt: row.acquired_at,
+      ageSeconds: Math.max(0, Math.round((now - row.acquired_at.getTime()) / 1000)),
+      sizeBytes: null,
+      reasons: retentionReasons({ actions: row.actions, stopIntent: row.stop_intent, reuseRefused: row.reuse_refused, runStatus: row.run_status, runCommitted: row.run_committed }),
+    })),
+  };
+}

@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { retentionReasons } from "./retention-reasons";
+
+const none = { actions: [], stopIntent: false, reuseRefused: false, runStatus: "succeeded", runCommitted: true };
+
+describe("retentionReasons", () => {
+  it("names every open action, then the intent, the refused reuse and an uncommitted run", () => {
+    const reasons = retentionReasons({ actions: [{ id: "a1", cause: "export_retry_exhausted" }], stopIntent: true, reuseRefused: true, runStatus: "failed", runCommitted: false });
+    expect(reasons.map((r) => r.kind)).toEqual(["recovery_action", "stop_intent", "reuse_refused", "run_not_committed"]);
+    expect(reasons[0]).toMatchObject({ actionId: "a1", cause: "export_retry_exhausted" });
+    expect(reasons[3]).toMatchObject({ runStatus: "failed" });
+  });
+
+  it("a committed run, or one still running, is no reason by itself", () => {
+    expect(retentionReasons(none)).toEqual([]);
+    expect(retentionReasons({ ...none, runStatus: "failed", runCommitted: true })).toEqual([]);
+    expect(retentionReasons({ ...none, runStatus: "running", runCommitted: false })).toEqual([]);
+    expect(retentionReasons({ ...none, runStatus: null, runCommitted: false })).toEqual([]);
+  });
+});

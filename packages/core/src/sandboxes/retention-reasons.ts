@@ -1,0 +1,34 @@
+// Why a sandbox is retained, in words for the operator (issue 14 section 2, retained sandboxes).
+// Pure: the facts come from list-retained.ts, one per part of lease-holds.ts's "held" condition,
+// so the list says exactly what keeps each allocation.
+export interface RetentionFacts {
+  /** Open recovery actions that name the lease (its lease_id or evidence leaseIds), oldest first. */
+  actions: readonly { id: string; cause: string }[];
+  stopIntent: boolean;
+  reuseRefused: boolean;
+  runStatus: string | null;
+  runCommitted: boolean;
+}
+
+export type RetentionReason =
+  | { kind: "recovery_action"; actionId: string; cause: string; text: string }
+  | { kind: "stop_intent"; text: string }
+  | { kind: "reuse_refused"; text: string }
+  | { kind: "run_not_committed"; runStatus: string; text: string };
+
+const UNCOMMITTED = new Set(["failed", "cancelled", "timed_out"]);
+
+export function retentionReasons(facts: RetentionFacts): RetentionReason[] {
+  const reasons: RetentionReason[] = facts.actions.map((a) => ({
+    kind: "recovery_action" as const,
+    actionId: a.id,
+    cause: a.cause,
+    text: `open recovery action ${a.id} (${a.cause}) still needs its files`,
+  }));
+  if (facts.stopIntent) reasons.push({ kind: "stop_intent", text: "a stop-and-retain intent is recorded (R-EX-4, R-EX-5): the sandbox is kept stopped with its files" });
+  if (facts.reuseRefused) reasons.push({ kind: "reuse_refused", text: "its resume could not prove it is the recorded sandbox: never reused, kept for inspection" });
+  if (facts.runStatus !== null && UNCOMMITTED.has(facts.runStatus) && !facts.runCommitted) {
+    reasons.push({ kind: "run_not_committed", runStatus: facts.runStatus, text: `its run ended ${facts.runStatus} without committing: the sandbox may hold the only copy of that work` });
+  }
+  return reasons;
+}
