@@ -26,7 +26,7 @@ COPYBACK_HOME, else ~/.copyback. With --json, stdout holds exactly one JSON docu
 ({ ok, command, exitCode, ... } or { ok: false, ..., error: { code, message } }); progress and
 warnings always go to stderr.
 
-The recovery commands use DATABASE_URL, else the embedded database of the instance root, which
+The recovery and environment commands use DATABASE_URL, else the embedded database of the instance root, which
 must be running (\`npm start\`); they are for instance operators with access to that database.
 
 ${EXIT_CODE_TABLE}
@@ -231,6 +231,32 @@ function addRecoveryCommands(program: Command, run: Runner): void {
   const recovery = program
     .command("recovery")
     .description("recovery actions (holds) in the instance database, for instance operators");
+  const environment = program
+    .command("environment")
+    .description("the sandbox environments of the instance database: list them, change their configuration (rehearsal faults)");
+  environment
+    .command("list")
+    .description("every environment with its id, company, provider, plugin, lease policy and configuration")
+    .option("--company <id>", "only this company's", uuid)
+    .action(
+      run("environment list", async (ctx, opts: { company?: string }) =>
+        (await import("./commands/environment-list")).environmentList(ctx, { companyId: opts.company }),
+      ),
+    );
+  environment
+    .command("configure")
+    .argument("<environment-id>", "the environment (copyback environment list)", uuid)
+    .description(
+      "change an environment's configuration, checked by its provider's schema (a refused change writes nothing): set or clear the rehearsal faults of README \"Rehearsing recovery\", or replace the whole configuration",
+    )
+    .option("--faults <json>", 'set config.faults, keeping every other key (local: \'{"failExports":9}\')')
+    .option("--clear-faults", "remove config.faults")
+    .option("--config <file>", "replace the whole configuration with this JSON file")
+    .action(
+      run("environment configure", async (ctx, environmentId: string, opts: { faults?: string; clearFaults?: boolean; config?: string }) =>
+        (await import("./commands/environment-configure")).environmentConfigure(ctx, environmentId, opts),
+      ),
+    );
   recovery
     .command("list")
     .description("open recovery actions: company, task, run, cause, age and next action")

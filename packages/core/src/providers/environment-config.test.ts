@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { nextEnvironmentConfig, validateEnvironmentConfig } from "./environment-config";
+
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+};
+
+describe("environment configuration changes", () => {
+  it("sets the local rehearsal fault and keeps every other key", () => {
+    const next = nextEnvironmentConfig("local", { allowNetwork: true, command: ["node"] }, { kind: "faults", faults: { failExports: 9 } });
+    expect(next).toEqual({ allowNetwork: true, command: ["node"], faults: { failExports: 9 } });
+  });
+
+  it("removes the faults with null and leaves the rest", () => {
+    expect(nextEnvironmentConfig("fake", { faults: { probeFailure: 1 }, turn: {} }, { kind: "faults", faults: null })).toEqual({ turn: {} });
+  });
+
+  it("refuses a misspelled fault with its path", () => {
+    const code = codeOf(() => nextEnvironmentConfig("local", {}, { kind: "faults", faults: { failExport: 3 } }));
+    expect(code).toBe("provider_config_invalid");
+    expect(() => nextEnvironmentConfig("local", {}, { kind: "faults", faults: { failExport: 3 } })).toThrow(/faults/);
+  });
+
+  it("refuses a configuration that is not an object, and providers this instance cannot check", () => {
+    expect(codeOf(() => validateEnvironmentConfig("local", [1]))).toBe("provider_config_invalid");
+    expect(codeOf(() => nextEnvironmentConfig("fake", {}, { kind: "replace", config: "x" }))).toBe("provider_config_invalid");
+    expect(codeOf(() => validateEnvironmentConfig("daytona", {}))).toBe("provider_config_unsupported");
+  });
+
+  it("replaces the whole configuration when asked", () => {
+    expect(nextEnvironmentConfig("fake", { faults: { probeFailure: 1 } }, { kind: "replace", config: { turn: {} } })).toEqual({ turn: {} });
+  });
+});
