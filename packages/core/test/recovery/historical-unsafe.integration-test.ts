@@ -14,6 +14,7 @@ import { LEASE_METADATA_KEYS, readStopIntent } from "../../src/leases/lease-meta
 import { newStopIntent } from "../../src/leases/stop-intent";
 import { Reconciler } from "../../src/recovery/reconciler";
 import {
+  dueHistoricalUnsafeSql,
   HISTORICAL_UNSAFE_DECLINED_EVENT,
   HISTORICAL_UNSAFE_REPLAYED_EVENT,
   historicalUnsafeSweep,
@@ -258,5 +259,14 @@ describe("historical unsafe exports (R-UA-5)", () => {
     const before = await snapshotOf(run.runId, run.issueId);
     expect(await sweep().handle({ runId: run.runId, companyId: world.companyId, issueId: run.issueId })).toBe("not_historical");
     expect(await snapshotOf(run.runId, run.issueId)).toEqual(before);
+  });
+
+  it("the due selection can read the coordinators through its partial index (the code is a literal the index predicate matches)", async () => {
+    const sql = dueHistoricalUnsafeSql(50);
+    const plan = await db.prisma().$transaction(async (tx) => {
+      await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
+      return tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN ${sql.text}`, ...sql.values);
+    });
+    expect(plan.map((row) => row["QUERY PLAN"]).join("\n")).toContain("native_run_finalizations_historical_unsafe");
   });
 });
