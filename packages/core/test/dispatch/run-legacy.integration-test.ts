@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LEGACY_COPYBACK_FAILED_CODE } from "../../src/dispatch/legacy-copyback";
 import { reuseCandidatesSql } from "../../src/leases/acquire-lease";
-import { continueLeaseCleanup } from "../../src/leases/release-lease";
+import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { readRetainedSource } from "../../src/leases/retained-source";
 import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, readLegacyRepairEvidence } from "../../src/recovery/actions";
 import { LEGACY_COPYBACK_REPAIR_CAUSE, LEGACY_COPYBACK_REPAIR_NEXT_ACTION } from "../../src/recovery/causes";
@@ -103,8 +103,11 @@ describe("legacy runs", () => {
     expect(lease).toMatchObject({ status: "pending_cleanup", leasePolicy: "retain_on_failure", cleanupAttempts: 1 });
     expect(lease.nextCleanupAt?.getTime()).toBeGreaterThan(Date.now());
     expect(lease.metadata).toMatchObject({ sandboxStopAndRetain: { leaseId: lease.id } });
-    const retried = await continueLeaseCleanup(world.db, world.registry, lease);
-    expect(retried.kind).toBe("stopped_and_retained");
+    // The reconciler's lease cleanup sweep honours the backoff, then retries the verified stop.
+    const sweep = leaseCleanupSweep({ db: world.db, registry: world.registry });
+    expect(await sweep.handle({ leaseId: lease.id, companyId: task.companyId })).toBe("not_due");
+    await world.db.environmentLease.update({ where: { id: lease.id }, data: { nextCleanupAt: new Date(Date.now() - 1000) } });
+    await sweep.handle({ leaseId: lease.id, companyId: task.companyId });
     const after = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
     expect(after).toMatchObject({ status: "released", leasePolicy: "retain_on_failure" });
     expect(world.fake.calls.filter((call) => call.op === "destroy" && call.leaseId === lease.id)).toHaveLength(0);
