@@ -1,5 +1,5 @@
 // GET /api/issues/:id/recovery-actions (R-RR-4): every recovery action of the task, open ones
-// first, each with its exact run and lease ids, so that an older repair hold is listed beside any
+// first, each with its exact run and lease ids (`leaseId` and `leaseIds`: every lease it names), so that an older repair hold is listed beside any
 // newer incident and never hidden by it. The recorded controller's identity (host, pid) is shown
 // only to `runtime:manage` holders and the owner token only to `runtime:confirm_owner_stop`
 // holders, as in the task's Recovery details (R-UI-1).
@@ -25,6 +25,15 @@ function redactEvidence(evidence: unknown, can: { manage: boolean; confirm: bool
   return copy;
 }
 
+/** R-RR-4: every lease the action names (its lease column, then its evidence's leaseIds), each once. */
+export function leaseIdsOf(action: { leaseId: string | null; evidence: unknown }): string[] {
+  const ids = action.leaseId ? [action.leaseId] : [];
+  const evidence = action.evidence;
+  const listed = typeof evidence === "object" && evidence !== null && !Array.isArray(evidence) ? (evidence as Record<string, unknown>).leaseIds : undefined;
+  if (Array.isArray(listed)) for (const id of listed) if (typeof id === "string" && !ids.includes(id)) ids.push(id);
+  return ids;
+}
+
 function permissionsOf(principal: Principal, companyId: string) {
   return {
     manage: authorize(principal, "runtime:manage", companyId).kind === "allow",
@@ -45,7 +54,7 @@ export const listRecoveryActionsRoute = restRoute({
       select: recoveryActionSelect,
     });
     const can = permissionsOf(principal, companyId);
-    const withOpen = actions.map((action) => ({ ...action, evidence: redactEvidence(action.evidence, can), open: OPEN.has(action.status) }));
+    const withOpen = actions.map((action) => ({ ...action, leaseIds: leaseIdsOf(action), evidence: redactEvidence(action.evidence, can), open: OPEN.has(action.status) }));
     // Stable partition: open actions first, each group newest first.
     withOpen.sort((a, b) => Number(b.open) - Number(a.open));
     return { issueId: resource.id, actions: withOpen };
