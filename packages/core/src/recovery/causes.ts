@@ -96,6 +96,7 @@ export function exportLimitNextAction(detail: { violation: string; limit: string
     "Nothing was written to the host workspace and nothing was left out: the saved result and the sandbox (stopped and retained, never reused or destroyed) are kept. " +
     "A runtime manager inspects the retained sandbox through the provider's console, copies the files that matter to the host workspace by hand " +
     "(leaving out or renaming what crosses the limit; a generated tree such as a dependency directory belongs in the execution workspace's excluded paths, so later runs do not export it), " +
-    "then records the repair on this recovery action. No new agent turn is started."
+    "then records the repair on this recovery action (POST /api/issues/:id/recovery-actions/resolve with outcome \"restored\", the task's unchanged status and the stop and recovered-files evidence, or the form under Recovery details) once cleanup has confirmed the sandbox stopped. " +
+    "Recording it changes neither the task nor the run; no new agent turn is started."
   );
 }

@@ -13,6 +13,8 @@ import { readStopIntent } from "../../src/leases/lease-metadata";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { readExportLimitEvidence } from "../../src/recovery/actions";
 import { EXPORT_LIMIT_CAUSE } from "../../src/recovery/causes";
+import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
+import { resolveRecoveryAction } from "../../src/recovery/operator/resolve-recovery-action";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { buildWorld, preparedRun, readTree, writeTree, type World } from "../finalization/finalization-fixture";
 
@@ -130,5 +132,42 @@ describe("limits held, not omitted", () => {
     expect(s.actions).toEqual([]);
     expect((await prisma.issue.findUniqueOrThrow({ where: { id: run.issueId } })).status).toBe("done");
     expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: run.handle.leaseId } })).status).toBe("active");
+  });
+
+  it("R-UA-3 an operator records the hand-made repair of a limit hold (restored) only once cleanup confirmed the sandbox stopped; the task and the run stay as they are", async () => {
+    const prisma = db.prisma();
+    const run = await preparedRun(world, "done");
+    await writeTree(run.sandbox, { "docs/Guide.md": "one", "docs/GUIDE.md": "two" });
+    await finalizeRun(world.deps(), { runId: run.runId });
+    const action = await prisma.issueRecoveryAction.findFirstOrThrow({ where: { runId: run.runId, cause: EXPORT_LIMIT_CAUSE } });
+    const issue = await prisma.issue.findUniqueOrThrow({ where: { id: run.issueId } });
+    const input = {
+      companyId: world.companyId,
+      issueId: run.issueId,
+      actor: { type: "user" as const, id: null },
+      actionId: action.id,
+      outcome: "restored" as const,
+      sourceIssueStatus: issue.status,
+      executionReconciliation: { runId: run.runId, leaseId: run.handle.leaseId, runStatus: "failed" as const, noExternalActionsPerformed: false },
+      workspaceRepairEvidence: { stopEvidence: "Provider console: sandbox stopped.", recoveredFiles: "docs/GUIDE.md copied to docs/GUIDE.md; docs/Guide.md renamed docs/Guide-2.md" },
+    };
+    // The sandbox is not confirmed stopped yet (this plugin cannot stop): refused, nothing written.
+    await expect(resolveRecoveryAction(prisma, input)).rejects.toMatchObject({ code: "stop_receipt_missing" });
+    expect((await prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).status).toBe("active");
+
+    // The cleanup's confirmed stop, as a stopping plugin leaves it.
+    const lease = await prisma.environmentLease.findUniqueOrThrow({ where: { id: run.handle.leaseId } });
+    const metadata = { ...(lease.metadata as Record<string, unknown>) };
+    const intent = metadata[LEASE_METADATA_KEYS.stopIntent] as { requestId: string };
+    delete metadata[LEASE_METADATA_KEYS.stopIntent];
+    metadata[LEASE_METADATA_KEYS.stopReceipt] = { schema: STOP_RECEIPT_SCHEMA, method: "environmentStopLease", requestId: intent.requestId, pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId, stoppedAt: new Date().toISOString() };
+    await prisma.environmentLease.update({ where: { id: lease.id }, data: { status: "released", releasedAt: new Date(), metadata: metadata as object } });
+
+    await expect(resolveRecoveryAction(prisma, input)).resolves.toMatchObject({ actionId: action.id, runId: run.runId, outcome: "restored", status: "resolved" });
+    expect(await prisma.issueRecoveryAction.findUniqueOrThrow({ where: { id: action.id } })).toMatchObject({ status: "resolved", outcome: "restored" });
+    expect((await prisma.issue.findUniqueOrThrow({ where: { id: run.issueId } })).status).toBe(issue.status);
+    expect((await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: run.runId } })).status).toBe("failed");
+    // The sandbox's files are still there.
+    expect((await readTree(run.sandbox))["docs/GUIDE.md"]).toBe("two");
   });
 });

@@ -7,7 +7,7 @@
 // evidence is read through core's schema and only the fields named here are copied out; the
 // procedure's output schema strips anything else.
 import { z } from "zod";
-import { readFileRecoveryEvidence, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import { readExportLimitEvidence, readFileRecoveryEvidence, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
@@ -116,7 +116,7 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
   if (!RESOLVABLE_CAUSES.includes(row.cause) || !row.runId || !ctx.issueStatus) return null;
   const run = ctx.runs?.get(row.runId);
   if (!run) return null;
-  const recorded = readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence);
+  const recorded = readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence) ?? readExportLimitEvidence(row.evidence);
   return {
     runId: row.runId,
     runStatus: run.status,
