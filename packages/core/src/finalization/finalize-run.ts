@@ -34,9 +34,9 @@ import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descript
 import { advanceFinalization } from "./coordinator";
 import type { FinalizationPhase } from "./coordinator-phases";
 import { copybackProven } from "./copyback-proven";
-import { exportTimeoutOf, withExportDeadline } from "./export-deadline";
+import { exportTimeoutOf } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy";
-import { exportSnapshot } from "./export-snapshot";
+import { exportForMerge, type ExportReport } from "./export-for-merge";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
 import { FINALIZATION_OWNERSHIP_LOST, takeFinalizationOwnership, type FinalizationOwnership, type OwnershipAttempt, type OwnershipKey } from "./finalization-owner";
 import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
@@ -205,7 +205,7 @@ class Finalization {
     const metadata: Prisma.InputJsonObject =
       result.kind === "omitted"
         ? { attempt, written: 0, deleted: 0, unchanged: true, omitted: true, [FINALIZE_CHANGES_KEY]: recordFinalizeChanges([], []) }
-        : { attempt, ...result.counts, stage: result.stage, [FINALIZE_CHANGES_KEY]: result.changes };
+        : { attempt, ...result.counts, stage: result.stage, ...(result.exported ? { export: result.exported } : {}), [FINALIZE_CHANGES_KEY]: result.changes };
     // The succeeded operation IS the barrier; recorded with the phase move and its run event,
     // as this owner (R-OWN-9: the lock connection answers and the token is still ours).
     await this.owned(async (tx) => {
@@ -248,7 +248,7 @@ class Finalization {
           const workDir = join(staging, `try-${tryNumber}`);
           await mkdir(workDir, { mode: 0o700 });
           try {
-            return await this.exportAndMergeOnce(plugin, lease, descriptor, workDir);
+            return await this.exportAndMergeOnce(plugin, lease, descriptor, workDir, tryNumber);
           } finally {
             await removeStagingDir(workDir);
           }
@@ -280,19 +280,21 @@ class Finalization {
     lease: LeaseHandle,
     descriptor: PreparedWorkspaceDescriptor,
     workDir: string,
+    tryNumber: number,
   ): Promise<CopybackResult> {
-    // The export deadline: a hung provider or stream fails this try before any host write
-    // (provider_export_timeout, transient: R-RR-1) instead of holding the ownership lock forever.
-    const exported = await withExportDeadline(this.exportTimeoutMs, (signal) =>
-      exportSnapshot({
-        plugin,
-        lease,
-        workDir,
-        signal,
-        exclude: descriptor.excludedPaths,
-        info: (code, message) => recordRunEvent(this.deps.db, this.event("info", code, message, {})),
-      }),
-    );
+    // Issue 14: the delta export where the plugin offers it, else (or when the host refuses the
+    // delta) the full export, in this try (export-for-merge.ts). The export deadline: a hung
+    // provider or stream fails this try before any host write (provider_export_timeout,
+    // transient: R-RR-1) instead of holding the ownership lock forever.
+    const exported = await exportForMerge({
+      plugin,
+      lease,
+      workDir,
+      baseline: descriptor.baseline,
+      exclude: descriptor.excludedPaths,
+      timeoutMs: this.exportTimeoutMs,
+      log: (level, code, message, payload) => recordRunEvent(this.deps.db, this.event(level, code, message, { ...payload, try: tryNumber })),
+    });
     if (exported.kind === "omitted") return exported;
     const outcome = await mergeSnapshot({
       target: descriptor.hostPath,
@@ -310,6 +312,7 @@ class Finalization {
     return {
       kind: "merged",
       stage: exported.stage,
+      exported: exported.report,
       counts: countsOf(outcome),
       changes: outcome.kind === "unchanged" ? recordFinalizeChanges([], []) : recordFinalizeChanges(outcome.written, outcome.deleted),
     };
@@ -553,7 +556,7 @@ class Finalization {
 }
 
 type CopybackResult =
-  | { kind: "merged"; stage: "primary" | "salvage"; counts: MergeCounts; changes: FinalizeChangesRecord }
+  | { kind: "merged"; stage: "primary" | "salvage"; exported: ExportReport | null; counts: MergeCounts; changes: FinalizeChangesRecord }
   | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
 
 function countsOf(outcome: MergeOutcome): MergeCounts {

@@ -10,6 +10,7 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   acquire: "acquire",
   exec: "exec",
   exportWorkspace: "exportWorkspace",
+  exportDelta: "exportDelta",
   salvageExport: "salvageExport",
   seedWorkspace: "seedWorkspace",
   environmentStopLease: "stopLease",

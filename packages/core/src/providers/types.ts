@@ -7,12 +7,19 @@
 // A plugin is addressed by its plugin id, which is pinned on every lease at acquisition; every
 // later call for that lease goes to exactly that plugin (R-EX-6), see registry.ts.
 import type { Readable } from "node:stream";
+import type { Manifest } from "../copyback/manifest/types";
 import type { ProcessIdentity } from "../process/process-identity";
 
 export const PROVIDER_CAPABILITIES = [
   "acquire",
   "exec",
   "exportWorkspace",
+  /**
+   * Optional: export only what changed since seeding (a tar of the changed entries plus the
+   * complete snapshot manifest, copyback/delta). Finalization prefers it and falls back to the
+   * full export when the host's verification refuses it (finalization/export-for-merge.ts).
+   */
+  "exportDelta",
   /** A second, salvage export after a rejected archive (R-UA-2). */
   "salvageExport",
   "seedWorkspace",
@@ -118,6 +125,25 @@ export interface ExportOptions {
   exclude?: readonly string[];
 }
 
+/** What the host hands a delta export: the baseline it will verify against, and the export options. */
+export interface DeltaExportRequest extends ExportOptions {
+  /** The prepared descriptor's baseline (the manifest the sandbox was seeded from), exclusions already applied. */
+  baseline: Manifest;
+}
+
+/**
+ * A delta export as the sandbox side sends it. Untrusted: the host parses the manifest, computes
+ * the delta from its own baseline and verifies every byte (copyback/delta/receive.ts).
+ */
+export interface DeltaExport {
+  /** The complete snapshot manifest (JSON value; the host parses it). */
+  manifest: unknown;
+  /** A tar of the changed entries and their parent directories; null when nothing changed. */
+  archive: Readable | null;
+  /** What the sandbox side reports about itself, for the run log only. */
+  report: { changed: number; removed: number; hashedFiles: number; hashedBytes: number; statCache: "used" | "absent" | "invalid" };
+}
+
 export interface StopRequest {
   /** Request identity of the stop intent; echoed in the receipt so late writers can be told apart. */
   requestId: string;
@@ -176,6 +202,8 @@ export interface EnvironmentProvider {
    * hard-link entries; GNU tar's long-name and long-link headers are accepted), exclusions left out.
    */
   exportWorkspace?(lease: LeaseHandle, options?: ExportOptions): Promise<Readable>;
+  /** Capability `exportDelta`: only what differs from `baseline`, with the complete snapshot manifest. */
+  exportDelta?(lease: LeaseHandle, request: DeltaExportRequest): Promise<DeltaExport>;
   /** The salvage export of copyback/archive/salvage.ts (R-UA-2). */
   salvageExport?(lease: LeaseHandle, options?: ExportOptions): Promise<{ archive: Readable; message: string }>;
   /** Replace the sandbox workspace's contents with a validated tar stream. */

@@ -22,6 +22,13 @@ export interface ScanOptions {
   /** The cache returned by the previous scan of this workspace (absent: hash everything). */
   cache?: WorkspaceStatCache;
   concurrency?: number;
+  /**
+   * How long before the scan an entry must have last changed to be cached (default 2 s). 0 only
+   * when nothing can write the tree during the scan and the caller lets the clock move on by more
+   * than one timestamp tick before anything may write it again (the local provider's seed:
+   * no process runs in the sandbox then). A later write then always moves ctime past the record.
+   */
+  racyWindowMs?: number;
 }
 
 /** Entries changed less than this long before the scan began are not cached (racy). */
@@ -32,7 +39,7 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
   const excluded = compileExclude(opts.exclude);
   const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
   const previous = opts.cache?.version === 1 ? opts.cache.files : {};
-  const cacheableBefore = Date.now() - RACY_WINDOW_MS;
+  const cacheableBefore = Date.now() - (opts.racyWindowMs ?? RACY_WINDOW_MS);
   let rootReal: string;
   try {
     rootReal = realpathSync(root);

@@ -6,6 +6,8 @@
 //   faults.unconfirmedStop  n | "forever"  stopLease answers without confirming the stop
 //   faults.resumeReplyLost  n              the next n resumes take effect, then their reply is lost
 //                                          (the export-only retry then stops and retains again)
+//   faults.corruptDelta     n              the next n delta exports disagree with their archive
+//                                          (only for a fake that offers exportDelta)
 //   faults.probeFailure     n              once the sandbox is first stopped, its next n probes fail:
 //                                          inspect and the sentinel read each fail n times
 //   turn              what exec does when the provider has no script of its own: exit code,
@@ -29,6 +31,8 @@ export const fakeFaultsConfig = z.strictObject({
   resumeReplyLost: count.optional(),
   /** R-EX-5 rehearsal: after the first stop, the probes of the exact sandbox (inspect, sentinel read) fail. */
   probeFailure: count.optional(),
+  /** The host's delta verification refuses the next n delta exports (finalization falls back to the full export). */
+  corruptDelta: count.optional(),
 });
 export type FakeFaultsConfig = z.infer<typeof fakeFaultsConfig>;
 
@@ -79,6 +83,10 @@ export function faultsFromConfig(config: FakeFaultsConfig | undefined): FakeFaul
   }
   if (config.probeFailure !== undefined) {
     faults.failProbesAfterStop(config.probeFailure);
+    any = true;
+  }
+  if (config.corruptDelta !== undefined) {
+    faults.corruptDelta(config.corruptDelta);
     any = true;
   }
   if (config.unconfirmedStop !== undefined) {

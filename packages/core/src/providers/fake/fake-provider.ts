@@ -12,6 +12,8 @@ import {
   type AcquireRequest,
   type Allocation,
   type AutoDeletePolicy,
+  type DeltaExport,
+  type DeltaExportRequest,
   type EnvironmentProvider,
   type ExecRequest,
   type ExecResult,
@@ -26,6 +28,7 @@ import {
 } from "../types";
 import { faultsFromConfig, parseFakeConfig, type FakeTurnConfig } from "./config";
 import { FakeFaults, type FakeOperation } from "./faults";
+import { fakeDeltaExport, seedHashCache, type FakeHashCache } from "./delta-export";
 import {
   applyChanges,
   readWorkspaceTar,
@@ -44,6 +47,8 @@ export interface FakeSandbox {
   sentinel?: SandboxSentinel | null;
   /** R-DT-1 (autoDelete providers only): the provider's record of its auto-delete policy. */
   autoDelete?: "enabled" | "disabled";
+  /** The delta export's "stat cache" (delta-export.ts), recorded by the seed. */
+  hashCache?: FakeHashCache;
 }
 
 /** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
@@ -91,6 +96,11 @@ export interface FakeProviderOptions {
    * stopped sandbox whose policy is still enabled is deleted by `expireStopped()`. Off by default.
    */
   autoDelete?: boolean;
+  /**
+   * Offer the delta export (capability `exportDelta`, delta-export.ts). Off by default: the fake's
+   * export faults and call counts (`exportWorkspace`) keep meaning the one export a copyback makes.
+   */
+  exportDelta?: boolean;
 }
 
 export interface FakeCall {
@@ -130,7 +140,10 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     return { exitCode: turn.exitCode, resultFile: turn.resultFile === null ? null : fill(turn.resultFile), files };
   }
   // The auto-delete model is opt-in: by default the fake deletes nothing behind the caller (R-DT-1).
-  const capabilities = new Set<ProviderCapability>(options.capabilities ?? PROVIDER_CAPABILITIES.filter((c) => options.autoDelete === true || c !== "autoDeletePolicy"));
+  const capabilities = new Set<ProviderCapability>(
+    options.capabilities ??
+      PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta")),
+  );
 
   function sandboxOf(lease: LeaseHandle): FakeSandbox {
     if (lease.pluginId !== pluginId) {
@@ -196,6 +209,20 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       );
     },
 
+    exportDelta(lease: LeaseHandle, request: DeltaExportRequest): Promise<DeltaExport> {
+      return call(
+        "exportDelta",
+        lease.leaseId,
+        async () => {
+          const sandbox = sandboxOf(lease);
+          const own = armed.get(lease.leaseId)?.faults ?? null;
+          const corrupt = faults.takeCorruptDelta() || (own?.takeCorruptDelta() ?? false);
+          return fakeDeltaExport({ workspace: sandbox.workspace, baseline: request.baseline, exclude: request.exclude, cache: sandbox.hashCache, corrupt });
+        },
+        request.signal,
+      );
+    },
+
     salvageExport(lease: LeaseHandle, opts?: ExportOptions): Promise<{ archive: Readable; message: string }> {
       // The fake's salvage leaves out every link: what it exports can never be unsafe.
       return call(
@@ -217,6 +244,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         const seeded = await readWorkspaceTar(archive);
         sandbox.workspace.clear();
         for (const [path, entry] of seeded) sandbox.workspace.set(path, entry);
+        sandbox.hashCache = seedHashCache(sandbox.workspace);
       });
     },
 

@@ -5,6 +5,8 @@
 //   loseReply(op, n = 1)     the next n calls perform their effect, then throw a transport error
 //                            (the caller cannot tell whether the effect happened);
 //   unconfirmedStop(n = forever)  stopLease answers with a receipt that is not confirmed;
+//   corruptDelta(n = 1)      the next n delta exports disagree with their own archive (a wrong
+//                            hash in the manifest): the host's verification refuses them;
 //   ignoredAutoDelete(n = forever)  disableAutoDelete answers but the provider's record keeps
 //                            auto-delete enabled (R-DT-1: the read-back does not confirm it).
 import { DomainError } from "../../errors";
@@ -13,6 +15,7 @@ export const FAKE_OPERATIONS = [
   "acquire",
   "exec",
   "exportWorkspace",
+  "exportDelta",
   "salvageExport",
   "seedWorkspace",
   "stopLease",
@@ -57,6 +60,7 @@ export class FakeFaults {
   private unconfirmedStops = 0;
   private probeFailuresOnStop = 0;
   private ignoredAutoDeletes = 0;
+  private corruptDeltas = 0;
 
   failTimes(op: FakeOperation, n: number, error?: Error): this {
     this.push(checkOperation(op), { kind: "fail", remaining: checkCount(n), error: error ?? injectedFailure(op) });
@@ -76,6 +80,18 @@ export class FakeFaults {
   unconfirmedStop(n = Infinity): this {
     this.unconfirmedStops = checkCount(n);
     return this;
+  }
+
+  corruptDelta(n = 1): this {
+    this.corruptDeltas = checkCount(n);
+    return this;
+  }
+
+  /** Consumes one corrupt-delta fault; true when this delta export must disagree with its archive. */
+  takeCorruptDelta(): boolean {
+    if (this.corruptDeltas <= 0) return false;
+    this.corruptDeltas -= 1;
+    return true;
   }
 
   ignoredAutoDelete(n = Infinity): this {
@@ -116,6 +132,7 @@ export class FakeFaults {
       this.unconfirmedStops = 0;
       this.probeFailuresOnStop = 0;
       this.ignoredAutoDeletes = 0;
+      this.corruptDeltas = 0;
     }
     return this;
   }

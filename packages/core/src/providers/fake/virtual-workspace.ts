@@ -45,7 +45,7 @@ export function applyChanges(workspace: FakeWorkspace, changes: Readonly<Record<
 }
 
 /** Every path with implied parent directories made explicit, in export order. */
-function exportOrder(workspace: FakeWorkspace, include: (path: string, entry: FakeEntry) => boolean): [string, FakeEntry][] {
+export function exportOrder(workspace: FakeWorkspace, include: (path: string, entry: FakeEntry) => boolean): [string, FakeEntry][] {
   const all = new Map<string, FakeEntry>();
   for (const [path, entry] of workspace) {
     if (!include(path, entry)) continue;

@@ -11,7 +11,7 @@ export const localEnvironmentConfig = z
     /** Resource limits of the agent (resource-limits.ts); each defaults, `null` turns one off. */
     limits: resourceLimits.default(DEFAULT_RESOURCE_LIMITS),
     /**
-     * Rehearsal only (README "Rehearsing recovery"): the next `failExports` exports (primary and
+     * Rehearsal only (README "Rehearsing recovery"): the next `failExports` exports (primary, delta and
      * salvage) of each new lease fail as a transport failure, counted in the controller that
      * exports. Off unless present; the sandbox and its files are never touched by it.
      */

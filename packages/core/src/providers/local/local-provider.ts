@@ -11,6 +11,7 @@ import { pipeline } from "node:stream/promises";
 import { errnoOf, UnsafeArchiveError } from "../../copyback/archive/errors";
 import { emptyDirectory, extractValidatedArchive } from "../../copyback/archive/extract";
 import { exportWorkspaceArchive } from "../../copyback/archive/export";
+import { exportDeltaArchive } from "../../copyback/delta/export-delta";
 import { exportSalvageArchive, SALVAGE_INFO_MESSAGE } from "../../copyback/archive/salvage";
 import { validateArchive } from "../../copyback/archive/validate";
 import { DomainError } from "../../errors";
@@ -18,6 +19,8 @@ import {
   PROVIDER_CAPABILITIES,
   type AcquireRequest,
   type Allocation,
+  type DeltaExport,
+  type DeltaExportRequest,
   type EnvironmentProvider,
   type ExecRequest,
   type ExecResult,
@@ -48,6 +51,7 @@ import {
   writeRecord,
   type SandboxIdentityRecord,
 } from "./sandbox-records";
+import { readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
 
 export type LocalIsolation = "auto" | "bubblewrap" | "none";
 
@@ -239,6 +243,30 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     return withAbort(archive, opts.signal);
   }
 
+  /**
+   * Capability `exportDelta`: the workspace scanned with the seed's stat cache (only files whose
+   * stat changed are read), the entries that differ from the host's baseline sent as a tar with
+   * the complete snapshot manifest; exclusions left out exactly as by exportWorkspace. A rehearsed
+   * export failure fails it like any export (one per copyback try). The scan's newer cache is kept.
+   */
+  async function exportDelta(lease: LeaseHandle, request: DeltaExportRequest): Promise<DeltaExport> {
+    const { layout } = await openSandbox(lease);
+    rehearsedExportFailure(lease);
+    await realWorkspace(layout);
+    const { cache, state } = await readStatCache(layout.statCacheFile);
+    const delta = await exportDeltaArchive(layout.workspace, request.baseline, {
+      ...(request.exclude ? { exclude: [...request.exclude] } : {}),
+      ...(cache ? { cache } : {}),
+    });
+    // The scan returns the cache it was given when every record still held: nothing to write.
+    if (delta.cache !== cache) await writeStatCache(layout.statCacheFile, delta.cache);
+    return {
+      manifest: delta.manifest,
+      archive: delta.archive ? withAbort(delta.archive, request.signal) : null,
+      report: { changed: delta.changed.length, removed: delta.removed.length, hashedFiles: delta.hashedFiles, hashedBytes: delta.hashedBytes, statCache: state },
+    };
+  }
+
   async function salvageExport(lease: LeaseHandle, opts: ExportOptions = {}): Promise<{ archive: Readable; message: string }> {
     const { layout } = await openSandbox(lease);
     rehearsedExportFailure(lease);
@@ -260,6 +288,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     if (states.some((state) => state !== "dead")) {
       throw new DomainError("conflict", "provider_sandbox_busy", `Processes of lease ${lease.leaseId} are still running; the workspace is not replaced.`);
     }
+    // The old stat cache describes files about to be replaced: gone before anything changes.
+    await removeStatCache(layout.statCacheFile);
     // Validation reads a file twice (validate, then extract what was validated): spool it privately.
     const file = join(layout.control, `seed-${randomBytes(6).toString("hex")}.tar`);
     const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -272,6 +302,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
         await emptyDirectory(layout.workspace);
       }
       await extractValidatedArchive(file, layout.workspace);
+      // The delta export's stat cache, while nothing else can write the workspace.
+      await recordSeedStatCache(layout.workspace, layout.statCacheFile);
     } catch (error) {
       if (error instanceof UnsafeArchiveError) {
         throw new DomainError("invalid", "provider_seed_archive_unsafe", "The seed archive was refused.", { violations: error.violations });
@@ -397,6 +429,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     acquire,
     exec,
     exportWorkspace,
+    exportDelta,
     salvageExport,
     seedWorkspace,
     stopLease,
