@@ -128,6 +128,10 @@ export const LEASE_METADATA_KEYS = {
    * (lease-holds.ts). Never cleared by the lease services; it grants nothing.
    */
   reuseRefused: "reuseRefused",
+  /** An operator's Discard in flight (sandboxes/discard-sandbox.ts): who, why, which actions. */
+  discardIntent: "sandboxDiscard",
+  /** The confirmed destruction receipt of a discarded sandbox: the evidence reconstruction needs. */
+  destructionReceipt: "sandboxDestructionReceipt",
 } as const;
 export type LeaseMetadataKey = (typeof LEASE_METADATA_KEYS)[keyof typeof LEASE_METADATA_KEYS];
 

@@ -143,6 +143,23 @@ export async function recordOwnerAttestation(
     WHERE id = ${input.actionId}::uuid`;
 }
 
+/**
+ * Issue 14 (retained sandboxes): an operator discarded the sandbox these actions needed. Each one
+ * records that its files were given up, by whom, why and the destruction receipt; it stays open
+ * (what it asked for may still be done another way, e.g. reconstruction, which needs the receipt).
+ */
+export async function recordFilesGivenUp(
+  tx: TransactionClient,
+  input: { actionIds: readonly string[]; leaseId: string; by: { type: string; id: string | null }; reason: string; receipt: unknown },
+): Promise<number> {
+  if (input.actionIds.length === 0) return 0;
+  const record = { schema: "copyback.files-given-up.v1", leaseId: input.leaseId, by: input.by, reason: input.reason, receipt: input.receipt, at: new Date().toISOString() };
+  return tx.$executeRaw`
+    UPDATE issue_recovery_actions
+    SET evidence = evidence || jsonb_build_object('filesGivenUp', ${JSON.stringify(record)}::jsonb), updated_at = now()
+    WHERE id = ANY(${[...input.actionIds]}::uuid[]) AND status IN ('active', 'escalated')`;
+}
+
 const OPEN = ["active", "escalated"] as const;
 
 /** R-ORP-3: verified finalization clears the run's unverified-owner holds after commitment (system). */

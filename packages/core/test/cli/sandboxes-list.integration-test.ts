@@ -46,7 +46,7 @@ describe("copyback sandboxes list", () => {
 
     const listed = await cli(["--json", "sandboxes", "list", "--company", place.companyId]);
     expect(listed.code).toBe(EXIT.ok);
-    const body = parseJson(listed) as Listed;
+    const body = parseJson(listed) as unknown as Listed;
     expect(body.total).toBe(1);
     const [sandbox] = body.sandboxes;
     expect(sandbox).toMatchObject({ leaseId: hold.leaseId, runId: hold.runId, provider: "local", pluginId: "builtin.local", providerLeaseId: hold.providerLeaseId, stopped: true, sizeBytes: null });
@@ -67,7 +67,7 @@ describe("copyback sandboxes list", () => {
     const other = await db.prisma().company.create({ data: { name: `Other ${randomUUID()}`, issuePrefix: "OTH" } });
     const empty = await cli(["--json", "sandboxes", "list", "--company", other.id]);
     expect(empty.code).toBe(EXIT.ok);
-    expect((parseJson(empty) as Listed).total).toBe(0);
+    expect((parseJson(empty) as unknown as Listed).total).toBe(0);
     const bad = await cli(["sandboxes", "list", "--company", "not-a-uuid"]);
     expect(bad.code).toBe(EXIT.usage);
   });

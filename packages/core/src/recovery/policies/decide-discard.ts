@@ -1,0 +1,66 @@
+// Admission of an operator's Discard of a retained sandbox (issue 14 section 2). Pure. A
+// retained sandbox may hold the only copy of a run's work, so nothing discards one automatically:
+// the request must name the provider's immutable allocation id recorded on the lease (so the
+// operator destroys the sandbox they inspected, not one that replaced it), and acknowledge by id
+// every open recovery action that still needs its files, no more and no fewer.
+export interface DiscardSnapshot {
+  lease: {
+    status: string;
+    providerLeaseId: string | null;
+    /** lease-holds.ts: it holds files for recovery. */
+    held: boolean;
+    /** A cleanup claim (a stop, resume or destroy in flight) still running. */
+    claimedByOther: boolean;
+  } | null;
+  /** Open recovery actions naming the lease. */
+  openActionIds: readonly string[];
+}
+
+export interface DiscardRequest {
+  providerLeaseId: string;
+  acknowledgedActionIds: readonly string[];
+  reason: string;
+}
+
+export type DiscardDecision =
+  | { kind: "admit"; actionIds: string[] }
+  | { kind: "reject"; code: DiscardRefusal; message: string; details?: Record<string, unknown> };
+
+export type DiscardRefusal =
+  | "lease_not_found"
+  | "sandbox_already_destroyed"
+  | "lease_failed"
+  | "allocation_unnamed"
+  | "allocation_mismatch"
+  | "sandbox_not_retained"
+  | "cleanup_in_progress"
+  | "acknowledgement_missing"
+  | "acknowledgement_unknown"
+  | "reason_required";
+
+const reject = (code: DiscardRefusal, message: string, details?: Record<string, unknown>): DiscardDecision => ({ kind: "reject", code, message, ...(details ? { details } : {}) });
+
+export function decideDiscard(snapshot: DiscardSnapshot, request: DiscardRequest): DiscardDecision {
+  const { lease } = snapshot;
+  if (!lease) return reject("lease_not_found", "No such sandbox lease in this company.");
+  if (lease.status === "destroyed") return reject("sandbox_already_destroyed", "This sandbox was already destroyed.");
+  if (lease.status === "failed") return reject("lease_failed", "This lease failed at acquisition; there is no sandbox to discard.");
+  if (lease.providerLeaseId === null) return reject("allocation_unnamed", "The provider never named this allocation; it cannot be verified, so it is not discarded.");
+  if (request.providerLeaseId !== lease.providerLeaseId) {
+    return reject("allocation_mismatch", "The allocation id does not match the one recorded on the lease; nothing was destroyed.", { recorded: lease.providerLeaseId });
+  }
+  if (!lease.held) return reject("sandbox_not_retained", "This sandbox is not retained for recovery; the ordinary release handles it.");
+  if (lease.claimedByOther) return reject("cleanup_in_progress", "A stop, resume or destroy of this sandbox is in flight; try again when it settled.");
+  if (request.reason.trim() === "") return reject("reason_required", "Say why the files are given up.");
+  const open = new Set(snapshot.openActionIds);
+  const acknowledged = new Set(request.acknowledgedActionIds);
+  const unknown = [...acknowledged].filter((id) => !open.has(id));
+  if (unknown.length > 0) {
+    return reject("acknowledgement_unknown", "Acknowledged actions that are not open recovery actions of this sandbox.", { unknown });
+  }
+  const missing = [...open].filter((id) => !acknowledged.has(id));
+  if (missing.length > 0) {
+    return reject("acknowledgement_missing", "Every open recovery action that still needs these files must be named and acknowledged.", { missing });
+  }
+  return { kind: "admit", actionIds: [...open] };
+}
