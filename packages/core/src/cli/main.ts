@@ -360,6 +360,20 @@ function addSandboxCommands(program: Command, run: Runner): void {
         return sandboxesList(ctx, { limit: opts.limit ?? DEFAULT_SANDBOX_LIMIT, ...(opts.company === undefined ? {} : { companyId: opts.company }) });
       }),
     );
+  sandboxes
+    .command("discard")
+    .description(
+      "destroy one retained sandbox through its pinned plugin: name its allocation id and acknowledge every open recovery action that still needs its files; records a confirmed destruction receipt. Recorded as the system actor",
+    )
+    .requiredOption("--lease <id>", "the lease (copyback sandboxes list)")
+    .requiredOption("--allocation <id>", "the provider's allocation id, as listed: verified against the lease")
+    .option("--acknowledge <action-id>", "an open recovery action that gives up these files (repeat for each)", collect, [])
+    .requiredOption("--reason <text>", "why the files are given up")
+    .action(
+      run("sandboxes discard", async (ctx, opts: { lease: string; allocation: string; acknowledge: string[]; reason: string }) =>
+        (await import("./commands/sandboxes-discard")).sandboxesDiscard(ctx, opts),
+      ),
+    );
 }
 
 /** "archive check" for the `check` subcommand of `archive`; the program itself is not named. */

@@ -72,3 +72,23 @@ describe("copyback sandboxes list", () => {
     expect(bad.code).toBe(EXIT.usage);
   });
 });
+
+describe("copyback sandboxes discard", () => {
+  it("refuses a wrong allocation id (exit 1, its code) and a missing reason (usage), then destroys the sandbox with every open action acknowledged", async () => {
+    const prisma = db.prisma();
+    const wrong = await cli(["--json", "sandboxes", "discard", "--lease", hold.leaseId, "--allocation", "not-this-one", "--acknowledge", hold.actionId, "--reason", "copied by hand"]);
+    expect(wrong.code).toBe(EXIT.failed);
+    expect((parseJson(wrong) as unknown as { error: { code: string } }).error.code).toBe("allocation_mismatch");
+    const noReason = await cli(["sandboxes", "discard", "--lease", hold.leaseId, "--allocation", hold.providerLeaseId, "--reason", " "]);
+    expect(noReason.code).toBe(EXIT.usage);
+    expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: hold.leaseId } })).status).not.toBe("destroyed");
+
+    const done = await cli(["sandboxes", "discard", "--lease", hold.leaseId, "--allocation", hold.providerLeaseId, "--acknowledge", hold.actionId, "--reason", "The report was copied to the host by hand."]);
+    expect(done.code).toBe(EXIT.ok);
+    expect(done.stdout).toContain(`allocation ${hold.providerLeaseId} destroyed through builtin.local`);
+    const lease = await prisma.environmentLease.findUniqueOrThrow({ where: { id: hold.leaseId } });
+    expect(lease.status).toBe("destroyed");
+    expect((lease.metadata as Record<string, unknown>).sandboxDestructionReceipt).toMatchObject({ confirmed: true, by: { type: "system" } });
+    expect((parseJson(await cli(["--json", "sandboxes", "list", "--company", place.companyId])) as unknown as Listed).total).toBe(0);
+  });
+});
