@@ -1,5 +1,5 @@
 // The demo seed: complete, idempotent, and backed by a real workspace directory.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../src/testing/index";
 import { seedDemo, DEMO_COMPANY_ID, DEMO_SECOND_COMPANY_ID } from "../src/seed/seed-demo";
 import { DEMO_WORKSPACE_FILES } from "../src/seed/demo-workspace";
-import { BUILDER_COMMAND, PREVIOUS_BUILDER_COMMANDS } from "../src/seed/demo-agent";
+import { BUILDER_COMMAND, PREVIOUS_BUILDER_COMMANDS, RESEARCHER_COMMAND } from "../src/seed/demo-agent";
 
 describe("seedDemo", () => {
   const db = useTestDatabase();
@@ -96,6 +96,27 @@ describe("seedDemo", () => {
     });
     expect(agent.command).toEqual(BUILDER_COMMAND);
     expect(agent.environment?.provider).toBe("local");
+  });
+
+  it("has the slow Researcher, whose partial notes/research.md exists from its first second", async () => {
+    const agent = await db.prisma().agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Researcher" } });
+    expect(agent.command).toEqual(RESEARCHER_COMMAND);
+    const sandbox = await mkdtemp(path.join(os.tmpdir(), "copyback-researcher-"));
+    const [file, ...args] = RESEARCHER_COMMAND;
+    const child = spawn(file as string, args, { cwd: sandbox, env: { PATH: "/usr/bin:/bin", COPYBACK_RESULT_FILE: `${sandbox}.result.json` }, stdio: "ignore", detached: true });
+    try {
+      const notes = path.join(sandbox, "notes", "research.md");
+      const deadline = Date.now() + 10_000;
+      while (!(await readFile(notes, "utf8").catch(() => "")).startsWith("Research notes, started ") && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await readFile(notes, "utf8")).toMatch(/^Research notes, started \d{4}-/);
+      // Still working: no result yet (that is what makes it a rehearsal of unpublished edits).
+      expect(child.exitCode).toBeNull();
+      await expect(readFile(`${sandbox}.result.json`, "utf8")).rejects.toThrow();
+    } finally {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+      await rm(sandbox, { recursive: true, force: true });
+    }
   });
 
   it("the demo agent writes notes/builder.log and a valid result file", async () => {

@@ -23,6 +23,32 @@ export const BUILDER_COMMAND: readonly string[] = [
   ].join(" && "),
 ];
 
+const RESEARCH_RESULT = JSON.stringify({
+  schema: "copyback.run-result.v1",
+  outcome: "in_review",
+  summary: "Researcher wrote twelve findings to notes/research.md.",
+});
+
+/**
+ * The slow demo agent: about a minute of work, its file written from the first second and grown
+ * every five, so there is time to rehearse what happens to unpublished edits (README "Rehearsing
+ * recovery"): Stop it, SIGKILL the worker while it works, kill the agent itself. The partial
+ * notes/research.md then stays in the retained sandbox for the file-recovery card.
+ */
+export const RESEARCHER_COMMAND: readonly string[] = [
+  "/bin/sh",
+  "-c",
+  [
+    'echo "Researcher: drafting notes/research.md"',
+    "mkdir -p notes",
+    'printf "Research notes, started %s\n" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> notes/research.md',
+    "i=0",
+    'while [ "$i" -lt 12 ]; do sleep 5; i=$((i + 1)); printf "finding %s\n" "$i" >> notes/research.md; echo "Researcher: finding $i of 12"; done',
+    `printf '%s' '${RESEARCH_RESULT}' > "$COPYBACK_RESULT_FILE"`,
+    'echo "Researcher: result submitted"',
+  ].join(" && "),
+];
+
 /** The command of seeds before the result file existed: upgraded in place, nothing else is touched. */
 export const PREVIOUS_BUILDER_COMMANDS: ReadonlyArray<readonly string[]> = [
   ["/bin/sh", "-c", 'mkdir -p notes && printf "Built by Builder at %s\\n" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> notes/builder.log'],

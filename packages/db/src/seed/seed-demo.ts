@@ -12,7 +12,7 @@ import type {
 import { withTransaction, type TransactionClient } from "../client/transactions";
 import { ensureDemoWorkspace } from "./demo-workspace";
 import { createDemoRun } from "./demo-run";
-import { BUILDER_COMMAND, upgradeDemoAgentCommand } from "./demo-agent";
+import { BUILDER_COMMAND, RESEARCHER_COMMAND, upgradeDemoAgentCommand } from "./demo-agent";
 
 /** Fixed ids, so "is the demo there?" never depends on a name a user may have reused. */
 export const DEMO_COMPANY_ID = "0a0e0000-0000-4000-8000-00000000ac01";
@@ -294,6 +294,25 @@ async function insertDemo(tx: TransactionClient, hostPath: string): Promise<void
     entityType: "agent",
     entityId: builder.id,
     details: { name: builder.name },
+  });
+  // The slow one, for rehearsing Stop and a killed worker while an agent works (demo-agent.ts).
+  const researcher = await tx.agent.create({
+    data: {
+      companyId: acme.id,
+      name: "Researcher",
+      command: [...RESEARCHER_COMMAND],
+      adapterConfig: { timeoutSeconds: 600 },
+      environmentId: environment.id,
+    },
+  });
+  batches.log({
+    companyId: acme.id,
+    actorType: "user",
+    actorId: userId("grace"),
+    action: "agent.created",
+    entityType: "agent",
+    entityId: researcher.id,
+    details: { name: researcher.name },
   });
   await createIssues(tx, batches, {
     companyId: acme.id,
