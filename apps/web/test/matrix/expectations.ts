@@ -33,7 +33,12 @@ export type Access =
    */
   | { kind: "console-sign-in-link" }
   /** tRPC's HTTP transport: each procedure's own entry decides (the matrix's HTTP pass goes through it). */
-  | { kind: "trpc-transport" };
+  | { kind: "trpc-transport" }
+  /**
+   * Instance-wide reads (GET /api/metrics, issue 14): the trusted local board and instance
+   * administrators only; a company role, however high, is forbidden (core metrics/access.ts).
+   */
+  | { kind: "instance-superuser" };
 
 const PUBLIC: Access = { kind: "public" };
 const AUTHENTICATED: Access = { kind: "authenticated" };
@@ -85,6 +90,9 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   // R-RC-7, R-RR-7: Stop and Retry are task work, like Wake.
   "runs.stop": perm("issues:write"),
   "runs.retry": perm("issues:write"),
+  // Retained sandboxes (issue 14): runtime operators.
+  "sandboxes.listRetained": perm("runtime:manage"),
+  "sandboxes.discard": perm("runtime:manage"),
 };
 
 /** Every exported handler of a route.ts under src/app/api, as "METHOD /api/path/:param". */
@@ -99,6 +107,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /api/readyz": PUBLIC,
   "GET /api/issues/:id/recovery-actions": perm("issues:read"),
   "GET /api/local-sign-in": { kind: "console-sign-in-link" },
+  "GET /api/metrics": { kind: "instance-superuser" },
   "POST /api/issues/:id/recovery-actions/reconstruct-workspace": perm("runtime:manage"),
   "POST /api/issues/:id/recovery-actions/resolve": perm("runtime:manage"),
   "POST /api/issues/:id/recovery-actions/resume-workspace-finalization": perm(
@@ -175,6 +184,7 @@ export function expectedOutcome(
   if (access.kind === "public") return ALLOW;
   if (model.kind === "anonymous") return deny("unauthenticated");
   if (access.kind === "authenticated") return ALLOW;
+  if (access.kind === "instance-superuser") return model.kind === "board_superuser" ? ALLOW : deny("forbidden", "forbidden");
 
   const permission: Permission =
     access.kind === "agent-own-run" ? "agent:finish_run" : access.permission;

@@ -252,6 +252,25 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       };
     },
   },
+  "sandboxes.listRetained": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) =>
+        expect((data as { items: Array<{ leaseId: string }> }).items.map((item) => item.leaseId)).toContain(ctx.world.auth.a.lease.id),
+    }),
+  },
+  "sandboxes.discard": {
+    // Issue 14: a fresh export-retry hold (a real stopped local sandbox) per cell: an allowed
+    // discard destroys it, a refused one leaves the lease as it was.
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.exportHold();
+      return {
+        input: { companyId: world.companyId, leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, acknowledgedActionIds: [hold.actionId], reason: "The files were copied by hand." },
+        tookEffect: async () => (await world.prisma.environmentLease.findUniqueOrThrow({ where: { id: hold.leaseId } })).status === "destroyed",
+        checkResult: (data) => expect(data).toMatchObject({ leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, actionIds: [hold.actionId] }),
+      };
+    },
+  },
   "recovery.listOpen": {
     prepare: (ctx) => ({
       input: companyOnly(ctx),

@@ -122,6 +122,11 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: () => ({ params: {}, request: { method: "GET", path: "/api/livez" } }),
     checkAllowed: async (response) => expect(await json(response)).toMatchObject({ status: "ok" }),
   },
+  "GET /api/metrics": {
+    allowedStatus: 200,
+    prepare: () => ({ params: {}, request: { method: "GET", path: "/api/metrics" } }),
+    checkAllowed: async (response) => expect(await response.text()).toContain("copyback_database_up 1"),
+  },
   "GET /api/readyz": {
     allowedStatus: 200,
     prepare: () => ({ params: {}, request: { method: "GET", path: "/api/readyz" } }),

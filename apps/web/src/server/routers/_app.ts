@@ -10,6 +10,7 @@ import { meRouter } from "./me";
 import { membersRouter } from "./members";
 import { recoveryRouter } from "./recovery";
 import { runsRouter } from "./runs";
+import { sandboxesRouter } from "./sandboxes";
 
 export const appRouter = router({
   activity: activityRouter,
@@ -23,6 +24,7 @@ export const appRouter = router({
   members: membersRouter,
   recovery: recoveryRouter,
   runs: runsRouter,
+  sandboxes: sandboxesRouter,
 });
 
 export type AppRouter = typeof appRouter;

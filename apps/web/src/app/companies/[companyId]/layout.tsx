@@ -31,6 +31,9 @@ export default async function CompanyLayout({
   // Every open recovery action of the company, for whoever may read its tasks.
   if (can.has("issues:read"))
     links.push({ href: companyPath(companyId, "recovery"), label: "Recovery" });
+  // Retained sandboxes (issue 14): for the runtime operators who may act on them.
+  if (can.has("runtime:manage"))
+    links.push({ href: companyPath(companyId, "sandboxes"), label: "Sandboxes" });
   if (can.has("activity:read"))
     links.push({ href: companyPath(companyId, "activity"), label: "Activity" });
   if (can.has("company:read"))

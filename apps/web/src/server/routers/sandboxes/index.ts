@@ -1,0 +1,7 @@
+import { discardSandboxProcedure } from "./discard";
+import { listRetainedSandboxesProcedure } from "./list-retained";
+
+export const sandboxesRouter = {
+  listRetained: listRetainedSandboxesProcedure,
+  discard: discardSandboxProcedure,
+};

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
+import { companyProcedure } from "~/server/trpc";
+
+export const retainedSandboxItem = z.object({
+  leaseId: z.uuid(),
+  runId: z.uuid().nullable(),
+  runStatus: z.string().nullable(),
+  issue: z.object({ id: z.uuid(), identifier: z.string(), title: z.string() }).nullable(),
+  provider: z.string(),
+  pluginId: z.string(),
+  providerLeaseId: z.string().nullable(),
+  leaseStatus: z.string(),
+  leasePolicy: z.string(),
+  stopped: z.boolean(),
+  acquiredAt: z.date(),
+  sizeBytes: z.number().nullable(),
+  reasons: z.array(z.object({ kind: z.string(), text: z.string(), actionId: z.string().optional(), cause: z.string().optional() })),
+});
+
+export const listRetainedOutput = z.object({ total: z.number().int(), items: z.array(retainedSandboxItem) });
+
+/**
+ * The company's retained sandboxes (issue 14 section 2), for runtime managers: every allocation
+ * kept for recovery, why, its run and task, provider, pinned plugin and immutable allocation id.
+ * No recorded controller, host or token is in it (R-UI-1).
+ */
+export const listRetainedSandboxesProcedure = companyProcedure("runtime:manage")
+  .input(z.object({ limit: z.number().int().min(1).max(500).default(200) }))
+  .output(listRetainedOutput)
+  .query(async ({ ctx, input }) => {
+    const { total, sandboxes } = await listRetainedSandboxes(ctx.db, { companyId: ctx.companyId, limit: input.limit });
+    return {
+      total,
+      items: sandboxes.map((s) => ({
+        leaseId: s.leaseId,
+        runId: s.runId,
+        runStatus: s.runStatus,
+        issue: s.issueId && s.issueIdentifier !== null && s.issueTitle !== null ? { id: s.issueId, identifier: s.issueIdentifier, title: s.issueTitle } : null,
+        provider: s.provider,
+        pluginId: s.pluginId,
+        providerLeaseId: s.providerLeaseId,
+        leaseStatus: s.leaseStatus,
+        leasePolicy: s.leasePolicy,
+        stopped: s.stopped,
+        acquiredAt: s.acquiredAt,
+        sizeBytes: s.sizeBytes,
+        reasons: s.reasons.map((r) => ({ kind: r.kind, text: r.text, ...(r.kind === "recovery_action" ? { actionId: r.actionId, cause: r.cause } : {}) })),
+      })),
+    };
+  });
