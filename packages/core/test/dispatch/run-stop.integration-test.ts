@@ -251,4 +251,15 @@ describe("older acknowledged cancellations (the stop-retention sweep)", () => {
     expect(after).not.toContain(b.runId);
     expect(await sweep.handle({ runId: a.runId })).toBe("idle");
   });
+
+  it("R-RC-7 the sweep's due selection can go through its partial index (O(due), not a scan of all runs)", async () => {
+    const plan = await world.db.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
+      return tx.$queryRaw<{ "QUERY PLAN": unknown }[]>`
+        EXPLAIN (FORMAT JSON) SELECT id AS "runId" FROM heartbeat_runs
+        WHERE status = 'cancelled' AND runner_profile_json ? 'stopAcknowledgement' AND NOT (runner_profile_json ? 'stopRetention')
+        ORDER BY finished_at NULLS FIRST, id LIMIT 50`;
+    });
+    expect(JSON.stringify(plan)).toContain("heartbeat_runs_stop_retention_due");
+  });
 });

@@ -96,6 +96,16 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE ((phase = 'terminal_failure'::finalization_phase) AND (failure_code = 'native_workspace_sync_out_unsafe_archive'::text))",
     ],
   },
+  {
+    // Issue 11 item 3 (R-RC-7): acknowledged cancellations that missed the pin (the stop-retention sweep).
+    name: "heartbeat_runs_stop_retention_due",
+    table: "heartbeat_runs",
+    reason: "partial index (WHERE status = 'cancelled' AND runner_profile_json ? 'stopAcknowledgement' AND NOT runner_profile_json ? 'stopRetention')",
+    definitionIncludes: [
+      "CREATE INDEX heartbeat_runs_stop_retention_due ON public.heartbeat_runs USING btree (finished_at NULLS FIRST, id)",
+      "WHERE ((status = 'cancelled'::run_status) AND (runner_profile_json ? 'stopAcknowledgement'::text) AND (NOT (runner_profile_json ? 'stopRetention'::text)))",
+    ],
+  },
 ];
 
 export interface HandWrittenTrigger {

@@ -26,8 +26,8 @@ export function stopRetentionSweep(deps: { db: PrismaClient; log?: SweepLog }): 
   return {
     name: "stop_retention",
     idOf: (unit) => unit.runId,
-    // The keys are STOP_ACKNOWLEDGEMENT_KEY and STOP_RETENTION_KEY, spelled as literals so that a
-    // partial index with this predicate can serve the query.
+    // Through the partial index heartbeat_runs_stop_retention_due (O(due)); its predicate spells the
+    // keys STOP_ACKNOWLEDGEMENT_KEY and STOP_RETENTION_KEY as literals, and so must this query.
     due: (limit) =>
       db.$queryRaw<StopRetentionUnit[]>`
         SELECT id AS "runId" FROM heartbeat_runs
