@@ -15,6 +15,7 @@ import { stopRetentionSweep } from "../../src/recovery/sweeps/stop-retention-swe
 import { publishRunResult } from "../../src/runs/publish-result";
 import { readStopAcknowledgement, readStopRetention } from "../../src/runs/run-stop-records";
 import { stopRun } from "../../src/runs/stop-run";
+import { wakeAgent } from "../../src/runs/wake-agent";
 import { DispatchWorld, PLAIN_LOCAL_PLUGIN, RESULT_IN_REVIEW, type Task } from "./dispatch-fixture";
 
 const database = useTestDatabase({ poolSize: 10 });
@@ -187,6 +188,34 @@ describe("Stop on the local provider", () => {
     // The task was not reopened or moved, and no other run was started.
     expect((await world.db.issue.findUniqueOrThrow({ where: { id: task.issueId } })).status).toBe("in_progress");
     expect(await world.db.heartbeatRun.count({ where: { nativeIssueId: task.issueId } })).toBe(1);
+  });
+
+  it("R-RC-7 a run waiting for a busy lease is stopped without a workspace: cancelled, not requeued, nothing to retain", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
+    const holder = await startRun(task);
+    // A second task on the same environment and workspace: its run waits for the one ephemeral lease.
+    const second = await world.db.issue.create({
+      data: { companyId: task.companyId, number: 9_000 + Math.floor(Math.random() * 1_000), identifier: `DSP-W${Date.now()}`, title: "Waits for the lease", status: "todo", executionWorkspaceId: task.workspaceId },
+    });
+    const waiting = await wakeAgent(world.db, { companyId: task.companyId, issueId: second.id, agentId: task.agentId, actor: BOARD });
+    const claimed = (await world.claim(1)).find((r) => r.runId === waiting.runId);
+    expect(claimed).toBeDefined();
+    const execution = executeRun(world.deps({ stopPollMs: 100, leaseWaitMs: 60_000 }), claimed!, new AbortController().signal);
+    await waitFor("the lease wait", async () => (await world.state(waiting.runId)).codes.includes("lease.busy"));
+
+    expect(await stopRun(world.db, { companyId: task.companyId, runId: waiting.runId, actor: BOARD })).toMatchObject({ kind: "stop_requested" });
+    await execution;
+    const s = await world.state(waiting.runId);
+    expect(s.run).toMatchObject({ status: "cancelled", errorCode: "run_stopped" });
+    expect(s.codes).not.toContain("run.requeued");
+    expect(s.leases).toHaveLength(0);
+    expect(readStopAcknowledgement(s.run.runnerProfileJson)).toMatchObject({ leaseId: null, agent: null });
+    expect(readStopRetention(s.run.runnerProfileJson)).toMatchObject({ outcome: "nothing_to_retain", reason: "no_lease" });
+
+    // The lease holder is stopped too (and keeps its sandbox), so nothing of this test runs on.
+    await stopRun(world.db, { companyId: task.companyId, runId: holder.runId, actor: BOARD });
+    await holder.execution;
+    expect((await world.state(holder.runId)).run.status).toBe("cancelled");
   });
 
   it("R-RC-7 a run with an accepted result is not stopped away from its copyback: Stop ends the agent's process and the saved result is copied back", async () => {
