@@ -3,7 +3,7 @@ import { DeltaMismatchError } from "../copyback/delta/errors";
 import { UnsafeArchiveError } from "../copyback/archive/errors";
 import { ManifestError } from "../copyback/manifest/errors";
 import { DomainError } from "../errors";
-import { decideDeltaFailure } from "./delta-policy";
+import { decideDeltaFailure, deltaCanSave } from "./delta-policy";
 import { exportTimeoutError } from "./export-deadline";
 
 describe("decideDeltaFailure", () => {
@@ -26,5 +26,13 @@ describe("decideDeltaFailure", () => {
 
   it("never copies an unusual error code into the log", () => {
     expect(decideDeltaFailure(Object.assign(new Error("x"), { code: "has a /host/path in it" }))).toEqual({ kind: "fall_back", code: "delta_export_failed" });
+  });
+});
+
+describe("deltaCanSave", () => {
+  it("only a baseline with a file can leave anything out of the copyback", () => {
+    expect(deltaCanSave({ version: 1, entries: [] })).toBe(false);
+    expect(deltaCanSave({ version: 1, entries: [{ path: "d", type: "directory", mode: 0o755 }, { path: "l", type: "symlink", mode: 0o777, target: "d" }] })).toBe(false);
+    expect(deltaCanSave({ version: 1, entries: [{ path: "f", type: "file", mode: 0o644, sha256: "0".repeat(64), size: 0 }] })).toBe(true);
   });
 });

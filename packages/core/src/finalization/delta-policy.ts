@@ -8,6 +8,7 @@
 //     which the delta never replaces, so nothing the delta refused is ever decided by the delta.
 // Nothing of a delta is written to the host before the merge, so either way no host file changed.
 import { classifyCopybackFailure } from "../copyback/merge/classify";
+import type { Manifest } from "../copyback/manifest/types";
 
 export const DELTA_MISMATCH_CODE = "provider_delta_mismatch";
 
@@ -28,4 +29,13 @@ export function decideDeltaFailure(error: unknown): DeltaFailureDecision {
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^[A-Za-z0-9_.-]{1,80}$/.test(code) ? code : undefined;
+}
+
+/**
+ * Whether a delta can save anything: only when the baseline holds a file the sandbox may still
+ * have unchanged. Against an empty baseline every entry is changed and carried, and the delta
+ * would only add the sandbox's hashing and a second verification to the one-pass full export.
+ */
+export function deltaCanSave(baseline: Manifest): boolean {
+  return baseline.entries.some((entry) => entry.type === "file");
 }

@@ -6,6 +6,7 @@
 // (export-deadline.ts), so a delta that used up its time still leaves the full export its own.
 // The path taken is logged for every try (`workspace.exported`: delta or full, bytes, entries) and
 // a fallback with its reason code (`workspace.delta_fallback`), never with a path (R-UA-4).
+// Against an empty baseline the full export runs at once (delta-policy.ts deltaCanSave).
 // Exclusions reach both exports alike: excluded trees are neither exported nor compared.
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import type { Prisma } from "@copyback/db/client";
 import type { Manifest } from "../copyback/manifest/types";
 import { hasCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { decideDeltaFailure } from "./delta-policy";
+import { decideDeltaFailure, deltaCanSave } from "./delta-policy";
 import { withExportDeadline } from "./export-deadline";
 import { exportDeltaSnapshot } from "./export-delta-snapshot";
 import { exportSnapshot, type ExportedSnapshot } from "./export-snapshot";
@@ -21,7 +22,7 @@ import { exportSnapshot, type ExportedSnapshot } from "./export-snapshot";
 /** What the run log and the operation record say about the export of one try. */
 export type ExportReport =
   | { path: "delta"; bytes: number; archiveBytes: number; entries: number; changed: number; removed: number; hashedFiles: number; statCache: string }
-  | { path: "full"; bytes: number; entries: number; fallbackFrom: string | null };
+  | { path: "full"; bytes: number; entries: number; fallbackFrom: string | null; deltaSkipped?: "empty_baseline" };
 
 export type MergeableExport = ExportedSnapshot & { report: ExportReport | null };
 
@@ -39,7 +40,9 @@ export interface ExportForMergeInput {
 
 export async function exportForMerge(input: ExportForMergeInput): Promise<MergeableExport> {
   let fallbackFrom: string | null = null;
-  if (hasCapability(input.plugin, "exportDelta")) {
+  const deltaCapable = hasCapability(input.plugin, "exportDelta");
+  const skipped = deltaCapable && !deltaCanSave(input.baseline);
+  if (deltaCapable && !skipped) {
     const deltaDir = join(input.workDir, "delta");
     await mkdir(deltaDir, { mode: 0o700 });
     try {
@@ -78,7 +81,7 @@ export async function exportForMerge(input: ExportForMergeInput): Promise<Mergea
     }),
   );
   if (full.kind === "omitted") return { ...full, report: null };
-  const report: ExportReport = { path: "full", bytes: full.bytes, entries: full.entries, fallbackFrom };
+  const report: ExportReport = { path: "full", bytes: full.bytes, entries: full.entries, fallbackFrom, ...(skipped ? { deltaSkipped: "empty_baseline" as const } : {}) };
   await input.log("info", "workspace.exported", `Exported the whole sandbox workspace (full): ${full.entries} entries, ${full.bytes} file bytes.`, report);
   return { ...full, report };
 }

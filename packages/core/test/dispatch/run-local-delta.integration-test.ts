@@ -122,6 +122,16 @@ describe("finalization through the delta export (local provider)", () => {
     });
   });
 
+  it("an empty host workspace comes back through the full export at once: against an empty baseline a delta could leave nothing out", async () => {
+    const task = await world.task({ files: {}, script: `mkdir -p src && echo one > src/one.txt && ln -s src/one.txt one && ${submitResult()}` });
+    const runId = await world.runOnce(task);
+    const s = await world.state(runId);
+    expect(s.run.status).toBe("succeeded");
+    expect(payloads(s, "workspace.exported")).toEqual([expect.objectContaining({ path: "full", deltaSkipped: "empty_baseline", fallbackFrom: null, entries: 3 })]);
+    expect(s.codes).not.toContain("workspace.delta_fallback");
+    expect(await readTree(task.hostPath)).toEqual({ one: { type: "symlink", target: "src/one.txt" }, src: { type: "dir" }, "src/one.txt": { type: "file", content: "one\n" } });
+  });
+
   it("R-RR-1 a delta export the sandbox fails (rehearsed export failure) fails the try before any host write; the retry exports a delta again", async () => {
     const task = await world.task({ files: { "a.txt": "a\n" }, script: `echo b > b.txt && ${submitResult()}` });
     await world.db.environment.update({ where: { id: task.environmentId }, data: { config: { faults: { failExports: 1 } } } });

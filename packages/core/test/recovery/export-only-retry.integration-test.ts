@@ -40,6 +40,14 @@ beforeAll(async () => {
       }
       return base.exportWorkspace!(lease, options);
     },
+    // The delta export (issue 14) is an export too: the same transport fault fails it.
+    async exportDelta(lease, request) {
+      if (faults.exportFailures > 0) {
+        faults.exportFailures -= 1;
+        throw new DomainError("unavailable", "provider_export_failed", "The sandbox's export transport did not answer.");
+      }
+      return base.exportDelta!(lease, request);
+    },
     async resume(lease, expected) {
       faults.resumes += 1;
       const identity = await base.resume!(lease, expected);

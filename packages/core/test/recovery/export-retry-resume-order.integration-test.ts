@@ -36,6 +36,14 @@ beforeAll(async () => {
       }
       return base.exportWorkspace!(lease, options);
     },
+    // The delta export (issue 14) is an export too: the same transport fault fails it.
+    async exportDelta(lease, request) {
+      if (exportFailures > 0) {
+        exportFailures -= 1;
+        throw new DomainError("unavailable", "provider_export_failed", "The sandbox's export transport did not answer.");
+      }
+      return base.exportDelta!(lease, request);
+    },
     async resume(lease, expected) {
       seenAtResume.push(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.leaseId } }));
       return base.resume!(lease, expected);

@@ -1,0 +1,213 @@
+// `pnpm bench:run-copyback`: the copyback of real runs (issue 14), through the product path: a
+// run on the `local` provider driven by executeRun exactly as the worker drives it (wake, claim,
+// acquire, seed with the stat cache, agent process, result, finalizeRun, release), measured from
+// the run's `result.accepted` event to its `run.committed` event, in one run beside
+// `tar -C src -cf - . | tar -C dst -xf - && sync` of the same tree. Figures only; nothing asserted.
+//
+//   (a) tar       `tar | tar && sync` of the generated tree into a fresh directory
+//   (b) full      an empty host workspace; the agent copies the tree into its sandbox: the whole
+//                 tree comes back (through the delta export: the baseline is empty, so every entry
+//                 is changed and carried)
+//   (c) 10 files  the host holds the tree; the agent appends to 10 files
+//   (d) unchanged the host holds the tree; the agent changes nothing
+// Each run's log says which export it took (`workspace.exported`: delta or full, bytes, entries);
+// the run is checked to have committed and (b) that the host equals the tree (`diff -r`).
+// CPU time: this process's (user + system, all threads) over the same window, sampled every
+// 5 ms and interpolated at the two events' timestamps; tar's is its two processes' own.
+//
+// Options: --files=N (default 10,000), --mib=N (default 200), --runs=N (default 1), --keep.
+// The agents run without bubblewrap (isolation "none") so that (b)'s agent can read the source
+// tree; isolation changes how the agent runs, not how its files come back.
+// There is no --large mode yet: bounding memory for a 5 GiB workspace is issue 14's second item.
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
+import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
+import { executeRun, type ExecuteRunDeps } from "@copyback/core/dispatch/execute-run";
+import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
+import { createLocalProvider } from "@copyback/core/providers/local/index";
+import { ProviderRegistry } from "@copyback/core/providers/registry";
+import { claimQueuedRuns, SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { createBenchDatabase } from "./lib/bench-database";
+import { tarPipeline, settle } from "./lib/pipeline";
+import { median, ms, peakRssMiB, renderTable } from "./lib/stats";
+import { generateWorkspace, prng } from "./lib/workspace";
+
+const run = promisify(execFile);
+const option = (name: string, fallback: number) => {
+  const raw = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < 1) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  return value;
+};
+const FILES = Math.round(option("files", 10_000));
+const MIB = option("mib", 200);
+const RUNS = Math.round(option("runs", 1));
+const KEEP = process.argv.includes("--keep");
+const RESULT = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Benchmark turn." });
+const submit = `printf '%s' '${RESULT}' > "$COPYBACK_RESULT_FILE"`;
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(" ");
+
+/** This process's CPU time, sampled, so the window between two run events can be read off. */
+class CpuSampler {
+  private readonly samples: { at: number; cpuMs: number }[] = [];
+  private readonly timer = setInterval(() => this.sample(), 5);
+  constructor() {
+    this.sample();
+  }
+  private sample(): void {
+    const used = process.cpuUsage();
+    this.samples.push({ at: Date.now(), cpuMs: (used.user + used.system) / 1000 });
+    if (this.samples.length > 200_000) this.samples.splice(0, 100_000);
+  }
+  at(time: number): number {
+    this.sample();
+    const s = this.samples;
+    const hi = s.findIndex((x) => x.at >= time);
+    if (hi <= 0) return (s[hi === -1 ? s.length - 1 : 0] as { cpuMs: number }).cpuMs;
+    const a = s[hi - 1] as { at: number; cpuMs: number };
+    const b = s[hi] as { at: number; cpuMs: number };
+    return b.at === a.at ? b.cpuMs : a.cpuMs + ((b.cpuMs - a.cpuMs) * (time - a.at)) / (b.at - a.at);
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+interface RunFigure {
+  ms: number;
+  /** accepted -> export_started (ownership, coordinator), export_started -> merged (the copyback), merged -> committed (arbitration, commit). */
+  split: [number, number, number];
+  cpuMs: number;
+  exportPath: string;
+  exported: Record<string, unknown>;
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), "copyback-run-bench-"));
+  const database = await createBenchDatabase("run_copyback");
+  const db: PrismaClient = createPrismaClient({ databaseUrl: database.url, poolSize: 6, applicationName: "copyback-bench" });
+  const cpu = new CpuSampler();
+  console.log(`run copyback benchmark in ${work}; database ${database.name} on ${database.server}; ${RUNS} run(s) per figure; node ${process.version}; ${os.cpus().length} CPUs; load ${load()}`);
+  try {
+    const src = path.join(work, "src");
+    const gen = await generateWorkspace(src, { files: FILES, totalBytes: Math.round(MIB * 2 ** 20), seed: 42 });
+    console.log(`workspace: ${gen.files.length} files, ${gen.directories.length} directories, ${gen.symlinks} symlinks, ${(gen.totalBytes / 2 ** 20).toFixed(0)} MiB`);
+
+    const instanceRoot = path.join(work, "home");
+    await mkdir(instanceRoot, { mode: 0o700 });
+    const registry = new ProviderRegistry();
+    registry.register(createLocalProvider({ instanceRoot, isolation: "none" }));
+    const controller = await readProcessIdentity(process.pid);
+    if (!controller) throw new Error("no /proc identity for this process");
+    const deps: ExecuteRunDeps = { db, registry, instanceRoot, locks: new DirectoryMergeLocks({ instanceRoot }), databaseUrl: database.url, controller };
+    const company = await db.company.create({ data: { name: "Run copyback benchmark", issuePrefix: "RCB" } });
+    const environment = await db.environment.create({
+      data: { companyId: company.id, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "ephemeral" },
+    });
+    let issues = 0;
+
+    /** One run of `script` against `host`; the window result.accepted -> run.committed. */
+    const runOnce = async (host: string, script: string, args: string[] = []): Promise<RunFigure> => {
+      issues += 1;
+      const workspace = await db.executionWorkspace.upsert({
+        where: { companyId_name: { companyId: company.id, name: path.basename(host) } },
+        create: { companyId: company.id, name: path.basename(host), hostPath: host },
+        update: {},
+      });
+      const agent = await db.agent.create({
+        data: { companyId: company.id, name: `agent-${issues}`, command: ["/bin/sh", "-c", script, "bench", ...args], adapterConfig: { timeoutSeconds: 3600 }, environmentId: environment.id },
+      });
+      const issue = await db.issue.create({
+        data: { companyId: company.id, number: issues, identifier: `RCB-${issues}`, title: `Run ${issues}`, status: "todo", executionWorkspaceId: workspace.id },
+      });
+      await settle();
+      const { runId } = await wakeAgent(db, { companyId: company.id, issueId: issue.id, agentId: agent.id, actor: SYSTEM_ACTOR });
+      const claimed = await claimQueuedRuns(db, { limit: 1, controller });
+      const mine = claimed.find((c) => c.runId === runId);
+      if (!mine) throw new Error(`run ${runId} was not claimed`);
+      await executeRun(deps, mine, new AbortController().signal);
+      const status = (await db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status;
+      const events = await db.runEvent.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+      const at = (code: string) => events.find((e) => e.code === code)?.createdAt.getTime();
+      const accepted = at("result.accepted");
+      const committed = at("run.committed");
+      if (status !== "succeeded" || accepted === undefined || committed === undefined) {
+        throw new Error(`run ${runId} did not commit (${status}): ${events.map((e) => e.code).join(", ")}`);
+      }
+      const started = at("workspace.export_started") ?? accepted;
+      const merged = at("workspace.merged") ?? committed;
+      const exported = (events.find((e) => e.code === "workspace.exported")?.payload ?? {}) as Record<string, unknown>;
+      return { ms: committed - accepted, split: [started - accepted, merged - started, committed - merged], cpuMs: cpu.at(committed) - cpu.at(accepted), exportPath: String(exported.path ?? "?"), exported };
+    };
+
+    const tar: { ms: number; cpu: number }[] = [];
+    const full: RunFigure[] = [];
+    const changed: RunFigure[] = [];
+    const unchanged: RunFigure[] = [];
+    const rand = prng(7);
+    for (let i = 0; i < RUNS; i++) {
+      const dst = path.join(work, `tar-dst-${i}`);
+      await mkdir(dst);
+      await settle();
+      tar.push(await tarPipeline(src, dst));
+      await rm(dst, { recursive: true, force: true });
+
+      const host = path.join(work, `host-${i}`);
+      await mkdir(host);
+      full.push(await runOnce(host, `cp -a "$1/." . && ${submit}`, [src]));
+      await run("diff", ["-r", "--no-dereference", src, host]).catch((error: { stdout?: string }) => {
+        throw new Error(`(b) the host differs from the tree: ${String(error.stdout ?? error).slice(0, 400)}`);
+      });
+
+      const picks = Array.from({ length: 10 }, () => (gen.files[Math.floor(rand() * gen.files.length)] as { path: string }).path);
+      changed.push(await runOnce(host, `for f in "$@"; do printf 'edited by the benchmark\\n' >> "$f" || exit 1; done && ${submit}`, picks));
+      unchanged.push(await runOnce(host, submit));
+      console.log(
+        `  run ${i + 1}: tar|tar&&sync ${ms(tar[i]!.ms)}; full ${ms(full[i]!.ms)} (${full[i]!.exportPath}); 10 files ${ms(changed[i]!.ms)} (${changed[i]!.exportPath}, ${String(changed[i]!.exported.changed)} changed, ${String(changed[i]!.exported.hashedFiles)} hashed); unchanged ${ms(unchanged[i]!.ms)} (${unchanged[i]!.exportPath}); load ${load()}`,
+      );
+      await rm(host, { recursive: true, force: true });
+    }
+
+    const tarMs = median(tar.map((t) => t.ms));
+    const tarCpu = median(tar.map((t) => t.cpu));
+    const fullMs = median(full.map((r) => r.ms));
+    const row = (label: string, figures: RunFigure[], target: string, verdict: boolean) => [
+      label,
+      ms(median(figures.map((r) => r.ms))),
+      [0, 1, 2].map((k) => ms(median(figures.map((r) => r.split[k] as number)))).join(" / "),
+      ms(median(figures.map((r) => r.cpuMs))),
+      [...new Set(figures.map((r) => r.exportPath))].join("/"),
+      target,
+      verdict ? "PASS" : "MISS",
+    ];
+    const changedMs = median(changed.map((r) => r.ms));
+    const unchangedMs = median(unchanged.map((r) => r.ms));
+    console.log("\nresult.accepted -> run.committed (medians; own = to workspace.export_started: ownership and coordinator;");
+    console.log("copy = export, verification and merge, to workspace.merged; commit = arbitration and commit; cpu = this process, all threads):");
+    console.log(
+      renderTable(
+        ["scenario", "wall", "own / copy / commit", "cpu", "export", "target", "result"],
+        [
+          ["(a) tar | tar && sync", ms(tarMs), "-", ms(tarCpu), "-", "reference", ""],
+          row("(b) full copyback", full, `<= 1.0x tar: ${(fullMs / tarMs).toFixed(2)}x`, fullMs <= tarMs),
+          row("(c) 10-file change", changed, `<= 10% of full: ${((100 * changedMs) / fullMs).toFixed(1)}%`, changedMs <= 0.1 * fullMs),
+          row("(d) unchanged", unchanged, `<= 5% of full: ${((100 * unchangedMs) / fullMs).toFixed(1)}%`, unchangedMs <= 0.05 * fullMs),
+        ],
+      ),
+    );
+    console.log(`peak RSS of this process: ${peakRssMiB().toFixed(0)} MiB; load ${load()}`);
+    if (FILES !== 10_000 || MIB !== 200) console.log(`(a ${FILES}-file / ${MIB} MiB tree: the issue's targets are for 10,000 files / 200 MiB; these verdicts are indicative)`);
+  } finally {
+    cpu.stop();
+    await db.$disconnect();
+    await database.drop();
+    if (KEEP) console.log(`kept ${work}`);
+    else await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();
