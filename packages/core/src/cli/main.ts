@@ -223,6 +223,7 @@ function buildProgram(io: CliIo, run: Runner): Command {
 
   addRecoveryCommands(program, run);
   addSandboxCommands(program, run);
+  addWorkspaceCommands(program, run);
   return program;
 }
 
@@ -373,6 +374,22 @@ function addSandboxCommands(program: Command, run: Runner): void {
       run("sandboxes discard", async (ctx, opts: { lease: string; allocation: string; acknowledge: string[]; reason: string }) =>
         (await import("./commands/sandboxes-discard")).sandboxesDiscard(ctx, opts),
       ),
+    );
+}
+
+// Workspace history (issue 14 section 2), loaded on use.
+function addWorkspaceCommands(program: Command, run: Runner): void {
+  const workspace = program.command("workspace").description("host workspaces: what the committed runs wrote there");
+  workspace
+    .command("history")
+    .argument("<path>", "a file or directory inside a host workspace (absolute, or relative to here)")
+    .description("which committed runs last wrote or deleted PATH, and when, newest first")
+    .option("--limit <n>", "at most this many (default 20)", positiveInt)
+    .action(
+      run("workspace history", async (ctx, target: string, opts: { limit?: number }) => {
+        const { workspaceHistory, DEFAULT_HISTORY_LIMIT } = await import("./commands/workspace-history");
+        return workspaceHistory(ctx, { path: target, limit: opts.limit ?? DEFAULT_HISTORY_LIMIT });
+      }),
     );
 }
 
