@@ -1,0 +1,84 @@
+// The local sandbox's stat cache: what the seed records, how a malformed file is treated, and
+// the local provider's delta export against the host's baseline (exclusions as the full export).
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { scanWorkspace } from "../../copyback/delta/scan";
+import { exportWorkspaceArchive } from "../../copyback/archive/export";
+import { takeManifest } from "../../copyback/manifest/take-manifest";
+import { createLocalProvider } from "./local-provider";
+import { sandboxLayout } from "./sandbox-layout";
+import { readStatCache, recordSeedStatCache, writeStatCache } from "./stat-cache";
+
+const scratch = await mkdtemp(join(tmpdir(), "copyback-stat-cache-"));
+afterAll(async () => rm(scratch, { recursive: true, force: true }));
+
+describe("the local stat cache", () => {
+  it("a missing file is absent, a malformed or mistyped one invalid (hash everything), never an error", async () => {
+    const file = join(scratch, "cache.json");
+    expect(await readStatCache(file)).toEqual({ cache: undefined, state: "absent" });
+    await writeFile(file, "{not json");
+    expect(await readStatCache(file)).toEqual({ cache: undefined, state: "invalid" });
+    await writeFile(file, JSON.stringify({ version: 1, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "not a hash" } } }));
+    expect((await readStatCache(file)).state).toBe("invalid");
+    const good = { version: 1 as const, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "a".repeat(64) } } };
+    await writeStatCache(file, good);
+    expect(await readStatCache(file)).toEqual({ cache: good, state: "used" });
+  });
+
+  it("the seed caches every file it just wrote, and a write right after it is hashed again", async () => {
+    const workspace = join(scratch, "seeded");
+    await mkdir(join(workspace, "d"), { recursive: true });
+    await writeFile(join(workspace, "a.txt"), "a\n");
+    await writeFile(join(workspace, "d/b.txt"), "b\n");
+    const file = join(scratch, "seeded-cache.json");
+    await recordSeedStatCache(workspace, file);
+    const { cache, state } = await readStatCache(file);
+    expect(state).toBe("used");
+    expect(Object.keys(cache?.files ?? {}).sort()).toEqual(["a.txt", "d/b.txt"]);
+    // Same size, right after the seed returned: ctime moved past the record.
+    await writeFile(join(workspace, "a.txt"), "A\n");
+    const scan = await scanWorkspace(workspace, { ...(cache ? { cache } : {}) });
+    expect(scan.hashedFiles).toBe(1);
+    expect(scan.manifest.entries.find((e) => e.path === "a.txt")?.sha256).not.toBe(cache?.files["a.txt"]?.sha256);
+  });
+});
+
+describe("the local provider's delta export", () => {
+  it("sends only what differs from the baseline, leaves exclusions out as the full export does, and keeps working with a malformed cache", async () => {
+    const instanceRoot = join(scratch, "instance");
+    const host = join(scratch, "host");
+    await mkdir(join(host, "node_modules"), { recursive: true });
+    await writeFile(join(host, "keep.txt"), "keep\n");
+    await writeFile(join(host, "edit.txt"), "before\n");
+    await writeFile(join(host, "node_modules/dep.js"), "dep\n");
+    const provider = createLocalProvider({ instanceRoot, isolation: "none" });
+    const leaseId = `delta-${Date.now().toString(36)}`;
+    const allocation = await provider.acquire!({ companyId: "c", environmentId: "e", leaseId, runId: "r", config: {} });
+    const lease = { leaseId, pluginId: provider.pluginId, providerLeaseId: allocation.identity.providerLeaseId };
+    const exclude = ["node_modules"];
+    const baseline = await takeManifest(host, { exclude });
+    await provider.seedWorkspace!(lease, Readable.from(exportWorkspaceArchive(host, { exclude }) as AsyncIterable<Buffer>));
+    const layout = sandboxLayout(await realpath(instanceRoot), lease.providerLeaseId);
+    await writeFile(join(layout.workspace, "edit.txt"), "after\n");
+    await mkdir(join(layout.workspace, "node_modules"));
+    await writeFile(join(layout.workspace, "node_modules/new.js"), "sandbox only\n");
+
+    const first = await provider.exportDelta!(lease, { baseline, exclude });
+    expect(first.report).toEqual({ changed: 1, removed: 0, hashedFiles: 1, hashedBytes: "after\n".length, statCache: "used" });
+    const manifest = first.manifest as { entries: { path: string }[] };
+    expect(manifest.entries.map((e) => e.path)).toEqual(["edit.txt", "keep.txt"]);
+    expect(first.archive).not.toBeNull();
+    first.archive?.destroy();
+
+    await writeFile(layout.statCacheFile, "garbage");
+    const second = await provider.exportDelta!(lease, { baseline, exclude });
+    expect(second.report).toMatchObject({ changed: 1, hashedFiles: 2, statCache: "invalid" });
+    second.archive?.destroy();
+    // The malformed cache was replaced by the scan's.
+    expect((await readStatCache(layout.statCacheFile)).state).toBe("used");
+    await provider.destroy!(lease);
+  });
+});
