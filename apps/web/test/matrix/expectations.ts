@@ -93,6 +93,8 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   // Retained sandboxes (issue 14): runtime operators.
   "sandboxes.listRetained": perm("runtime:manage"),
   "sandboxes.discard": perm("runtime:manage"),
+  // Workspace history (issue 14): the run page's written paths.
+  "workspaces.pathHistory": perm("runs:read"),
 };
 
 /** Every exported handler of a route.ts under src/app/api, as "METHOD /api/path/:param". */

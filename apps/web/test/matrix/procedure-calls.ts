@@ -271,6 +271,17 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       };
     },
   },
+  "workspaces.pathHistory": {
+    // A run without a prepared workspace: allowed principals get not_found for the workspace, so
+    // the cell uses a run that has one (the export hold's, prepared as the finalizer leaves it).
+    prepare: async ({ world }) => {
+      const hold = await world.fresh.exportHold();
+      return {
+        input: { companyId: world.companyId, runId: hold.runId, path: "report.txt" },
+        checkResult: (data) => expect(data).toMatchObject({ path: "report.txt", entries: [] }),
+      };
+    },
+  },
   "recovery.listOpen": {
     prepare: (ctx) => ({
       input: companyOnly(ctx),

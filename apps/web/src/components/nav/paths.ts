@@ -28,3 +28,8 @@ export function activityPath(companyId: string, cursor?: string | null): Route {
 export function recoveryPath(companyId: string, cursor?: string | null): Route {
   return `/companies/${companyId}/recovery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}` as Route;
 }
+
+/** Workspace history of one path of a run's host workspace (issue 14). */
+export function pathHistoryPath(companyId: string, runId: string, path: string): Route {
+  return `/companies/${companyId}/runs/${runId}/history?path=${encodeURIComponent(path)}` as Route;
+}

@@ -1,5 +1,7 @@
+import Link from "next/link";
 import type { RouterOutputs } from "~/components/trpc-types";
 import { formatBytes } from "~/components/format/bytes";
+import { pathHistoryPath } from "~/components/nav/paths";
 
 type RunWorkspace = RouterOutputs["runs"]["workspace"];
 
@@ -10,11 +12,14 @@ const UNAVAILABLE: Record<Extract<NonNullable<RunWorkspace["workspace"]>["listin
   invalid_exclusions: "The workspace's excluded paths are not valid, so its files are not listed.",
 };
 
+/** Links each written or deleted path to its workspace history (issue 14) when given. */
+type HistoryLink = { companyId: string; runId: string } | undefined;
+
 /** What this run copied back, then the execution workspace's files as they are now. */
-export function WorkspaceFiles({ data }: { data: RunWorkspace }) {
+export function WorkspaceFiles({ data, history }: { data: RunWorkspace; history?: HistoryLink }) {
   return (
     <div className="space-y-5">
-      <RunChanges changes={data.changes} />
+      <RunChanges changes={data.changes} history={history} />
       {data.workspace ? (
         <div>
           <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">
@@ -54,7 +59,7 @@ export function WorkspaceFiles({ data }: { data: RunWorkspace }) {
   );
 }
 
-function RunChanges({ changes }: { changes: RunWorkspace["changes"] }) {
+function RunChanges({ changes, history }: { changes: RunWorkspace["changes"]; history: HistoryLink }) {
   if (!changes) return <p className="text-sm text-slate-500">This run has not copied any files back yet.</p>;
   if (changes.omitted)
     return <p className="text-sm text-slate-600">The sandbox's files could not be copied back safely and were left out.</p>;
@@ -62,13 +67,13 @@ function RunChanges({ changes }: { changes: RunWorkspace["changes"] }) {
     return <p className="text-sm text-slate-600">This run changed no files in the workspace.</p>;
   return (
     <div className="grid gap-4 sm:grid-cols-2" data-testid="run-changes">
-      <PathList title="Written by this run" list={changes.written} testId="run-written" />
-      <PathList title="Deleted by this run" list={changes.deleted} testId="run-deleted" />
+      <PathList title="Written by this run" list={changes.written} testId="run-written" history={history} />
+      <PathList title="Deleted by this run" list={changes.deleted} testId="run-deleted" history={history} />
     </div>
   );
 }
 
-function PathList({ title, list, testId }: { title: string; list: { paths: string[] | null; total: number }; testId: string }) {
+function PathList({ title, list, testId, history }: { title: string; list: { paths: string[] | null; total: number }; testId: string; history: HistoryLink }) {
   return (
     <div>
       <h3 className="text-xs font-medium uppercase tracking-wide text-slate-500">
@@ -85,7 +90,13 @@ function PathList({ title, list, testId }: { title: string; list: { paths: strin
         <ul className="mt-1 font-mono text-xs text-slate-800" data-testid={testId}>
           {list.paths.map((p) => (
             <li key={p} className="break-all">
-              {p}
+              {history ? (
+                <Link href={pathHistoryPath(history.companyId, history.runId, p)} className="hover:text-indigo-700 hover:underline" title="Which runs wrote or deleted this path">
+                  {p}
+                </Link>
+              ) : (
+                p
+              )}
             </li>
           ))}
           {list.total > list.paths.length ? (

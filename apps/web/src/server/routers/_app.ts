@@ -11,6 +11,7 @@ import { membersRouter } from "./members";
 import { recoveryRouter } from "./recovery";
 import { runsRouter } from "./runs";
 import { sandboxesRouter } from "./sandboxes";
+import { workspacesRouter } from "./workspaces";
 
 export const appRouter = router({
   activity: activityRouter,
@@ -25,6 +26,7 @@ export const appRouter = router({
   recovery: recoveryRouter,
   runs: runsRouter,
   sandboxes: sandboxesRouter,
+  workspaces: workspacesRouter,
 });
 
 export type AppRouter = typeof appRouter;

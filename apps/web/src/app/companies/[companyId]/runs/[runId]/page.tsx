@@ -155,7 +155,7 @@ export default async function RunPage({
           {workspace.ok ? (
             <>
               <IsolationNote isolated={workspace.data.isolated} reason={workspace.data.isolationReason} />
-              <WorkspaceFiles data={workspace.data} />
+              <WorkspaceFiles data={workspace.data} history={{ companyId, runId }} />
             </>
           ) : (
             <p className="text-sm text-slate-500">{workspace.message}</p>

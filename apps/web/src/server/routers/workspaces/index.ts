@@ -1,0 +1,5 @@
+import { getPathHistory } from "./path-history";
+
+export const workspacesRouter = {
+  pathHistory: getPathHistory,
+};
