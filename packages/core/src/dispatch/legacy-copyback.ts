@@ -16,7 +16,7 @@ import { mergeSnapshot } from "../copyback/merge/merge-snapshot";
 import { runWithCopybackRetries, type CopybackRetryOptions } from "../copyback/merge/retries";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import { DomainError } from "../errors";
-import { exportSnapshot } from "../finalization/export-snapshot";
+import { exportForMerge } from "../finalization/export-for-merge";
 import { createStagingDir, removeStagingDir } from "../finalization/staging";
 import { loadPreparedWorkspace } from "../finalization/workspace-descriptor";
 import { requireCapability } from "../providers/registry";
@@ -59,12 +59,15 @@ export async function copyBackLegacyWorkspace(
           const workDir = join(staging, `try-${tryNumber}`);
           await mkdir(workDir, { mode: 0o700 });
           try {
-            const exported = await exportSnapshot({
+            // Issue 14: the delta export where the plugin offers it, the full export otherwise
+            // or when the host refuses the delta (finalization/export-for-merge.ts).
+            const exported = await exportForMerge({
               plugin: input.plugin,
               lease: input.lease,
               workDir,
+              baseline: descriptor.baseline,
               exclude: descriptor.excludedPaths,
-              info: (code, message) => recordRunEvent(db, { ...eventKey(key), level: "info", code, message }),
+              log: (level, code, message, payload) => recordRunEvent(db, { ...eventKey(key), level, code, message, payload: { ...payload, operationId, try: tryNumber } }),
             });
             if (exported.kind === "omitted") {
               // Final (unsafe_archive is never retried): the required files cannot be restored.

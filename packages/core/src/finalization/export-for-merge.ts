@@ -33,7 +33,8 @@ export interface ExportForMergeInput {
   workDir: string;
   baseline: Manifest;
   exclude?: readonly string[];
-  timeoutMs: number;
+  /** Each export's deadline (export-deadline.ts); none when absent (the legacy copy-back has none). */
+  timeoutMs?: number;
   /** Run-log writer of the caller (the try's identifiers are the caller's). */
   log(level: "info" | "warn", code: string, message: string, payload: Prisma.InputJsonObject): Promise<void>;
 }
@@ -46,7 +47,7 @@ export async function exportForMerge(input: ExportForMergeInput): Promise<Mergea
     const deltaDir = join(input.workDir, "delta");
     await mkdir(deltaDir, { mode: 0o700 });
     try {
-      const delta = await withExportDeadline(input.timeoutMs, (signal) =>
+      const delta = await within(input.timeoutMs, (signal) =>
         exportDeltaSnapshot({ plugin: input.plugin, lease: input.lease, workDir: deltaDir, baseline: input.baseline, exclude: input.exclude, signal }),
       );
       const report: ExportReport = {
@@ -70,7 +71,7 @@ export async function exportForMerge(input: ExportForMergeInput): Promise<Mergea
       await input.log("warn", "workspace.delta_fallback", `The delta export was refused (${decision.code}); exporting the whole workspace instead, in the same try.`, { reason: decision.code });
     }
   }
-  const full = await withExportDeadline(input.timeoutMs, (signal) =>
+  const full = await within(input.timeoutMs, (signal) =>
     exportSnapshot({
       plugin: input.plugin,
       lease: input.lease,
@@ -84,4 +85,8 @@ export async function exportForMerge(input: ExportForMergeInput): Promise<Mergea
   const report: ExportReport = { path: "full", bytes: full.bytes, entries: full.entries, fallbackFrom, ...(skipped ? { deltaSkipped: "empty_baseline" as const } : {}) };
   await input.log("info", "workspace.exported", `Exported the whole sandbox workspace (full): ${full.entries} entries, ${full.bytes} file bytes.`, report);
   return { ...full, report };
+}
+
+function within<T>(timeoutMs: number | undefined, work: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  return timeoutMs === undefined ? work(undefined) : withExportDeadline(timeoutMs, work);
 }

@@ -132,6 +132,23 @@ describe("finalization through the delta export (local provider)", () => {
     expect(await readTree(task.hostPath)).toEqual({ one: { type: "symlink", target: "src/one.txt" }, src: { type: "dir" }, "src/one.txt": { type: "file", content: "one\n" } });
   });
 
+  it("R-RR-1 a legacy run's copy-back restores its files through the delta too", async () => {
+    const task = await world.task({
+      files: { "keep.txt": "keep\n", "edit-me.txt": "old\n", "drop.txt": "drop\n" },
+      adapterConfig: { adapter: "legacy", timeoutSeconds: 60 },
+      script: `printf 'new\\n' > edit-me.txt && rm drop.txt && echo hi > added.txt && ${submitResult()}`,
+    });
+    const runId = await world.runOnce(task);
+    const s = await world.state(runId);
+    expect(s.run).toMatchObject({ runtimeMode: "legacy", status: "succeeded" });
+    expect(payloads(s, "workspace.exported")).toEqual([expect.objectContaining({ path: "delta", changed: 2, removed: 1, try: 1 })]);
+    expect(await readTree(task.hostPath)).toEqual({
+      "added.txt": { type: "file", content: "hi\n" },
+      "edit-me.txt": { type: "file", content: "new\n" },
+      "keep.txt": { type: "file", content: "keep\n" },
+    });
+  });
+
   it("R-RR-1 a delta export the sandbox fails (rehearsed export failure) fails the try before any host write; the retry exports a delta again", async () => {
     const task = await world.task({ files: { "a.txt": "a\n" }, script: `echo b > b.txt && ${submitResult()}` });
     await world.db.environment.update({ where: { id: task.environmentId }, data: { config: { faults: { failExports: 1 } } } });
