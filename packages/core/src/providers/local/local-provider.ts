@@ -259,7 +259,9 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
       ...(cache ? { cache } : {}),
     });
     // The scan returns the cache it was given when every record still held: nothing to write.
-    if (delta.cache !== cache) await writeStatCache(layout.statCacheFile, delta.cache);
+    // An accelerator only: a cache that cannot be written (a full disk) leaves the old one, whose
+    // records still hold only while each file's stat does, and never fails the export.
+    if (delta.cache !== cache) await writeStatCache(layout.statCacheFile, delta.cache).catch(() => undefined);
     return {
       manifest: delta.manifest,
       archive: delta.archive ? withAbort(delta.archive, request.signal) : null,
