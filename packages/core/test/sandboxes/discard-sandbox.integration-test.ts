@@ -11,6 +11,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { createDefaultRegistry } from "../../src/providers/index";
+import { Reconciler } from "../../src/recovery/reconciler";
+import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
+import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import { discardRetainedSandbox, DESTRUCTION_RECEIPT_SCHEMA } from "../../src/sandboxes/discard-sandbox";
 import { listRetainedSandboxes } from "../../src/sandboxes/list-retained";
 import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../cli/export-hold";
@@ -43,6 +46,18 @@ async function state(hold: ExportHold) {
     activity: await prisma.activityLog.count({ where: { entityId: hold.leaseId, action: "sandbox.discarded" } }),
   };
 }
+
+describe("retained sandboxes and the ordinary cleanup", () => {
+  it("the lease sweeps never select a retained sandbox: after a reconciler pass it and its files are as they were", async () => {
+    const hold = await createExportHold(db.prisma(), place, home);
+    const before = await state(hold);
+    const sweeps = [leaseCleanupSweep({ db: db.prisma(), registry: deps().registry }), settledRunLeasesSweep({ db: db.prisma(), registry: deps().registry })];
+    for (const sweep of sweeps) expect((await sweep.due(500)).map((u) => u.leaseId)).not.toContain(hold.leaseId);
+    await new Reconciler({ sweeps }).pass();
+    expect(await state(hold)).toEqual(before);
+    expect(existsSync(path.join(sandboxDir(hold), "workspace", "report.txt"))).toBe(true);
+  });
+});
 
 describe("discardRetainedSandbox", () => {
   it("refuses a wrong allocation id, a missing or unknown acknowledgement and an empty reason: nothing written, nothing destroyed", async () => {
