@@ -2,8 +2,9 @@
 // for minutes (it writes a partial file first), presses Stop on the task's Agent panel while it
 // works, and sees the run cancelled, live, without reloading. The launcher's worker noticed the
 // request, stopped the agent's process group, pinned the sandbox (stop-only intent) in the
-// transaction that cancelled the run and then released it with the provider's stop receipt; the
-// task keeps its status.
+// transaction that cancelled the run (with the board's file-recovery obligation for the agent's
+// unpublished edits) and then released it with the provider's stop receipt; the task keeps its
+// status, and Retry waits for the recovery.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) to stage the agent.
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { randomUUID } from "node:crypto";
@@ -36,7 +37,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 test.describe("Stop on the task", () => {
   test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage a long-working demo agent");
 
-  test("R-RC-7 a board member stops a working demo agent and sees the run cancelled, its sandbox kept and the task's status unchanged", async ({ browser }) => {
+  test("R-RC-7 a board member stops a working demo agent and sees the run cancelled, its sandbox kept for file recovery and the task's status unchanged", async ({ browser }) => {
     test.setTimeout(150_000);
     const sql = new pg.Client({ connectionString: databaseUrl });
     await sql.connect();
@@ -91,6 +92,10 @@ test.describe("Stop on the task", () => {
       await expect(panel).toContainText("run_stopped");
       await expect(panel.getByTestId("agent-stop")).toHaveCount(0);
       expect(await member.evaluate(() => (window as unknown as { liveMarker?: string }).liveMarker)).toBe("same document");
+      // The kept sandbox is a file hold: the compact notice, and Retry says why it waits.
+      await expect(member.getByTestId("recovery-notice")).toHaveAttribute("data-kind", "attention", { timeout: 15_000 });
+      await expect(panel.getByTestId("agent-retry")).toBeDisabled();
+      await expect(panel.getByTestId("retry-reason")).toContainText("waits for recovery");
       // Run-only: the task is still in progress.
       await expect(member.getByTestId("issue-header").getByTestId("issue-status")).toHaveText("In progress");
 
@@ -106,6 +111,8 @@ test.describe("Stop on the task", () => {
       const { rows: leases } = await sql.query<{ status: string; metadata: { sandboxStopAndRetainReceipt?: { requestId: string } } }>(`SELECT status, metadata FROM environment_leases WHERE id = $1`, [retention!.leaseId]);
       expect(leases[0]).toMatchObject({ status: "released" });
       expect(leases[0]!.metadata.sandboxStopAndRetainReceipt?.requestId).toBe(retention!.stopIntentRequestId);
+      const { rows: holds } = await sql.query<{ cause: string }>(`SELECT cause FROM issue_recovery_actions WHERE run_id = $1 AND status = 'active'`, [run.id]);
+      expect(holds).toEqual([{ cause: "native_workspace_file_recovery_required" }]);
 
       // The run page says so too.
       await panel.getByTestId("agent-run-link").click();

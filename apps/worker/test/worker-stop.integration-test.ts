@@ -117,6 +117,8 @@ describe("Stop with a real worker", () => {
     expect(retention).toMatchObject({ outcome: "pinned", by: "sweep", leaseId: lease.id });
     expect(stopped.metadata).toMatchObject({ sandboxStopAndRetainReceipt: { requestId: retention!.stopIntentRequestId } });
     expect(await readFile(partial, "utf8")).toBe("partial work\n");
+    // The board's file-recovery obligation for the agent's unpublished edits, opened with the pin.
+    expect(await prisma.issueRecoveryAction.findMany({ where: { runId, status: "active" }, select: { id: true, cause: true } })).toEqual([{ id: retention!.actionId, cause: "native_workspace_file_recovery_required" }]);
     // Nothing reopened the task or started another turn.
     expect(await prisma.heartbeatRun.count({ where: { nativeIssueId: issue.id } })).toBe(1);
     expect((await prisma.issue.findUniqueOrThrow({ where: { id: issue.id } })).status).toBe("in_progress");

@@ -70,6 +70,8 @@ export const stopRetentionRecord = z.object({
   stopIntentRequestId: z.string().nullable(),
   by: z.enum(["executor", "sweep"]),
   recordedAt: z.string(),
+  /** The file-recovery obligation opened for the retained sandbox (null: nothing retained). */
+  actionId: z.uuid().nullable().optional(),
 });
 export type StopRetentionRecord = z.infer<typeof stopRetentionRecord>;
 

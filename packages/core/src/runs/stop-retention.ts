@@ -1,12 +1,16 @@
 // R-RC-7's retention step inside the caller's transaction: the exact source lease of a stopped
 // run is read under its row lock, decideStopRetention says what to do, an active lease is pinned
-// with a stop-only intent (leases/stop-intent.ts: never a release or destroy), and the run's
-// stopRetention record says what happened. The caller holds the run's and the task's row locks.
+// with a stop-only intent (leases/stop-intent.ts: never a release or destroy), a retained source
+// gets its board-owned file-recovery obligation, and the run's stopRetention record says what
+// happened. The caller holds the run's and the task's row locks.
 import type { TransactionClient } from "@copyback/db/client";
 import { confirmedStopReceipt, readStopIntent } from "../leases/lease-metadata";
 import { pinLeaseForRecovery } from "../leases/stop-intent";
 import { decideStopRetention, type StopRetentionLease } from "../recovery/policies/decide-stop-retention";
-import { STOP_RETENTION_SCHEMA, type StopRetentionRecord } from "./run-stop-records";
+import { z } from "zod";
+import { AGENT_PROCESS_KEY } from "../dispatch/agent-process";
+import { openFileRecoveryObligation } from "../recovery/actions";
+import { RUN_STOPPED_CODE, STOP_RETENTION_SCHEMA, type StopRetentionRecord } from "./run-stop-records";
 
 /** The run's own lease (the one named, else the newest the run acquired), under its row lock. */
 export async function loadStopRetentionLease(tx: TransactionClient, runId: string, leaseId: string | null): Promise<StopRetentionLease | null> {
@@ -44,12 +48,49 @@ export async function retainStoppedSource(
   const decision = decideStopRetention(input.runId, lease);
   const base = { schema: STOP_RETENTION_SCHEMA, requestId: input.requestId, by: input.by, recordedAt: new Date().toISOString() } as const;
   if (decision.kind === "record") {
-    return { ...base, outcome: decision.outcome, reason: decision.reason, leaseId: decision.leaseId, stopIntentRequestId: null };
+    const actionId = decision.outcome === "retained" && decision.leaseId ? await openObligation(tx, input, decision.leaseId, "already_pinned") : null;
+    return { ...base, outcome: decision.outcome, reason: decision.reason, leaseId: decision.leaseId, stopIntentRequestId: null, actionId };
   }
   const pinned = await pinLeaseForRecovery(tx, decision.leaseId);
   if (pinned.kind === "pinned") {
-    return { ...base, outcome: "pinned", reason: "stop_only_intent_recorded", leaseId: decision.leaseId, stopIntentRequestId: pinned.intent.requestId };
+    const actionId = await openObligation(tx, input, decision.leaseId, "pinned");
+    return { ...base, outcome: "pinned", reason: "stop_only_intent_recorded", leaseId: decision.leaseId, stopIntentRequestId: pinned.intent.requestId, actionId };
   }
   // The row is locked: an active lease with an allocation always pins. Anything else is a bug.
-  return { ...base, outcome: "refused", reason: `pin_${pinned.kind}`, leaseId: decision.leaseId, stopIntentRequestId: null };
+  return { ...base, outcome: "refused", reason: `pin_${pinned.kind}`, leaseId: decision.leaseId, stopIntentRequestId: null, actionId: null };
+}
+
+/**
+ * The kept sandbox holds the stopped agent's unpublished edits: the board-owned file-recovery
+ * obligation names the run and its exact allocation (the same one R-FO-1 opens; for a cancelled
+ * native run its form offers the optional "no external actions were performed" confirmation).
+ * Idempotent by run, in the retaining transaction.
+ */
+async function openObligation(tx: TransactionClient, input: { runId: string }, leaseId: string, pin: "pinned" | "already_pinned"): Promise<string> {
+  const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: input.runId }, select: { companyId: true, nativeIssueId: true, runnerProfileJson: true } });
+  const lease = await tx.environmentLease.findUniqueOrThrow({ where: { id: leaseId }, select: { providerLeaseId: true, pluginId: true } });
+  const agent = recordedAgentProcess(run.runnerProfileJson);
+  const opened = await openFileRecoveryObligation(tx, {
+    companyId: run.companyId,
+    issueId: run.nativeIssueId,
+    runId: input.runId,
+    leaseId,
+    providerLeaseId: lease.providerLeaseId,
+    pluginId: lease.pluginId,
+    origin: "agent_exited",
+    failureCode: RUN_STOPPED_CODE,
+    agentProcess: agent,
+    // The Stop's acknowledgement says the executor stopped the agent's group before cancelling.
+    agentStop: agent ? "stopped" : "not_recorded",
+    pin,
+  });
+  return opened.actionId;
+}
+
+const agentProcessRecord = z.object({ pid: z.number().int(), startTime: z.string(), bootId: z.string(), host: z.string() });
+
+function recordedAgentProcess(runnerProfileJson: unknown): { pid: number; startTime: string; bootId: string; host: string } | null {
+  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || Array.isArray(runnerProfileJson)) return null;
+  const parsed = agentProcessRecord.safeParse((runnerProfileJson as Record<string, unknown>)[AGENT_PROCESS_KEY]);
+  return parsed.success ? { pid: parsed.data.pid, startTime: parsed.data.startTime, bootId: parsed.data.bootId, host: parsed.data.host } : null;
 }

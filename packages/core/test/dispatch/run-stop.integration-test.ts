@@ -96,6 +96,12 @@ describe("Stop on the local provider", () => {
     // The agent's partial work is kept in the stopped sandbox; nothing reached the host.
     expect(await readFile(sandboxFile(lease.providerLeaseId!, "partial.txt"), "utf8")).toBe("partial work\n");
     await expect(readFile(path.join(task.hostPath, "partial.txt"), "utf8")).rejects.toThrow();
+    // The kept sandbox holds unpublished edits: one board-owned file-recovery obligation names the
+    // run and its exact allocation, opened in the pinning transaction.
+    const obligations = await world.db.issueRecoveryAction.findMany({ where: { runId, status: "active" } });
+    expect(obligations).toHaveLength(1);
+    expect(obligations[0]).toMatchObject({ id: retention!.actionId, cause: "native_workspace_file_recovery_required", ownerType: "board", leaseId });
+    expect(obligations[0]!.evidence).toMatchObject({ failureCode: "run_stopped", providerLeaseId: lease.providerLeaseId, pin: "pinned", agentStop: "stopped", agentProcess: { pid: agentPid } });
     // Run-only: the task keeps its status; the run's checkout ends; nothing is finalized.
     expect(s.issue).toMatchObject({ status: "in_progress", checkoutRunId: null });
     expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "run_stopped" });
@@ -156,6 +162,7 @@ describe("Stop on the local provider", () => {
       expect(s.codes).toContain("run.stop_retention_deferred");
       // The source stays active, exactly as it was: not released, not pinned by anyone else.
       expect(s.leases[0]).toMatchObject({ id: leaseId, status: "active" });
+      expect(await world.db.issueRecoveryAction.count({ where: { runId } })).toBe(0);
       const settled = settledRunLeasesSweep({ db: world.db, registry: world.registry });
       expect((await settled.due(50)).map((u) => u.leaseId)).not.toContain(leaseId);
       // The sweep skips a task whose lock is still held, without a write.
@@ -175,7 +182,9 @@ describe("Stop on the local provider", () => {
     expect(pinned.status).toBe("pending_cleanup");
     expect(readStopIntent(pinned.metadata, pinned).kind).toBe("present");
     const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
-    expect(readStopRetention(run.runnerProfileJson)).toMatchObject({ outcome: "pinned", by: "sweep", leaseId });
+    const swept = readStopRetention(run.runnerProfileJson);
+    expect(swept).toMatchObject({ outcome: "pinned", by: "sweep", leaseId });
+    expect(await world.db.issueRecoveryAction.findMany({ where: { runId, status: "active" }, select: { id: true, cause: true } })).toEqual([{ id: swept!.actionId, cause: "native_workspace_file_recovery_required" }]);
     expect((await sweep.due(50)).map((u) => u.runId)).not.toContain(runId);
 
     const cleanup = leaseCleanupSweep({ db: world.db, registry: world.registry, controller: world.deps().controller });
@@ -211,6 +220,7 @@ describe("Stop on the local provider", () => {
     expect(s.leases).toHaveLength(0);
     expect(readStopAcknowledgement(s.run.runnerProfileJson)).toMatchObject({ leaseId: null, agent: null });
     expect(readStopRetention(s.run.runnerProfileJson)).toMatchObject({ outcome: "nothing_to_retain", reason: "no_lease" });
+    expect(await world.db.issueRecoveryAction.count({ where: { runId: waiting.runId } })).toBe(0);
 
     // The lease holder is stopped too (and keeps its sandbox), so nothing of this test runs on.
     await stopRun(world.db, { companyId: task.companyId, runId: holder.runId, actor: BOARD });
@@ -234,6 +244,7 @@ describe("Stop on the local provider", () => {
     expect(s.run.status).toBe("succeeded");
     expect(s.coordinator?.phase).toBe("committed");
     expect(readStopAcknowledgement(s.run.runnerProfileJson)).toBeNull();
+    expect(await world.db.issueRecoveryAction.count({ where: { runId } })).toBe(0);
     expect(await readFile(path.join(task.hostPath, "partial.txt"), "utf8")).toBe("partial work\n");
     expect(s.issue.status).toBe("in_review");
   });
@@ -270,6 +281,12 @@ describe("older acknowledged cancellations (the stop-retention sweep)", () => {
     ] as const) {
       const run = await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
       expect(readStopRetention(run.runnerProfileJson)).toMatchObject({ outcome, reason, leaseId: lease.id, by: "sweep" });
+      // The retained source's record names its file-recovery obligation (one per run: the failed
+      // run's own R-FO-3 obligation is kept, not duplicated); a refused one names none.
+      const actionId = readStopRetention(run.runnerProfileJson)?.actionId ?? null;
+      const fileHolds = await world.db.issueRecoveryAction.findMany({ where: { runId, cause: "native_workspace_file_recovery_required", status: "active" }, select: { id: true } });
+      if (outcome === "retained") expect(fileHolds.map((h) => h.id)).toEqual([actionId]);
+      else expect(actionId).toBeNull();
       // The lease is exactly as it was: released with its receipt, never destroyed or reused.
       expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "released", metadata: lease.metadata });
       expect(await readFile(sandboxFile(lease.providerLeaseId!, "old.txt"), "utf8")).toBe("old work\n");
