@@ -1,23 +1,25 @@
 // The gauges that describe the database, computed on scrape (issue 14 section 2): runs by status
-// and phase, open recovery actions by cause and age. Three small GROUP BY queries per scrape are
+// and phase, open recovery actions by cause and age, retained sandboxes by provider. Small grouped queries per scrape are
 // cheaper than keeping a count current in every process that changes a run or an action, and they
 // read the same on every endpoint (aggregate with max(), not sum(), across processes). A scrape
 // whose queries fail still answers: `copyback_database_up` is 0 and the database gauges are left
 // out rather than reported stale.
 import { Gauge, Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
+import { leaseHeldSql } from "../leases/lease-holds";
 import { ageBucket, runGaugeSamples, type ActionRow, type RunRow } from "./database-samples";
 
 export interface DatabaseSnapshot {
   runs: RunRow[];
   actions: ActionRow[];
+  retained: { provider: string; count: number }[];
 }
 
 type Queryable = Pick<PrismaClient, "$queryRaw">;
 
 /** The rows behind the gauges: two grouped reads, no row of its own is touched. */
 export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnapshot> {
-  const [runs, actions] = await Promise.all([
+  const [runs, actions, retained] = await Promise.all([
     db.$queryRaw<RunRow[]>`
       SELECT status::text AS status, COALESCE(native_phase, 'none') AS phase, count(*)::int AS count
       FROM heartbeat_runs GROUP BY 1, 2`,
@@ -25,8 +27,12 @@ export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnaps
     db.$queryRaw<ActionRow[]>`
       SELECT cause, EXTRACT(EPOCH FROM (now() - created_at))::float8 AS "ageSeconds"
       FROM issue_recovery_actions WHERE status IN ('active', 'escalated')`,
+    // Retained sandboxes: not destroyed, and held for recovery (leases/lease-holds.ts).
+    db.$queryRaw<{ provider: string; count: number }[]>`
+      SELECT l.provider::text AS provider, count(*)::int AS count
+      FROM environment_leases l WHERE l.status <> 'destroyed'::lease_status AND ${leaseHeldSql("l")} GROUP BY 1`,
   ]);
-  return { runs, actions };
+  return { runs, actions, retained };
 }
 
 /**
@@ -97,6 +103,18 @@ export function createDatabaseGaugeRegistry(db: Queryable, opts: { reuseMs?: num
       const oldest = new Map<string, number>();
       for (const row of s.actions) oldest.set(row.cause, Math.max(oldest.get(row.cause) ?? 0, row.ageSeconds));
       for (const [cause, seconds] of oldest) this.set({ cause }, Math.round(seconds));
+    },
+  });
+  new Gauge({
+    name: "copyback_retained_sandboxes",
+    help: "Sandbox allocations retained for recovery (not destroyed, held by an open action, an intent, a refused reuse or an uncommitted run), by provider.",
+    labelNames: ["provider"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      for (const row of s.retained) this.set({ provider: row.provider }, Number(row.count));
     },
   });
   return registry;

@@ -3,6 +3,7 @@
 // histograms; a live recorded owner is a busy skip (R-OWN-2) counted by reason; a dead owner
 // without a barrier opens a board hold that the open-actions gauge shows by cause and age; a
 // database that does not answer makes copyback_database_up 0 and leaves its gauges out.
+import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPrismaClient } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
@@ -11,6 +12,7 @@ import { createMetricsEndpoint } from "../../src/metrics/endpoint";
 import { parseExposition, sampleSum, type Sample } from "../../src/metrics/exposition";
 import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
 import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
+import { createExportHold, exportHoldInstanceRoot } from "../cli/export-hold";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity } from "../recovery/recovery-fixture";
 
 const db = useTestDatabase();
@@ -67,6 +69,20 @@ describe("metrics after real finalizations", () => {
     // Resolved actions are not open: resolving it takes it out of the gauge.
     await db.prisma().issueRecoveryAction.updateMany({ where: { runId: run.runId }, data: { status: "resolved", resolvedAt: new Date() } });
     expect(sampleSum(await scrape(), "copyback_recovery_actions_open", labels)).toBe(sampleSum(before, "copyback_recovery_actions_open", labels));
+  });
+
+  it("a retained sandbox (an export-retry hold's stopped local sandbox) shows in copyback_retained_sandboxes by provider", async () => {
+    const prisma = db.prisma();
+    const before = await scrape();
+    const environment = await prisma.environment.create({ data: { companyId: world.companyId, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment" } });
+    const home = await exportHoldInstanceRoot();
+    try {
+      await createExportHold(prisma, { companyId: world.companyId, agentId: world.agentId, environmentId: environment.id }, home);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+    const after = await scrape();
+    expect(sampleSum(after, "copyback_retained_sandboxes", { provider: "local" }) - sampleSum(before, "copyback_retained_sandboxes", { provider: "local" })).toBe(1);
   });
 
   it("a database that does not answer reads copyback_database_up 0 and reports no database gauge", async () => {
