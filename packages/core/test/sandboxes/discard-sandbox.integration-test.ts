@@ -73,6 +73,22 @@ describe("discardRetainedSandbox", () => {
     expect(existsSync(path.join(sandboxDir(hold), "workspace", "report.txt"))).toBe(true);
   });
 
+  it("R-EX-6 a discard whose pinned plugin is not available destroys nothing: no other plugin is used, the lease stays retained with the failure recorded and its claim given back", async () => {
+    const hold = await createExportHold(db.prisma(), place, home);
+    await db.prisma().environmentLease.update({ where: { id: hold.leaseId }, data: { pluginId: "acme.local-gone" } });
+    await expect(
+      discardRetainedSandbox(deps(), { companyId: place.companyId, leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, acknowledgedActionIds: [hold.actionId], reason: "no longer needed", actor }),
+    ).rejects.toMatchObject({ code: "provider_plugin_unavailable" });
+    const after = await state(hold);
+    expect(after.lease.status).toBe("released");
+    expect(after.lease.cleanupClaimedBy).toBeNull();
+    expect((after.lease.metadata as Record<string, unknown>).failure).toMatchObject({ code: "provider_plugin_unavailable" });
+    expect((after.lease.metadata as Record<string, unknown>).sandboxDestructionReceipt).toBeUndefined();
+    expect((after.action.evidence as Record<string, unknown>).filesGivenUp).toBeUndefined();
+    expect(after.activity).toBe(0);
+    expect(existsSync(path.join(sandboxDir(hold), "workspace", "report.txt"))).toBe(true);
+  });
+
   it("destroys through the pinned plugin, records the confirmed destruction receipt and the given-up files, and leaves the retained list; a repeat is refused", async () => {
     const hold = await createExportHold(db.prisma(), place, home);
     expect((await listRetainedSandboxes(db.prisma(), { companyId: place.companyId, limit: 50 })).sandboxes.map((s) => s.leaseId)).toContain(hold.leaseId);
