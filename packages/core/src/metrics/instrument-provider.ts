@@ -16,8 +16,10 @@ const OPERATIONS = new Set<PropertyKey>(["acquire", "exec", "exportWorkspace", "
 export function instrumentProvider<P extends EnvironmentProvider>(plugin: P): P {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(plugin, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
+    get(target, property) {
+      // Read from the plugin itself (not through the proxy): getters of plugins with private
+      // fields must see the real object as `this`.
+      const value: unknown = Reflect.get(target, property);
       if (typeof value !== "function" || typeof property !== "string" || !OPERATIONS.has(property)) return value;
       let fn = wrapped.get(property);
       if (!fn) {
