@@ -14,7 +14,7 @@ class PrivatePlugin implements EnvironmentProvider {
   async destroy(_lease: LeaseHandle): Promise<void> {
     this.#destroyed += 1;
   }
-  async inspect(): Promise<never> {
+  async inspect(_lease: LeaseHandle): Promise<never> {
     throw Object.assign(new Error("gone"), { code: "provider_sandbox_missing" });
   }
   faults(): string {
@@ -25,7 +25,7 @@ class PrivatePlugin implements EnvironmentProvider {
 const lease = { leaseId: "l", pluginId: "test.private", providerLeaseId: "p" };
 const value = async (name: "copyback_provider_calls_total" | "copyback_provider_call_failures_total", labels: Record<string, string>) => {
   const metric = name === "copyback_provider_calls_total" ? metrics.providerCalls : metrics.providerCallFailures;
-  return (await metric.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((a, v) => a + v.value, 0);
+  return (await metric.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x)).reduce((a, v) => a + v.value, 0);
 };
 
 describe("instrumentProvider", () => {
