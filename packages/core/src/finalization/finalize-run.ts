@@ -5,7 +5,9 @@
 //   2. under ownership, the coordinator and the barrier are read again (R-OWN-3, R-OWN-4):
 //      committed -> nothing to do; barrier present -> straight to arbitration;
 //   3. copyback: coordinator -> workspace_finalizing, a `workspace_finalize` operation, export
-//      through the lease's pinned plugin (R-EX-6), validate / salvage / omit (R-UA-2..4), extract
+//      through the lease's pinned plugin (R-EX-6; its delta export where it offers one, else or
+//      when the host refuses the delta the full export: export-for-merge.ts), validate / salvage /
+//      omit (R-UA-2..4), extract
 //      into a private staging directory, mergeSnapshot under the directory-merge lock (R-LK-6),
 //      retried before host writes up to three attempts (R-RR-1);
 //   4. the succeeded operation IS the barrier; coordinator -> arbitrating; then ONE transaction:
