@@ -61,13 +61,16 @@ export async function retainStoppedSource(
 }
 
 /**
- * The kept sandbox holds the stopped agent's unpublished edits: the board-owned file-recovery
+ * A native run's kept sandbox holds the stopped agent's unpublished edits: the board-owned file-recovery
  * obligation names the run and its exact allocation (the same one R-FO-1 opens; for a cancelled
  * native run its form offers the optional "no external actions were performed" confirmation).
  * Idempotent by run, in the retaining transaction.
  */
-async function openObligation(tx: TransactionClient, input: { runId: string }, leaseId: string, pin: "pinned" | "already_pinned"): Promise<string> {
-  const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: input.runId }, select: { companyId: true, nativeIssueId: true, runnerProfileJson: true } });
+async function openObligation(tx: TransactionClient, input: { runId: string }, leaseId: string, pin: "pinned" | "already_pinned"): Promise<string | null> {
+  const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: input.runId }, select: { companyId: true, nativeIssueId: true, runnerProfileJson: true, runtimeMode: true } });
+  // A legacy adapter still copies back after its Stop (R-LG-1): its own late report decides
+  // whether the allocation needs the repair hold, so no obligation is opened for it here.
+  if (run.runtimeMode !== "native") return null;
   const lease = await tx.environmentLease.findUniqueOrThrow({ where: { id: leaseId }, select: { providerLeaseId: true, pluginId: true } });
   const agent = recordedAgentProcess(run.runnerProfileJson);
   const opened = await openFileRecoveryObligation(tx, {

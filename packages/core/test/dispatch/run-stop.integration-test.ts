@@ -228,6 +228,19 @@ describe("Stop on the local provider", () => {
     expect((await world.state(holder.runId)).run.status).toBe("cancelled");
   });
 
+  it("R-RC-7 a stopped legacy run is pinned and released the same way, but its files are the legacy copy-back's: no file-recovery obligation of the Stop's", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT, adapterConfig: { adapter: "legacy", timeoutSeconds: 120 } });
+    const { runId, execution, leaseId } = await startRun(task);
+    await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+    await execution;
+    const s = await world.state(runId);
+    expect(s.run).toMatchObject({ status: "cancelled", runtimeMode: "legacy" });
+    expect(readStopRetention(s.run.runnerProfileJson)).toMatchObject({ outcome: "pinned", leaseId, actionId: null });
+    // The adapter copied the partial file back after the Stop (the legacy protocol): nothing to recover.
+    expect(await readFile(path.join(task.hostPath, "partial.txt"), "utf8")).toBe("partial work\n");
+    expect(await world.db.issueRecoveryAction.count({ where: { runId, cause: "native_workspace_file_recovery_required" } })).toBe(0);
+  });
+
   it("R-RC-7 a run with an accepted result is not stopped away from its copyback: Stop ends the agent's process and the saved result is copied back", async () => {
     const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
     const { runId, execution, agentPid } = await startRun(task);
