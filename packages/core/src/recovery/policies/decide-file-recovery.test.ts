@@ -34,6 +34,8 @@ describe("decideFailBeforeResult", () => {
   it("a run without an allocation, a destroyed lease or a legacy run fails alone", () => {
     expect(decideFailBeforeResult({ ...base, lease: null })).toEqual({ kind: "fail_only", reason: "no_allocation" });
     expect(decideFailBeforeResult({ ...base, lease: { id: "l", status: "active", providerLeaseId: null } })).toEqual({ kind: "fail_only", reason: "no_allocation" });
+    // An acquisition whose reply was lost: never handed to an agent; its destroy intent must settle.
+    expect(decideFailBeforeResult({ ...base, lease: { id: "l", status: "pending_cleanup", providerLeaseId: null } })).toEqual({ kind: "fail_only", reason: "no_allocation" });
     expect(decideFailBeforeResult({ ...base, lease: { id: "l", status: "destroyed", providerLeaseId: "sbx" } })).toEqual({ kind: "fail_only", reason: "no_allocation" });
     expect(decideFailBeforeResult({ ...base, native: false })).toEqual({ kind: "fail_only", reason: "legacy_run" });
   });

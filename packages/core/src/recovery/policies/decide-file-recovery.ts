@@ -68,7 +68,10 @@ export function decideFailBeforeResult(s: FailBeforeResultSnapshot): FailBeforeR
   // R-FO-6: the barrier proves the files reached the host: nothing to recover.
   if (s.exportFinalized) return { kind: "fail_only", reason: "export_finalized" };
   // R-FO-2: a lease with an allocation may hold the agent's files whatever was prepared or recorded.
-  if (!s.lease || (!s.lease.providerLeaseId && s.lease.status === "active")) return { kind: "fail_only", reason: "no_allocation" };
+  // Without a recorded allocation no agent was ever started in it, whatever its status: still being
+  // acquired (active), or an acquisition whose reply was lost (pending_cleanup with the
+  // acquire_unconfirmed destroy intent, which the cleanup sweep must be free to settle).
+  if (!s.lease || !s.lease.providerLeaseId) return { kind: "fail_only", reason: "no_allocation" };
   if (s.lease.status === "destroyed") return { kind: "fail_only", reason: "no_allocation" };
   return { kind: "retain_files", leaseId: s.lease.id };
 }
