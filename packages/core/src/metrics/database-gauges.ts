@@ -36,19 +36,19 @@ export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnaps
 }
 
 /**
- * A registry of the database gauges for one endpoint. One snapshot serves every gauge of a scrape
- * (prom-client collects the metrics of a registry concurrently): it is reused for 1 second.
+ * The database gauges of one endpoint. One snapshot serves every gauge of a scrape (prom-client
+ * collects a registry's metrics concurrently): `refresh()` starts the scrape's snapshot, and every
+ * gauge's collect awaits that one. A registry read without a refresh loads its own once.
  */
-export function createDatabaseGaugeRegistry(db: Queryable, opts: { reuseMs?: number } = {}): Registry {
+export function createDatabaseGauges(db: Queryable): { registry: Registry; refresh(): void } {
   const registry = new Registry();
-  const reuseMs = opts.reuseMs ?? 1000;
-  let cached: { at: number; snapshot: Promise<DatabaseSnapshot | null> } | null = null;
+  let current: Promise<DatabaseSnapshot | null> | null = null;
+  const refresh = () => {
+    current = loadDatabaseSnapshot(db).catch(() => null);
+  };
   const snapshot = (): Promise<DatabaseSnapshot | null> => {
-    const now = Date.now();
-    if (!cached || now - cached.at > reuseMs) {
-      cached = { at: now, snapshot: loadDatabaseSnapshot(db).catch(() => null) };
-    }
-    return cached.snapshot;
+    if (!current) refresh();
+    return current as Promise<DatabaseSnapshot | null>;
   };
 
   new Gauge({
@@ -117,5 +117,5 @@ export function createDatabaseGaugeRegistry(db: Queryable, opts: { reuseMs?: num
       for (const row of s.retained) this.set({ provider: row.provider }, Number(row.count));
     },
   });
-  return registry;
+  return { registry, refresh };
 }

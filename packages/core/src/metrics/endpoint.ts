@@ -2,7 +2,7 @@
 // process's counters and histograms (definitions.ts) plus the database gauges computed on scrape.
 import { Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
-import { createDatabaseGaugeRegistry } from "./database-gauges";
+import { createDatabaseGauges } from "./database-gauges";
 import { processRegistry } from "./definitions";
 
 export interface MetricsEndpoint {
@@ -12,9 +12,14 @@ export interface MetricsEndpoint {
 }
 
 export function createMetricsEndpoint(opts: { db?: Pick<PrismaClient, "$queryRaw"> }): MetricsEndpoint {
-  const registry = opts.db ? Registry.merge([processRegistry, createDatabaseGaugeRegistry(opts.db)]) : processRegistry;
+  const gauges = opts.db ? createDatabaseGauges(opts.db) : null;
+  const registry = gauges ? Registry.merge([processRegistry, gauges.registry]) : processRegistry;
   return {
     contentType: registry.contentType,
-    render: () => registry.metrics(),
+    // Every scrape reads the database afresh (one snapshot shared by its gauges).
+    render: () => {
+      gauges?.refresh();
+      return registry.metrics();
+    },
   };
 }
