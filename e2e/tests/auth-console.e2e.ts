@@ -1,24 +1,7 @@
 // The console in authenticated mode, as a board member uses it: sign in (a wrong password is
 // refused), switch company, open an issue, and see another member's change arrive live.
-import { expect, test, type Browser, type Page } from "@playwright/test";
-
-const DEMO_PASSWORD = "copyback-demo";
-const ACME = "0a0e0000-0000-4000-8000-00000000ac01";
-
-async function signIn(page: Page, email: string, password = DEMO_PASSWORD) {
-  await page.goto("/sign-in");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-}
-
-async function signedInPage(browser: Browser, email: string) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await signIn(page, email);
-  await expect(page.getByTestId("company-name")).toBeVisible();
-  return page;
-}
+import { expect, test } from "@playwright/test";
+import { ACME, signIn, signedInPage } from "./authenticated";
 
 test("an anonymous visitor is sent to sign in, and a wrong password is refused", async ({ page }) => {
   await page.goto(`/companies/${ACME}/issues`);

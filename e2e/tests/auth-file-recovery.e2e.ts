@@ -7,23 +7,10 @@
 // confirmation) and records one repair through it without the task's status changing; a member
 // sees the compact notice with Inspect run and no form at all.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on).
-import { expect, test, type Browser, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-
-const DEMO_PASSWORD = "copyback-demo";
-const ACME = "0a0e0000-0000-4000-8000-00000000ac01";
-const databaseUrl = process.env.E2E_AUTH_DATABASE_URL;
-
-async function signedInPage(browser: Browser, email: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto("/sign-in");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("company-name")).toBeVisible();
-  return page;
-}
+import { ACME, databaseUrl, signedInPage } from "./authenticated";
 
 interface Staged {
   issueId: string;

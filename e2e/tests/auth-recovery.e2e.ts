@@ -8,39 +8,17 @@
 // attests the stop through the REST API; the member's open page shows "Restoring saved work…",
 // and the notice is gone once the same run committed its files.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on).
-import { expect, test, type Browser, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { ACME, databaseUrl, signedInPage, until } from "./authenticated";
 
-const DEMO_PASSWORD = "copyback-demo";
-const ACME = "0a0e0000-0000-4000-8000-00000000ac01";
-const databaseUrl = process.env.E2E_AUTH_DATABASE_URL;
 /** A PID far above any the kernel hands out here (pid_max is 4194304 at most): no such process. */
 const DEAD_PID = 4_194_301;
-
-async function signedInPage(browser: Browser, email: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto("/sign-in");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("company-name")).toBeVisible();
-  return page;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 test.describe("recovery of an interrupted copyback", () => {
   test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage the crashed controller's receipt");

@@ -6,33 +6,10 @@
 // unpublished edits) and then released it with the provider's stop receipt; the task keeps its
 // status, and Retry waits for the recovery.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) to stage the agent.
-import { expect, test, type Browser, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-
-const DEMO_PASSWORD = "copyback-demo";
-const ACME = "0a0e0000-0000-4000-8000-00000000ac01";
-const databaseUrl = process.env.E2E_AUTH_DATABASE_URL;
-
-async function signedInPage(browser: Browser, email: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto("/sign-in");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByTestId("company-name")).toBeVisible();
-  return page;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+import { ACME, databaseUrl, signedInPage, until } from "./authenticated";
 
 test.describe("Stop on the task", () => {
   test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage a long-working demo agent");
