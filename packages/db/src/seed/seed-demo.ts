@@ -277,43 +277,25 @@ async function insertDemo(tx: TransactionClient, hostPath: string): Promise<void
       excludedPaths: ["node_modules", ".git"],
     },
   });
-  const builder = await tx.agent.create({
-    data: {
+  // Grace created both demo agents on the local environment: Builder (seconds of work) and the
+  // slow Researcher, for rehearsing Stop and a killed worker while an agent works (demo-agent.ts).
+  const createAgent = async (name: string, command: readonly string[]) => {
+    const agent = await tx.agent.create({
+      data: { companyId: acme.id, name, command: [...command], adapterConfig: { timeoutSeconds: 600 }, environmentId: environment.id },
+    });
+    batches.log({
       companyId: acme.id,
-      name: "Builder",
-      command: [...BUILDER_COMMAND],
-      adapterConfig: { timeoutSeconds: 600 },
-      environmentId: environment.id,
-    },
-  });
-  batches.log({
-    companyId: acme.id,
-    actorType: "user",
-    actorId: userId("grace"),
-    action: "agent.created",
-    entityType: "agent",
-    entityId: builder.id,
-    details: { name: builder.name },
-  });
-  // The slow one, for rehearsing Stop and a killed worker while an agent works (demo-agent.ts).
-  const researcher = await tx.agent.create({
-    data: {
-      companyId: acme.id,
-      name: "Researcher",
-      command: [...RESEARCHER_COMMAND],
-      adapterConfig: { timeoutSeconds: 600 },
-      environmentId: environment.id,
-    },
-  });
-  batches.log({
-    companyId: acme.id,
-    actorType: "user",
-    actorId: userId("grace"),
-    action: "agent.created",
-    entityType: "agent",
-    entityId: researcher.id,
-    details: { name: researcher.name },
-  });
+      actorType: "user",
+      actorId: userId("grace"),
+      action: "agent.created",
+      entityType: "agent",
+      entityId: agent.id,
+      details: { name: agent.name },
+    });
+    return agent;
+  };
+  const builder = await createAgent("Builder", BUILDER_COMMAND);
+  await createAgent("Researcher", RESEARCHER_COMMAND);
   await createIssues(tx, batches, {
     companyId: acme.id,
     prefix: "ACME",
