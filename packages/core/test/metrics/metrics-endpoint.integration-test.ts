@@ -12,7 +12,7 @@ import { createMetricsEndpoint } from "../../src/metrics/endpoint";
 import { parseExposition, sampleSum, type Sample } from "../../src/metrics/exposition";
 import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
 import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
-import { createExportHold, exportHoldInstanceRoot } from "../cli/export-hold";
+import { createExportHold, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity } from "../recovery/recovery-fixture";
 
 const db = useTestDatabase();

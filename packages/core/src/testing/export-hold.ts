@@ -1,5 +1,6 @@
-// An export-retry hold as the finalizer leaves it after its budget was spent (R-EX-1, R-EX-4), for
-// `copyback recovery retry-export` (the same state as apps/web/test/export-hold-fixture.ts): a real
+// Test support, not product code: an export-retry hold as the finalizer leaves it after its budget
+// was spent (R-EX-1, R-EX-4), shared by core's CLI tests and the console's tests (REST route, tRPC
+// mutation, authorization matrix; apps/web/test/export-hold-fixture.ts gives it the console's root): a real
 // local sandbox (the built-in `builtin.local` plugin) under the instance root with the agent's
 // unexported file, allocated, seeded-as-prepared and stopped through the provider itself (a real
 // stop receipt); a failed native run with its accepted result and its claim; the coordinator
@@ -10,14 +11,14 @@ import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { takeManifest } from "../../src/copyback/manifest/index";
-import { EXPORT_RETRY_EXHAUSTED_CODE } from "../../src/finalization/finalize-policy";
-import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
-import { createLocalProvider } from "../../src/providers/local/index";
-import { openExportRetryExhaustedAction } from "../../src/recovery/actions";
-import { publishRunResult } from "../../src/runs/publish-result";
-import { RUN_RESULT_SCHEMA } from "../../src/runs/result-document";
-import { PREPARED_WORKSPACE_SCHEMA } from "../../src/workspace/prepared-descriptor";
+import { takeManifest } from "../copyback/manifest/index";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../finalization/finalize-policy";
+import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../leases/lease-metadata";
+import { createLocalProvider } from "../providers/local/index";
+import { openExportRetryExhaustedAction } from "../recovery/actions";
+import { publishRunResult } from "../runs/publish-result";
+import { RUN_RESULT_SCHEMA } from "../runs/result-document";
+import { PREPARED_WORKSPACE_SCHEMA } from "../workspace/prepared-descriptor";
 
 export interface ExportHoldPlace {
   companyId: string;
@@ -36,7 +37,7 @@ export interface ExportHold {
 }
 
 let issueNumber = 60_000;
-/** A fresh instance root for the CLI's `--home`. */
+/** A fresh instance root (the CLI's `--home`). */
 export async function exportHoldInstanceRoot(): Promise<string> {
   return realpath(await mkdtemp(path.join(os.tmpdir(), "copyback-cli-export-hold-")));
 }
