@@ -3,9 +3,9 @@
 // that is in use with another start time (or a boot that ended) means the group is gone, because
 // Linux never hands out a number still in use as a process group id. Members are found in /proc
 // by group id, so tar and git children of the agent are included; zombies count as dead.
-import { readdir } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { probeProcess, readProcStat } from "../../process/read-process-identity";
+import { probeProcess } from "../../process/read-process-identity";
+import { processGroupMembers } from "../../process/stop-process-group";
 import type { ProcessIdentity, ProcessLiveness } from "../../process/process-identity";
 import type { ProcessRecord } from "./sandbox-records";
 
@@ -16,16 +16,6 @@ const POLL_MS = 25;
 export type GroupState = "alive" | "dead" | "unknown";
 
 const leaderGone = (l: ProcessLiveness) => l.kind === "dead" && (l.reason === "pid_reused" || l.reason === "rebooted");
-
-async function groupMembers(pgid: number): Promise<number[]> {
-  const members: number[] = [];
-  for (const name of await readdir("/proc").catch(() => [] as string[])) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await readProcStat(Number(name));
-    if (typeof stat !== "string" && stat.processGroup === pgid && stat.state !== "Z" && stat.state !== "X") members.push(Number(name));
-  }
-  return members;
-}
 
 function send(target: number, signal: NodeJS.Signals): void {
   try {
@@ -48,7 +38,7 @@ export async function recordState(record: ProcessRecord): Promise<GroupState> {
   }
   if (leader.kind === "alive") return "alive";
   if (leaderGone(leader)) return "dead";
-  return (await groupMembers(record.pgid)).length > 0 ? "alive" : "dead";
+  return (await processGroupMembers(record.pgid)).length > 0 ? "alive" : "dead";
 }
 
 /**
