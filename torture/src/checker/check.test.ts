@@ -261,6 +261,27 @@ describe("the torture checker", () => {
     expect(verdict.counts.relaxed).toMatchObject({ fake_sandbox_lost: 1 });
   });
 
+  it("the files a held accepted result published under the lock before its worker died are in flight, not an uncommitted writer", () => {
+    const held = () => {
+      const s = cleanState();
+      s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "native_workspace_sync_out_retry_exhausted", provider: "fake" });
+      s.acceptedResults.push({ runId: R3 });
+      s.coordinators.push({ runId: R3, phase: "terminal_failure", committedAt: null, failureCode: "native_workspace_sync_out_retry_exhausted" });
+      s.actions.push({ id: "x3", runId: R3, cause: "native_workspace_sync_out_retry_exhausted", status: "active" });
+      s.host[WS]![`${DIR}/fake-${R3}.txt`] = { kind: "file", sha256: "partial", token: R3 };
+      return s;
+    };
+    const verdict = check(merge(7, R3, 100, null), held());
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.relaxed).toMatchObject({ held_run_partial_write: 1 });
+    // No locked write observed for it: the same bytes are an uncommitted writer.
+    expect(kinds(held())).toEqual(["uncommitted_write"]);
+    // Once its hold is gone they are too.
+    const resolved = held();
+    resolved.actions[0] = { ...resolved.actions[0]!, status: "resolved" };
+    expect(kinds(resolved, merge(7, R3, 100, null))).toContain("uncommitted_write");
+  });
+
   it("every violation kind has a test above", () => {
     expect(VIOLATION_KINDS.length).toBe(22);
   });

@@ -11,6 +11,8 @@
 // acquired them, so a fake run whose worker died can lose its sandbox (`provider_sandbox_missing`);
 // counted as `fake_sandbox_lost`. Until issue 10 (the export retry budget) such a coordinator is
 // retried forever (`retryable_failure`), so the held or retrying fake run is not "unsettled" either.
+// Relaxed while a result hold is open: the files a held accepted result published under the lock
+// before its worker died (`held_run_partial_write`); the retry or the attested copyback commits them.
 import type { HistoryEvent } from "../history";
 import type { FinalState, HostEntry } from "./final-state";
 import { applyFakeRun, applyLocalRun, type DirModel } from "./model";
@@ -202,6 +204,14 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     .map((r) => ({ run: r, at: coordinators.get(r.id)?.committedAt ?? "" }))
     .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const committedIds = new Set(committedRuns.map((c) => c.run.id));
+  // A held accepted result whose locked host write was observed may have published part of its
+  // files before its worker died (the merge is idempotent: the export-only retry or the attested
+  // copyback commits them exactly). Those bytes are in flight, not an uncommitted writer: counted
+  // as `held_run_partial_write` while the hold is open. Without an observed locked write, or once
+  // the hold is gone, they stay `uncommitted_write`.
+  const wroteUnderLock = new Set(intervals.map((i) => i.runId).filter((id): id is string => id !== null));
+  const inFlight = new Set([...accepted].filter((id) => !committedIds.has(id) && wroteUnderLock.has(id) && openHolds(id).some((h) => RESULT_HOLD_CAUSES.has(h.cause))));
+  const heldInFlight = (kind: ViolationKind, got: HostEntry) => kind === "uncommitted_write" && got.kind === "file" && got.token !== null && inFlight.has(got.token);
   const knownHashes = new Set<string>();
   const slotsByIssue = new Map(final.slots.map((s) => [s.issueId, s]));
   const models = new Map<string, DirModel>();
@@ -234,13 +244,19 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
         continue;
       }
       if (got.kind === "file" && got.sha256 === expected.sha256) continue;
-      add(classify(got, committedIds, knownHashes), `${where}: expected the bytes of run ${expected.token}, found ${describe(got)}`, expected.token);
+      const kind = classify(got, committedIds, knownHashes);
+      if (heldInFlight(kind, got)) bump(relaxed, "held_run_partial_write");
+      else add(kind, `${where}: expected the bytes of run ${expected.token}, found ${describe(got)}`, expected.token);
     }
     for (const [name, got] of actual) {
       if (model.has(name)) continue;
       const where = `${slot.workspace}/${slot.dir}/${name}`;
       if (got.kind === "symlink" && got.target.startsWith("/")) add("unsafe_link_on_host", `${where} -> ${got.target}`);
-      else add(got.kind === "file" ? classifyExtra(got, committedIds) : "unexpected_file", `${where}: not expected, found ${describe(got)}`);
+      else {
+        const kind = got.kind === "file" ? classifyExtra(got, committedIds) : "unexpected_file";
+        if (heldInFlight(kind, got)) bump(relaxed, "held_run_partial_write");
+        else add(kind, `${where}: not expected, found ${describe(got)}`);
+      }
     }
   }
   // Outside the run directories the host stays as it began.
