@@ -14,6 +14,8 @@ export interface WorkerChild {
   url: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output: () => string;
+  /** The exit, or a failure that shows the worker's output when it has not exited within `ms`. */
+  exitWithin: (ms: number) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export async function freePort(): Promise<number> {
@@ -50,7 +52,15 @@ export async function startWorkerChild(children: ChildProcess[], env: Record<str
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker did not become live:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { child, port, url, exited, output: () => output };
+  const exitWithin = (ms: number) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`worker ${child.pid} did not exit within ${ms} ms; its output:\n${output}`)), ms);
+      void exited.then((result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+    });
+  return { child, port, url, exited, output: () => output, exitWithin };
 }
 
 export function killChildren(children: ChildProcess[]): void {
