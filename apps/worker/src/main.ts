@@ -108,3 +108,6 @@ await liveness.close();
 await metricsServer?.close();
 await prisma.$disconnect();
 log.info({ passes: loop.status.passes, reconcilePasses: reconcileLoop.status.passes, ...drained }, "worker stopped");
+// Everything is closed, so the process should exit now; if a handle still keeps it alive, say which
+// (an operator would otherwise see a stopped worker that never exits). Unref'd: it never keeps it alive.
+setTimeout(() => log.warn({ resources: process.getActiveResourcesInfo() }, "the worker stopped but its process is still alive"), 10_000).unref();
