@@ -100,11 +100,11 @@ export async function inspectTarBytes(
     if (violations.length < MAX_REPORTED_VIOLATIONS) violations.push(v);
   };
   const tree = new ArchiveTreePolicy(limits);
-  const walked: TarEntry[] = [];
   const entries: ValidatedEntry[] = [];
+  const reference = startReferenceParser();
 
   const onEntry = (entry: TarEntry) => {
-    walked.push(entry);
+    reference.walked(entry);
     const kind = KIND_BY_TYPE[entry.type];
     if (!kind) return report(typeViolation(entry));
     const checked = checkEntryPath(entry.path, limits);
@@ -133,7 +133,6 @@ export async function inspectTarBytes(
   };
 
   const walker = new TarWalker(limits, onEntry, report);
-  const reference = startReferenceParser();
   let readToTheEnd = false;
   try {
     for await (const chunk of source) {
@@ -155,7 +154,7 @@ export async function inspectTarBytes(
     for (const v of await tree.finish()) report(v);
   }
   if (violations.length === 0) {
-    const disagreement = await reference.compare(walked);
+    const disagreement = await reference.compare();
     if (disagreement) report(disagreement);
   }
   if (violations.length > 0)
@@ -173,12 +172,46 @@ export async function inspectTarBytes(
 
 interface ReferenceParser {
   parser: Parser;
-  compare(walked: TarEntry[]): Promise<ArchiveViolation | undefined>;
+  /** Our walker's next entry, in archive order. */
+  walked(entry: TarEntry): void;
+  compare(): Promise<ArchiveViolation | undefined>;
 }
 
-/** node-tar's Parser over the same bytes, recording what the extractor would be handed. */
+/** What both readers must agree on for each entry. */
+interface ReadEntryFacts {
+  path: string;
+  type: string;
+  size: number;
+  linkpath: string | undefined;
+}
+
+/**
+ * node-tar's Parser over the same bytes, recording what the extractor would be handed. The two
+ * readers' entries are compared pair by pair as soon as both have read one, and only the first
+ * disagreement is kept: memory follows how far one reader is ahead of the other (a chunk's
+ * worth of entries), not the size of the archive (issue 14: 200,000 entries).
+ */
 function startReferenceParser(): ReferenceParser {
-  const seen: { path: string; type: string; size: number; linkpath: string | undefined }[] = [];
+  const ours = new EntryQueue();
+  const theirs = new EntryQueue();
+  let index = 0;
+  let walkedAny = false;
+  let disagreement: { index: number; path: string } | undefined;
+  const pair = () => {
+    while (disagreement === undefined && ours.size > 0 && theirs.size > 0) {
+      const a = ours.shift() as ReadEntryFacts;
+      const b = theirs.shift() as ReadEntryFacts;
+      if (a.path !== b.path || a.type !== b.type || a.size !== b.size || a.linkpath !== b.linkpath) {
+        disagreement = { index, path: a.path };
+      }
+      index += 1;
+    }
+    // Past a disagreement nothing more is compared: what is left is only dropped.
+    if (disagreement !== undefined) {
+      ours.clear();
+      theirs.clear();
+    }
+  };
   const warnings: string[] = [];
   // Every entry is "filtered out", so node-tar frames it and skips its body without streaming
   // it anywhere; each one still arrives, fully decoded, as an ignoredEntry.
@@ -191,12 +224,14 @@ function startReferenceParser(): ReferenceParser {
   });
   parser.on("ignoredEntry", (entry: ReadEntry) => {
     if (!entry.meta) {
-      seen.push({
+      if (disagreement !== undefined) return;
+      theirs.push({
         path: entry.path,
         type: entry.type,
         size: entry.size,
         linkpath: entry.linkpath || undefined,
       });
+      pair();
     }
   });
   parser.on("warn", (code: string) => warnings.push(code));
@@ -207,13 +242,18 @@ function startReferenceParser(): ReferenceParser {
 
   return {
     parser,
-    async compare(walked) {
+    walked(entry) {
+      walkedAny = true;
+      if (disagreement !== undefined) return;
+      ours.push({ path: entry.path, type: entry.type, size: entry.size, linkpath: entry.linkpath });
+      pair();
+    },
+    async compare() {
       parser.end();
       await ended;
       // node-tar calls an archive without a single entry "unrecognized"; an empty workspace
       // legitimately exports exactly that.
-      const meaningful =
-        walked.length === 0 ? warnings.filter((w) => w !== "TAR_BAD_ARCHIVE") : warnings;
+      const meaningful = walkedAny ? warnings : warnings.filter((w) => w !== "TAR_BAD_ARCHIVE");
       if (meaningful.length > 0) {
         return violation(
           "malformed_archive",
@@ -221,26 +261,54 @@ function startReferenceParser(): ReferenceParser {
           `node-tar rejects the archive (${meaningful[0]})`,
         );
       }
-      const count = Math.max(seen.length, walked.length);
-      for (let i = 0; i < count; i++) {
-        const a = walked[i];
-        const b = seen[i];
-        if (
-          !a ||
-          !b ||
-          a.path !== b.path ||
-          a.type !== b.type ||
-          a.size !== b.size ||
-          a.linkpath !== b.linkpath
-        ) {
-          return violation(
-            "malformed_archive",
-            a?.path ?? b?.path ?? "",
-            `tar readers disagree about entry ${i + 1}`,
-          );
-        }
-      }
-      return undefined;
+      // One reader saw more entries than the other: the first unpaired one disagrees.
+      const found =
+        disagreement ??
+        (ours.size > 0 || theirs.size > 0
+          ? { index, path: (ours.peek() ?? theirs.peek())?.path ?? "" }
+          : undefined);
+      if (found === undefined) return undefined;
+      return violation(
+        "malformed_archive",
+        found.path,
+        `tar readers disagree about entry ${found.index + 1}`,
+      );
     },
   };
+}
+
+/** A first-in, first-out list that does not shift arrays (shift is linear in V8's worst case). */
+class EntryQueue {
+  private items: (ReadEntryFacts | undefined)[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: ReadEntryFacts): void {
+    this.items.push(item);
+  }
+
+  peek(): ReadEntryFacts | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): ReadEntryFacts | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head] = undefined;
+    this.head += 1;
+    if (this.head === this.items.length) this.clear();
+    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
 }
