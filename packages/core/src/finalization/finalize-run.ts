@@ -40,6 +40,7 @@ import { exportTimeoutOf } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy";
 import { exportForMerge, type ExportReport } from "./export-for-merge";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
+import { recordPathChanges, type PathChanges } from "../workspace/path-history";
 import { FINALIZATION_OWNERSHIP_LOST, takeFinalizationOwnership, type FinalizationOwnership, type OwnershipAttempt, type OwnershipKey } from "./finalization-owner";
 import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
@@ -212,6 +213,7 @@ class Finalization {
     // as this owner (R-OWN-9: the lock connection answers and the token is still ours).
     await this.owned(async (tx) => {
       await finishWorkspaceOperation(tx, operationId, { status: "succeeded", metadata });
+      if (result.kind === "merged") await recordPathChanges(tx, { companyId: this.key.companyId, operationId, ...result.paths });
       await advanceFinalization(tx, { runId: this.key.runId, from: ["workspace_finalizing"], to: "arbitrating" });
       if (result.kind === "omitted") {
         // R-UA-3: info level, no warning; R-UA-4: no host path or link target in it.
@@ -317,6 +319,11 @@ class Finalization {
       exported: exported.report,
       counts: countsOf(outcome),
       changes: outcome.kind === "unchanged" ? recordFinalizeChanges([], []) : recordFinalizeChanges(outcome.written, outcome.deleted),
+      paths: {
+        executionWorkspaceId: descriptor.executionWorkspaceId,
+        written: outcome.kind === "unchanged" ? [] : outcome.written,
+        deleted: outcome.kind === "unchanged" ? [] : outcome.deleted,
+      },
     };
   }
 
@@ -558,7 +565,15 @@ class Finalization {
 }
 
 type CopybackResult =
-  | { kind: "merged"; stage: "primary" | "salvage"; exported: ExportReport | null; counts: MergeCounts; changes: FinalizeChangesRecord }
+  | {
+      kind: "merged";
+      stage: "primary" | "salvage";
+      exported: ExportReport | null;
+      counts: MergeCounts;
+      changes: FinalizeChangesRecord;
+      /** Every path written and deleted, for the workspace history (`changes` keeps the first 500). */
+      paths: PathChanges;
+    }
   | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
 
 function countsOf(outcome: MergeOutcome): MergeCounts {

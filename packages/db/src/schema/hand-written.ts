@@ -106,26 +106,6 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE ((status = 'cancelled'::run_status) AND (runner_profile_json ? 'stopAcknowledgement'::text) AND (NOT (runner_profile_json ? 'stopRetention'::text)))",
     ],
   },
-  {
-    // Issue 14: workspace history, the commits that wrote one path (core workspace/path-history.ts).
-    name: "workspace_operations_written_paths",
-    table: "workspace_operations",
-    reason: "partial GIN index on a JSON expression (metadata -> 'changes' -> 'written')",
-    definitionIncludes: [
-      "CREATE INDEX workspace_operations_written_paths ON public.workspace_operations USING gin ((((metadata -> 'changes'::text) -> 'written'::text)))",
-      "WHERE ((phase = 'workspace_finalize'::workspace_operation_phase) AND (status = 'succeeded'::workspace_operation_status))",
-    ],
-  },
-  {
-    // Issue 14: workspace history, the commits that deleted one path.
-    name: "workspace_operations_deleted_paths",
-    table: "workspace_operations",
-    reason: "partial GIN index on a JSON expression (metadata -> 'changes' -> 'deleted')",
-    definitionIncludes: [
-      "CREATE INDEX workspace_operations_deleted_paths ON public.workspace_operations USING gin ((((metadata -> 'changes'::text) -> 'deleted'::text)))",
-      "WHERE ((phase = 'workspace_finalize'::workspace_operation_phase) AND (status = 'succeeded'::workspace_operation_status))",
-    ],
-  },
 ];
 
 export interface HandWrittenTrigger {
