@@ -1,7 +1,7 @@
 // R-OWN-12 with real processes: spawn, record, kill, probe.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -61,10 +61,15 @@ describe("readProcessIdentity / probeProcess", () => {
   });
 
   it("R-OWN-12 a zombie (exited, not yet collected by its parent) reads dead", async () => {
-    // The shell starts a short child, then becomes `sleep`, which never waits for it.
-    const child = start(["sh", "-c", "sleep 0 & echo $!; exec sleep 1000"]);
+    // The shell starts a child that waits for one byte on the test's pipe, then becomes `sleep`,
+    // which never waits for it. The byte is sent only once the shell is `sleep`: a child that
+    // exited while the shell still ran could be collected by it (no zombie; seen under load).
+    const child = spawn("sh", ["-c", "exec 3<&0; head -c 1 <&3 >/dev/null & echo $!; exec sleep 1000"], { stdio: ["pipe", "pipe", "ignore"] });
+    children.push(child);
     const [data] = (await once(child.stdout!, "data")) as [Buffer];
     const zombiePid = Number(data.toString().trim());
+    await until(async () => (await readFile(`/proc/${child.pid}/comm`, "utf8").catch(() => "")).trim() === "sleep");
+    child.stdin!.write("x");
     await until(async () => {
       const stat = await readProcStat(zombiePid);
       return typeof stat !== "string" && stat.state === "Z";
