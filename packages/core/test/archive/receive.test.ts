@@ -13,7 +13,7 @@ import {
 } from "../../src/copyback/archive/index";
 import { pooledBlocks } from "../../src/copyback/archive/spool-memory";
 import { splitRuns } from "../../src/copyback/archive/write-spooled";
-import type { FileJob } from "../../src/copyback/archive/write-worker";
+import { WRITER_BATCH_FILES, type FileJob } from "../../src/copyback/archive/write-worker";
 import { classifyCopybackFailure } from "../../src/copyback/merge/classify";
 import { takeManifest } from "../../src/copyback/manifest/take-manifest";
 import { HOSTILE_CASES } from "./hostile-corpus";
@@ -124,6 +124,20 @@ describe("receiveWorkspaceArchive", () => {
     expect(await describeTree(staging)).toEqual(await describeTree(ws));
     expect(result.snapshotManifest).toEqual(await takeManifest(staging));
     expect(await readdir(spillDirectory)).toEqual([]);
+  });
+
+  it("R-UA-2 feeds each writer thread its files in bounded batches and hashes every one", async () => {
+    // Two threads, each several batches of WRITER_BATCH_FILES long: answers must come back in
+    // order and complete, or the manifest would pair a path with another file's hash.
+    const count = 6 * WRITER_BATCH_FILES + 7;
+    for (let d = 0; d < 8; d++) await mkdir(join(ws, `d${d}`));
+    for (let i = 0; i < count; i++) await writeFile(join(ws, `d${i % 8}`, `f${i}.txt`), `file ${i}\n`.repeat(i % 5));
+    const result = await receiveWorkspaceArchive({ archive: exportWorkspaceArchive(ws), stagingDir: staging, writers: 2 });
+    expect(result.kind).toBe("safe");
+    if (result.kind !== "safe") return;
+    expect(result.snapshotManifest.entries.filter((e) => e.type === "file")).toHaveLength(count);
+    expect(result.snapshotManifest).toEqual(await takeManifest(staging));
+    expect(await takeManifest(staging)).toEqual(await takeManifest(ws));
   });
 
   it("R-UA-2 receives a gzip archive arriving in small pieces", async () => {

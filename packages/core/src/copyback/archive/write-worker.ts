@@ -24,7 +24,7 @@ const WRITER_PROGRAM = `
 const { parentPort, workerData } = require("node:worker_threads");
 const fs = require("node:fs");
 const { createHash } = require("node:crypto");
-const { source, jobs } = workerData;
+const { source } = workerData;
 const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const scratch = new Uint8Array(1024 * 1024);
 
@@ -53,28 +53,37 @@ function forEachPiece(offset, length, fn) {
   }
 }
 
-try {
-  const hashes = [];
-  for (const job of jobs) {
-    const fd = fs.openSync(job.path, flags, 0o600);
-    try {
-      const hash = createHash("sha256");
-      forEachPiece(job.offset, job.size, (piece) => {
-        for (let at = 0; at < piece.length; ) at += fs.writeSync(fd, piece, at, piece.length - at);
-        hash.update(piece);
-      });
-      fs.fchmodSync(fd, job.mode);
-      const mtime = new Date(job.mtimeMs);
-      fs.futimesSync(fd, mtime, mtime);
-      hashes.push(hash.digest("hex"));
-    } finally {
-      fs.closeSync(fd);
-    }
+// Jobs arrive in batches (startWriter keeps at most two in flight), so a thread holds a few
+// hundred paths at a time, not its whole share of a 200,000-file archive.
+parentPort.on("message", (message) => {
+  if (message.jobs === undefined) {
+    parentPort.close();
+    return;
   }
-  parentPort.postMessage({ hashes });
-} catch (error) {
-  parentPort.postMessage({ error: { message: String(error && error.message), code: error && error.code } });
-}
+  try {
+    const hashes = [];
+    for (const job of message.jobs) {
+      const fd = fs.openSync(job.path, flags, 0o600);
+      try {
+        const hash = createHash("sha256");
+        forEachPiece(job.offset, job.size, (piece) => {
+          for (let at = 0; at < piece.length; ) at += fs.writeSync(fd, piece, at, piece.length - at);
+          hash.update(piece);
+        });
+        fs.fchmodSync(fd, job.mode);
+        const mtime = new Date(job.mtimeMs);
+        fs.futimesSync(fd, mtime, mtime);
+        hashes.push(hash.digest("hex"));
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    parentPort.postMessage({ hashes });
+  } catch (error) {
+    parentPort.postMessage({ error: { message: String(error && error.message), code: error && error.code } });
+    parentPort.close();
+  }
+});
 `;
 
 export interface WriterThread {
@@ -84,35 +93,59 @@ export interface WriterThread {
   stop(): Promise<void>;
 }
 
+/** Files per message to a writer thread, and how many such batches it may have queued. */
+export const WRITER_BATCH_FILES = 256;
+const WRITER_BATCHES_IN_FLIGHT = 2;
+
 export function startWriter(source: SpoolSource, jobs: readonly FileJob[]): WriterThread {
   // No loader flags (tsx, test runners) in the thread: it needs none and starts faster.
   const worker = new Worker(WRITER_PROGRAM, {
     eval: true,
     execArgv: [],
-    workerData: { source, jobs },
+    workerData: { source },
   });
   let settled = false;
+  const hashes: string[] = [];
+  let sent = 0;
+  const sendNext = () => {
+    if (sent >= jobs.length) return;
+    const batch = jobs.slice(sent, sent + WRITER_BATCH_FILES);
+    sent += batch.length;
+    worker.postMessage({ jobs: batch });
+  };
   const done = new Promise<string[]>((resolve, reject) => {
-    worker.once(
-      "message",
-      (message: { hashes?: string[]; error?: { message: string; code?: string } }) => {
-        settled = true;
-        if (message.hashes && message.hashes.length === jobs.length) return resolve(message.hashes);
-        const failure = new Error(message.error?.message ?? "a writer thread failed");
-        reject(Object.assign(failure, { code: message.error?.code }));
-      },
-    );
-    worker.once("error", (error) => {
+    const fail = (error: Error) => {
       settled = true;
       reject(error);
+    };
+    worker.on("message", (message: { hashes?: string[]; error?: { message: string; code?: string } }) => {
+      if (settled) return;
+      if (!message.hashes) {
+        const failure = new Error(message.error?.message ?? "a writer thread failed");
+        return fail(Object.assign(failure, { code: message.error?.code }));
+      }
+      hashes.push(...message.hashes);
+      if (hashes.length > sent) return fail(new Error("a writer thread answered for files it was not given"));
+      if (hashes.length === jobs.length) {
+        settled = true;
+        worker.postMessage({ end: true });
+        return resolve(hashes);
+      }
+      sendNext();
     });
+    worker.once("error", fail);
     worker.once("exit", (code) => {
-      if (!settled) reject(new Error(`a writer thread exited early (${code})`));
+      if (!settled) fail(new Error(`a writer thread exited early (${code})`));
     });
   });
   done.catch(() => undefined);
+  for (let i = 0; i < WRITER_BATCHES_IN_FLIGHT; i++) sendNext();
+  if (jobs.length === 0) {
+    settled = true;
+    worker.postMessage({ end: true });
+  }
   return {
-    done,
+    done: jobs.length === 0 ? Promise.resolve([]) : done,
     async stop() {
       await worker.terminate();
     },

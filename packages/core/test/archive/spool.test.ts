@@ -1,0 +1,55 @@
+// The spool's memory bound (issue 14): a receive keeps at most DEFAULT_SPOOL_MEMORY_BYTES of an
+// archive in memory, moves to an unlinked file past it and lets go of that memory, and the block
+// pool never keeps more than one spool's worth.
+import { mkdir, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ArchiveSpool, DEFAULT_SPOOL_MEMORY_BYTES } from "../../src/copyback/archive/spool";
+import { giveBackBlocks, pooledBlocks, SPOOL_BLOCK_BYTES } from "../../src/copyback/archive/spool-memory";
+import { tempDir } from "./helpers";
+
+let tmp: { path: string; cleanup(): Promise<void> };
+beforeEach(async () => {
+  tmp = await tempDir("spool");
+});
+afterEach(async () => tmp.cleanup());
+
+describe("ArchiveSpool memory bound", () => {
+  it("R-UA-2 keeps the default bound in memory and spills the byte past it, exactly", async () => {
+    expect(DEFAULT_SPOOL_MEMORY_BYTES).toBeLessThanOrEqual(128 * 1024 * 1024);
+    const spillDirectory = join(tmp.path, "spill");
+    await mkdir(spillDirectory);
+    const spool = new ArchiveSpool({ spillDirectory });
+    const chunk = Buffer.alloc(SPOOL_BLOCK_BYTES);
+    try {
+      for (let i = 0; i < DEFAULT_SPOOL_MEMORY_BYTES / SPOOL_BLOCK_BYTES; i++) {
+        chunk.fill(i % 251);
+        await spool.append(chunk);
+      }
+      expect(spool.spilled).toBe(false);
+      expect(spool.source().kind).toBe("memory");
+      await spool.append(Buffer.from([7]));
+      expect(spool.spilled).toBe(true);
+      expect(spool.length).toBe(DEFAULT_SPOOL_MEMORY_BYTES + 1);
+      // Unlinked at once: nothing to find by name, and the memory went back to the pool.
+      expect(await readdir(spillDirectory)).toEqual([]);
+      const source = spool.source();
+      expect(source.kind).toBe("file");
+      if (source.kind !== "file") return;
+      const { readSync } = await import("node:fs");
+      const probe = Buffer.alloc(2);
+      readSync(source.fd, probe, 0, 1, 5 * SPOOL_BLOCK_BYTES);
+      readSync(source.fd, probe, 1, 1, DEFAULT_SPOOL_MEMORY_BYTES);
+      expect([...probe]).toEqual([5, 7]);
+    } finally {
+      spool.close();
+    }
+    expect(pooledBlocks() * SPOOL_BLOCK_BYTES).toBeLessThanOrEqual(DEFAULT_SPOOL_MEMORY_BYTES);
+  });
+
+  it("R-UA-2 the block pool keeps at most one spool's memory bound", () => {
+    const blocks = Array.from({ length: DEFAULT_SPOOL_MEMORY_BYTES / SPOOL_BLOCK_BYTES + 16 }, () => new SharedArrayBuffer(SPOOL_BLOCK_BYTES));
+    giveBackBlocks(blocks);
+    expect(pooledBlocks() * SPOOL_BLOCK_BYTES).toBe(DEFAULT_SPOOL_MEMORY_BYTES);
+  });
+});
