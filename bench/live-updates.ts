@@ -85,7 +85,8 @@ async function main(): Promise<void> {
     return;
   }
   const database = await createBenchDatabase("live");
-  const server = await startConsole(database.url).catch(async (error: unknown) => {
+  // The target is per web process: one `next start`, whatever serve.mjs would choose.
+  const server = await startConsole(database.url, { COPYBACK_WEB_WORKERS: "1" }).catch(async (error: unknown) => {
     await database.drop();
     throw error;
   });

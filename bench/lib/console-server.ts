@@ -1,5 +1,6 @@
-// The built console (`next start`, production, local mode) on a free loopback port for the
-// console benchmarks, with the local board's sign-in cookie (local mode trusts only the person
+// The built console (apps/web/scripts/serve.mjs: `next start`, in as many processes as serve.mjs
+// chooses for local mode, or COPYBACK_WEB_WORKERS from BENCH_WEB_WORKERS or the caller; production,
+// local mode) on a free loopback port for the console benchmarks, with the local board's sign-in cookie (local mode trusts only the person
 // holding the console secret: apps/web/src/server/auth/local-console.ts), and the resident memory
 // of its whole process group.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -18,12 +19,14 @@ export function consoleBuilt(): boolean {
 
 export interface ConsoleServer {
   base: string;
-  /** The process group leader (the `next start` process). */
+  /** The process group leader (serve.mjs: `next start` itself, or the primary of its workers). */
   pid: number;
   /** The Cookie header of the trusted local board. */
   cookie: string;
   /** Resident memory of every process in the server's process group, in bytes. */
   rssBytes(): number;
+  /** CPU time (user + system) used so far by every process in the server's process group, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -38,8 +41,8 @@ function freePort(): Promise<number> {
   });
 }
 
-/** VmRSS of every process whose process group is `pgid` (/proc; processes that vanish are skipped). */
-export function groupRssBytes(pgid: number): number {
+/** Sums `measure(pid, statFields)` over the processes whose process group is `pgid` (/proc; processes that vanish are skipped). */
+function sumOverGroup(pgid: number, measure: (pid: string, fields: string[]) => number): number {
   let total = 0;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -48,8 +51,7 @@ export function groupRssBytes(pgid: number): number {
       // Fields after the command name (which may hold spaces) start after the last ")".
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== pgid) continue;
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, "utf8"));
-      if (rss) total += Number(rss[1]) * 1024;
+      total += measure(entry, fields);
     } catch {
       // gone meanwhile
     }
@@ -57,10 +59,24 @@ export function groupRssBytes(pgid: number): number {
   return total;
 }
 
+/** VmRSS of every process whose process group is `pgid`. */
+export function groupRssBytes(pgid: number): number {
+  return sumOverGroup(pgid, (pid) => {
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return rss ? Number(rss[1]) * 1024 : 0;
+  });
+}
+
+/** utime + stime of every process whose process group is `pgid`, in ms (clock ticks of 10 ms on Linux). */
+export function groupCpuMs(pgid: number): number {
+  // After the command name: state is fields[0], so utime (stat field 14) is fields[11], stime fields[12].
+  return sumOverGroup(pgid, (_pid, fields) => (Number(fields[11]) + Number(fields[12])) * 10);
+}
+
 export async function startConsole(databaseUrl: string, extraEnv: Record<string, string> = {}): Promise<ConsoleServer> {
   const port = await freePort();
   const secret = randomBytes(32).toString("base64url");
-  const child: ChildProcess = spawn(path.join(webDir, "node_modules/.bin/next"), ["start", "-H", "127.0.0.1", "-p", String(port)], {
+  const child: ChildProcess = spawn(process.execPath, [path.join(webDir, "scripts/serve.mjs"), "-H", "127.0.0.1", "-p", String(port)], {
     cwd: webDir,
     env: {
       ...process.env,
@@ -69,6 +85,7 @@ export async function startConsole(databaseUrl: string, extraEnv: Record<string,
       COPYBACK_CONSOLE_SECRET: secret,
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
+      ...(process.env.BENCH_WEB_WORKERS ? { COPYBACK_WEB_WORKERS: process.env.BENCH_WEB_WORKERS } : {}),
       ...extraEnv,
     },
     stdio: ["ignore", "ignore", "inherit"],
@@ -100,5 +117,5 @@ export async function startConsole(databaseUrl: string, extraEnv: Record<string,
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { base, pid, cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue(secret)}`, rssBytes: () => groupRssBytes(pid), stop };
+  return { base, pid, cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue(secret)}`, rssBytes: () => groupRssBytes(pid), cpuMs: () => groupCpuMs(pid), stop };
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
 import { displayName } from "./author-name";
-import { requireIssueInCompany } from "./load-issue";
+import { readIssueInCompany } from "./load-issue";
 
 export const issueMessagesInput = z.object({ issueId: z.uuid() });
 
@@ -27,7 +27,7 @@ export const listIssueMessages = companyProcedure("issues:read")
   .input(issueMessagesInput)
   .output(issueMessagesOutput)
   .query(async ({ ctx, input }) => {
-    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    await readIssueInCompany(ctx, input.issueId);
     const rows = await ctx.db.issueMessage.findMany({
       where: { issueId: input.issueId, companyId: ctx.companyId },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],

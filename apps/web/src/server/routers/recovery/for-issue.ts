@@ -5,7 +5,7 @@ import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resol
 import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { consoleOrigin } from "~/server/auth/app-origin";
 import { companyProcedure } from "~/server/trpc";
-import { requireIssueInCompany } from "../issues/load-issue";
+import { readIssueInCompany } from "../issues/load-issue";
 import { actionDetails, actionDetailsSchema } from "./action-details";
 import { loadExportHolds } from "./export-hold";
 import { taskNoticeSchema } from "./notice-schema";
@@ -29,7 +29,7 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
   .input(recoveryForIssueInput)
   .output(recoveryForIssueOutput)
   .query(async ({ ctx, input }) => {
-    const issue = await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    const issue = await readIssueInCompany(ctx, input.issueId);
     const rows = await listOpenActionsForIssue(ctx.db, ctx.companyId, input.issueId);
     const notice = deriveTaskNotice(rows.map(toNoticeAction));
     const mayManage = authorize(ctx.principal, "runtime:manage", ctx.companyId).kind === "allow";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { runResultDocument } from "@copyback/core/runs/result-document";
 import { companyProcedure } from "~/server/trpc";
-import { requireIssueInCompany } from "../issues/load-issue";
+import { readIssueInCompany } from "../issues/load-issue";
 import { runStatusSchema } from "./run-fields";
 
 export const latestRunForIssueInput = z.object({ issueId: z.uuid() });
@@ -38,7 +38,7 @@ export const getLatestRunForIssue = companyProcedure("runs:read")
   .input(latestRunForIssueInput)
   .output(latestRunForIssueOutput)
   .query(async ({ ctx, input }) => {
-    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    await readIssueInCompany(ctx, input.issueId);
     const run = await ctx.db.heartbeatRun.findFirst({
       where: { companyId: ctx.companyId, nativeIssueId: input.issueId },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
-import { requireIssueInCompany } from "../issues/load-issue";
+import { readIssueInCompany } from "../issues/load-issue";
 import { runStatusSchema, runtimeModeSchema } from "./run-fields";
 
 export const listRunsForIssueInput = z.object({ issueId: z.uuid() });
@@ -27,7 +27,7 @@ export const listRunsForIssue = companyProcedure("runs:read")
   .input(listRunsForIssueInput)
   .output(listRunsForIssueOutput)
   .query(async ({ ctx, input }) => {
-    await requireIssueInCompany(ctx.db, ctx.companyId, input.issueId);
+    await readIssueInCompany(ctx, input.issueId);
     // Served by the (company_id, native_issue_id) index.
     const rows = await ctx.db.heartbeatRun.findMany({
       where: { companyId: ctx.companyId, nativeIssueId: input.issueId },

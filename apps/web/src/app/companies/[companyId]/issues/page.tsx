@@ -6,12 +6,10 @@ import {
   type SearchParams,
 } from "~/components/issues/board-filters";
 import { IssueFilters } from "~/components/issues/issue-filters";
-import { RecoveryChip } from "~/components/issues/recovery-chip";
-import { Timestamp } from "~/components/format/timestamp";
-import { issuePath, issuesPath } from "~/components/nav/paths";
+import { IssueTable } from "~/components/issues/issue-table";
+import { issuesPath } from "~/components/nav/paths";
 import { AccessDenied } from "~/components/ui/access-denied";
 import { EmptyState } from "~/components/ui/empty-state";
-import { IssueStatusBadge } from "~/components/ui/issue-status-badge";
 import { serverCaller } from "~/trpc/server";
 import { pageCall } from "../../../_lib/page-call";
 
@@ -80,59 +78,7 @@ export default async function IssuesPage({
           ) : null}
         </EmptyState>
       ) : (
-        <div className="card overflow-x-auto">
-          <table className="w-full text-left text-sm" data-testid="issues-table">
-            <caption className="sr-only">
-              Issues{filtered ? " matching the filters" : ""}, most recent activity first
-            </caption>
-            <thead className="border-b border-slate-200 bg-slate-50 text-xs font-medium uppercase tracking-wide text-slate-500">
-              <tr>
-                <th scope="col" className="w-24 px-4 py-2.5">
-                  ID
-                </th>
-                <th scope="col" className="px-4 py-2.5">
-                  Title
-                </th>
-                <th scope="col" className="w-32 px-4 py-2.5">
-                  Status
-                </th>
-                <th scope="col" className="w-40 px-4 py-2.5">
-                  Assignee
-                </th>
-                <th scope="col" className="w-36 px-4 py-2.5 text-right">
-                  Last activity
-                </th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {result.data.items.map((issue) => (
-                <tr key={issue.id} className="hover:bg-slate-50" data-testid="issue-row">
-                  <td className="px-4 py-3 font-mono text-xs text-slate-500">{issue.identifier}</td>
-                  <td className="px-4 py-3">
-                    <span className="flex items-center gap-2">
-                      <Link
-                        href={issuePath(companyId, issue.id)}
-                        className="font-medium text-slate-900 hover:text-indigo-700 hover:underline"
-                      >
-                        {issue.title}
-                      </Link>
-                      <RecoveryChip recovery={issue.recovery} />
-                    </span>
-                  </td>
-                  <td className="px-4 py-3">
-                    <IssueStatusBadge status={issue.status} />
-                  </td>
-                  <td className="px-4 py-3 text-slate-600">
-                    {issue.assignee?.name ?? <span className="text-slate-400">Unassigned</span>}
-                  </td>
-                  <td className="px-4 py-3 text-right text-slate-500">
-                    <Timestamp date={issue.lastActivityAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <IssueTable companyId={companyId} rows={result.data.items} filtered={filtered} />
       )}
 
       {nextPage || firstPage ? (
