@@ -21,7 +21,8 @@
 // before each run, so it covers that run alone (seed and agent included) and misses no spike.
 //
 // Options: --files=N (default 10,000), --mib=N (default 200), --runs=N (default 1), --keep,
-// --timeline (each run's events after result.accepted, with their offsets).
+// --timeline (each run's events after result.accepted, with their offsets and the largest RSS
+// sampled since the event before).
 // --large: a 5 GiB / 199,000-file workspace (199,540 entries: the archive limit is 200,000) and
 // only (a) and (b), with the peak RSS against the 512 MiB target (issue 14) as PASS/MISS.
 // The agents run without bubblewrap (isolation "none") so that (b)'s agent can read the source
@@ -182,7 +183,17 @@ async function main(): Promise<void> {
       }
       const started = at("workspace.export_started") ?? accepted;
       const merged = at("workspace.merged") ?? committed;
-      if (TIMELINE) console.log(`    timeline: ${events.filter((e) => e.createdAt.getTime() >= accepted).map((e) => `${e.code} +${e.createdAt.getTime() - accepted}`).join(", ")}`);
+      if (TIMELINE) {
+        // Each event with its offset and the largest RSS sampled since the previous one.
+        let previous = accepted;
+        const marks = events.filter((e) => e.createdAt.getTime() >= accepted).map((e) => {
+          const t = e.createdAt.getTime();
+          const mark = `${e.code} +${t - accepted} ms (${mib(cpu.peakRss(previous, t))})`;
+          previous = t;
+          return mark;
+        });
+        console.log(`    timeline: ${marks.join(", ")}`);
+      }
       const exported = (events.find((e) => e.code === "workspace.exported")?.payload ?? {}) as Record<string, unknown>;
       return { ms: committed - accepted, split: [started - accepted, merged - started, committed - merged], cpuMs: cpu.at(committed) - cpu.at(accepted), rssMiB: cpu.peakRss(accepted, committed), runPeakMiB, exportPath: String(exported.path ?? "?"), exported };
     };

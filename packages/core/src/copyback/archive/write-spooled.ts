@@ -67,31 +67,24 @@ export async function writeSpooledEntries(
       directoryModes.set(key, undefined);
     }
   };
-  const jobs: FileJob[] = [];
-  const jobKeys: string[] = [];
+  // The files to write, as the validator recorded them: each one's job (its absolute path) is
+  // made only when its batch goes to a writer thread (write-worker.ts), so 200,000 files do not
+  // cost 200,000 jobs held at once.
+  const files: ValidatedEntry[] = [];
   for (const want of entries) {
     if (want.kind === "root") continue;
     if (!want.components.every(isPlainName)) {
       throw new ArchiveExtractionError("an entry path is not made of plain names");
     }
-    const key = want.components.join("/");
     if (want.kind === "directory") {
       ensureDirectory(want.components);
       // Its exact mode is applied last (applyDirectoryModes); the manifest already says it.
-      if (want.mode !== undefined) directoryModes.set(key, want.mode & PERMISSIONS);
+      if (want.mode !== undefined) directoryModes.set(want.components.join("/"), want.mode & PERMISSIONS);
     } else if (want.kind === "symlink") {
-      manifest.push({ path: key, type: "symlink", mode: 0o777, target: want.linkpath as string });
+      manifest.push({ path: want.components.join("/"), type: "symlink", mode: 0o777, target: want.linkpath as string });
     } else {
       ensureDirectory(want.components.slice(0, -1));
-      jobs.push({
-        path: join(dest, ...want.components),
-        offset: want.offset,
-        size: want.size,
-        // Created 0600 while being written; then its own mode (0644 when the header had none).
-        mode: (want.mode ?? 0o644) & PERMISSIONS,
-        mtimeMs: (want.mtime ?? new Date()).getTime(),
-      });
-      jobKeys.push(key);
+      files.push(want);
     }
   }
   // Directories without an entry of their own (or without a mode in it) keep the default
@@ -101,18 +94,33 @@ export async function writeSpooledEntries(
     manifest.push({ path: key, type: "directory", mode: actual });
   }
 
-  const hashes = await writeFiles(spool, jobs, opts.writers ?? defaultWriters());
-  jobs.forEach((job, i) => {
+  const hashes = await writeFiles(spool, files, (want) => fileJob(dest, want), opts.writers ?? defaultWriters());
+  files.forEach((want, i) => {
     manifest.push({
-      path: jobKeys[i] as string,
+      path: want.components.join("/"),
       type: "file",
-      mode: job.mode,
+      mode: fileMode(want),
       sha256: hashes[i] as string,
-      size: job.size,
+      size: want.size,
     });
   });
   manifest.sort((a, b) => comparePaths(a.path, b.path));
   return { version: 1, entries: manifest };
+}
+
+/** Created 0600 while being written; then its own mode (0644 when the header had none). */
+function fileMode(want: ValidatedEntry): number {
+  return (want.mode ?? 0o644) & PERMISSIONS;
+}
+
+function fileJob(dest: string, want: ValidatedEntry): FileJob {
+  return {
+    path: join(dest, ...want.components),
+    offset: want.offset,
+    size: want.size,
+    mode: fileMode(want),
+    mtimeMs: (want.mtime ?? new Date()).getTime(),
+  };
 }
 
 function defaultWriters(): number {
@@ -121,15 +129,16 @@ function defaultWriters(): number {
 
 async function writeFiles(
   spool: ArchiveSpool,
-  jobs: readonly FileJob[],
+  files: readonly ValidatedEntry[],
+  toJob: (file: ValidatedEntry) => FileJob,
   writers: number,
 ): Promise<string[]> {
-  if (jobs.length === 0) return [];
-  const bytes = jobs.reduce((sum, job) => sum + job.size, 0);
-  const small = jobs.length <= ONE_WRITER_MAX_FILES && bytes <= ONE_WRITER_MAX_BYTES;
-  const runs = splitRuns(jobs, small ? 1 : Math.max(1, Math.floor(writers)));
+  if (files.length === 0) return [];
+  const bytes = files.reduce((sum, file) => sum + file.size, 0);
+  const small = files.length <= ONE_WRITER_MAX_FILES && bytes <= ONE_WRITER_MAX_BYTES;
+  const runs = splitRuns(files, small ? 1 : Math.max(1, Math.floor(writers)));
   const source = spool.source();
-  const threads = runs.map((run) => startWriter(source, run));
+  const threads = runs.map((run) => startWriter(source, run, toJob));
   try {
     const results = await Promise.all(threads.map((t) => t.done));
     return results.flat();
@@ -141,13 +150,13 @@ async function writeFiles(
 }
 
 /** Contiguous runs of about equal cost (bytes plus a per-file creation cost). */
-export function splitRuns(jobs: readonly FileJob[], count: number): FileJob[][] {
-  const cost = (job: FileJob) => job.size + FILE_COST_BYTES;
+export function splitRuns<T extends { size: number }>(jobs: readonly T[], count: number): T[][] {
+  const cost = (job: T) => job.size + FILE_COST_BYTES;
   const total = jobs.reduce((sum, job) => sum + cost(job), 0);
-  const runs: FileJob[][] = [[]];
+  const runs: T[][] = [[]];
   let spent = 0;
   for (const job of jobs) {
-    const current = runs[runs.length - 1] as FileJob[];
+    const current = runs[runs.length - 1] as T[];
     if (current.length > 0 && runs.length < count && spent >= (total * runs.length) / count) {
       runs.push([job]);
     } else {

@@ -97,7 +97,9 @@ export interface WriterThread {
 export const WRITER_BATCH_FILES = 256;
 const WRITER_BATCHES_IN_FLIGHT = 2;
 
-export function startWriter(source: SpoolSource, jobs: readonly FileJob[]): WriterThread {
+/** A thread writing `files` in order; `toJob` makes each one's job when its batch is sent. */
+export function startWriter<T>(source: SpoolSource, files: readonly T[], toJob: (file: T) => FileJob): WriterThread {
+  const jobs = files;
   // No loader flags (tsx, test runners) in the thread: it needs none and starts faster.
   const worker = new Worker(WRITER_PROGRAM, {
     eval: true,
@@ -109,7 +111,7 @@ export function startWriter(source: SpoolSource, jobs: readonly FileJob[]): Writ
   let sent = 0;
   const sendNext = () => {
     if (sent >= jobs.length) return;
-    const batch = jobs.slice(sent, sent + WRITER_BATCH_FILES);
+    const batch = jobs.slice(sent, sent + WRITER_BATCH_FILES).map(toJob);
     sent += batch.length;
     worker.postMessage({ jobs: batch });
   };
