@@ -7,9 +7,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOCAL_CONSOLE_COOKIE, consoleCookieValue } from "../../apps/web/src/server/auth/local-console";
+import { webWorkerCount } from "../../apps/web/scripts/web-workers.mjs";
 
 export const webDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../apps/web");
 
@@ -21,6 +23,8 @@ export interface ConsoleServer {
   base: string;
   /** The process group leader (serve.mjs: `next start` itself, or the primary of its workers). */
   pid: number;
+  /** How many `next start` processes serve it. */
+  workers: number;
   /** The Cookie header of the trusted local board. */
   cookie: string;
   /** Resident memory of every process in the server's process group, in bytes. */
@@ -76,18 +80,20 @@ export function groupCpuMs(pgid: number): number {
 export async function startConsole(databaseUrl: string, extraEnv: Record<string, string> = {}): Promise<ConsoleServer> {
   const port = await freePort();
   const secret = randomBytes(32).toString("base64url");
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    COPYBACK_DEPLOYMENT_MODE: "local",
+    COPYBACK_CONSOLE_SECRET: secret,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    ...(process.env.BENCH_WEB_WORKERS ? { COPYBACK_WEB_WORKERS: process.env.BENCH_WEB_WORKERS } : {}),
+    ...extraEnv,
+  };
+  const workers = webWorkerCount(env, os.availableParallelism());
   const child: ChildProcess = spawn(process.execPath, [path.join(webDir, "scripts/serve.mjs"), "-H", "127.0.0.1", "-p", String(port)], {
     cwd: webDir,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      COPYBACK_DEPLOYMENT_MODE: "local",
-      COPYBACK_CONSOLE_SECRET: secret,
-      NODE_ENV: "production",
-      NEXT_TELEMETRY_DISABLED: "1",
-      ...(process.env.BENCH_WEB_WORKERS ? { COPYBACK_WEB_WORKERS: process.env.BENCH_WEB_WORKERS } : {}),
-      ...extraEnv,
-    },
+    env,
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
   });
@@ -117,5 +123,5 @@ export async function startConsole(databaseUrl: string, extraEnv: Record<string,
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { base, pid, cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue(secret)}`, rssBytes: () => groupRssBytes(pid), cpuMs: () => groupCpuMs(pid), stop };
+  return { base, pid, workers, cookie: `${LOCAL_CONSOLE_COOKIE}=${consoleCookieValue(secret)}`, rssBytes: () => groupRssBytes(pid), cpuMs: () => groupCpuMs(pid), stop };
 }
