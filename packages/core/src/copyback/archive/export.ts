@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 // merge leaves alone on the host.
 import { compileExclude } from "../manifest/exclude";
 import { writeTar, type TarWriteOptions } from "./tar-writer";
-import { walkWorkspace, type WorkspaceEntry } from "./workspace-walk";
+import { streamWorkspace, type WorkspaceEntry } from "./workspace-walk";
 
 export interface WorkspaceExportOptions {
   /** Trees left out of the export (manifest/exclude.ts: a bare name at any depth, or a root-relative path). */
@@ -29,9 +29,12 @@ export interface WorkspaceExportOptions {
 
 const STREAM_BUFFER = 4 * 1024 * 1024;
 
-/** Turns a deferred listing into a byte stream; listing and I/O errors surface as stream errors. */
+/**
+ * Turns a deferred listing (a list, or entries as they are listed) into a byte stream; listing
+ * and I/O errors surface as stream errors.
+ */
 export function tarStream(
-  list: () => Promise<WorkspaceEntry[]>,
+  list: () => Promise<WorkspaceEntry[]> | AsyncIterable<WorkspaceEntry>,
   opts: TarWriteOptions,
 ): NodeJS.ReadableStream {
   async function* generate(): AsyncGenerator<Buffer> {
@@ -50,7 +53,8 @@ export function exportWorkspaceArchive(
 ): NodeJS.ReadableStream {
   // Bad patterns are the caller's mistake: refuse them now rather than as a stream error.
   const excluded = compileExclude(opts.exclude);
-  return tarStream(() => walkWorkspace(root, excluded), {
+  // Listed while it is written: the export never holds the whole listing (workspace-walk.ts).
+  return tarStream(() => streamWorkspace(root, excluded), {
     hardLinks: opts.hardLinks ?? "copy",
     recycle: opts.recycleBuffers === true,
   });

@@ -79,7 +79,7 @@ function openForExport(entry: WorkspaceEntry): number {
 }
 
 export async function* writeTar(
-  entries: readonly WorkspaceEntry[],
+  entries: Iterable<WorkspaceEntry> | AsyncIterable<WorkspaceEntry>,
   opts: TarWriteOptions,
 ): AsyncGenerator<Buffer> {
   const out = new Output(opts.recycle === true);
@@ -93,7 +93,7 @@ export async function* writeTar(
     }
   }
 
-  for (const entry of entries) {
+  for await (const entry of entries) {
     if (entry.kind === "file") {
       const fd = openForExport(entry);
       try {

@@ -38,6 +38,21 @@ export async function walkWorkspace(
   root: string,
   excluded: ExcludeMatcher,
 ): Promise<WorkspaceEntry[]> {
+  const out: WorkspaceEntry[] = [];
+  for await (const entry of streamWorkspace(root, excluded)) out.push(entry);
+  return out;
+}
+
+/**
+ * The same listing, entry by entry as it is read: the export (export.ts) writes each entry while
+ * the rest is still being listed, so a 200,000-entry workspace is never held as one list
+ * (issue 14: a copyback's memory does not grow with the workspace). Errors arrive where the
+ * listing meets them, as the array form would have thrown them.
+ */
+export async function* streamWorkspace(
+  root: string,
+  excluded: ExcludeMatcher,
+): AsyncGenerator<WorkspaceEntry> {
   let rootStats: Stats;
   try {
     rootStats = lstatSync(root);
@@ -47,10 +62,9 @@ export async function walkWorkspace(
   if (!rootStats.isDirectory()) {
     throw new WorkspaceExportError("the workspace is not a directory (or is a symbolic link)", "");
   }
-  const out: WorkspaceEntry[] = [];
   let sinceYield = 0;
   // Depth first, each directory's children in sorted order right after it.
-  const visit = async (absolute: string, relative: string): Promise<void> => {
+  async function* visit(absolute: string, relative: string): AsyncGenerator<WorkspaceEntry> {
     for (const { name, dirent } of listSorted(absolute, relative)) {
       if (++sinceYield >= ENTRIES_PER_TURN) {
         sinceYield = 0;
@@ -61,7 +75,7 @@ export async function walkWorkspace(
       const abs = join(absolute, name);
       // Regular files are opened (O_NOFOLLOW) and fstat'ed by the writer; no lstat needed here.
       if (dirent.isFile()) {
-        out.push({ path, absolute: abs, kind: "file" });
+        yield { path, absolute: abs, kind: "file" };
         continue;
       }
       let stats: Stats;
@@ -79,17 +93,16 @@ export async function walkWorkspace(
         } catch (error) {
           throw new WorkspaceExportError("a symbolic link cannot be read", path, errnoOf(error));
         }
-        out.push({ path, absolute: abs, kind, stats, target });
+        yield { path, absolute: abs, kind, stats, target };
       } else if (kind === "file") {
-        out.push({ path, absolute: abs, kind });
+        yield { path, absolute: abs, kind };
       } else {
-        out.push({ path, absolute: abs, kind, stats });
-        if (kind === "directory") await visit(abs, path);
+        yield { path, absolute: abs, kind, stats };
+        if (kind === "directory") yield* visit(abs, path);
       }
     }
-  };
-  await visit(root, "");
-  return out;
+  }
+  yield* visit(root, "");
 }
 
 function listSorted(
