@@ -10,9 +10,9 @@ import { useTestDatabase } from "@copyback/db/testing";
 import type { Principal } from "@copyback/core/auth";
 import { finalizationLockKey } from "@copyback/core/finalization/finalization-owner";
 import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
-import { resolveOwnerHoldsOnCommit } from "@copyback/core/recovery/actions";
+import { recordFilesGivenUp, resolveOwnerHoldsOnCommit } from "@copyback/core/recovery/actions";
 import { OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/recovery/causes";
-import { RESTORING_MESSAGE } from "@copyback/core/recovery/task-notice";
+import { FILES_GIVEN_UP_MESSAGE, RESTORING_MESSAGE } from "@copyback/core/recovery/task-notice";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
 import { createFileHold, fileHoldState, restoredBody } from "./file-hold-fixture";
@@ -368,12 +368,23 @@ describe("file holds on the task page and recovery.resolve (R-UI-2, R-UI-4, R-UI
     const legacy = await fileHold();
     const [legacyDetails] = (await forIssue(w.principals.manager, legacy)).details ?? [];
     expect(legacyDetails?.fileSource).toEqual({
-      runId: legacy.runId, runStatus: "failed", runtimeMode: "legacy", leaseId: legacy.leaseId, providerLeaseId: expect.stringMatching(/^sbx-/), cancelledNative: false, sourceIssueStatus: "blocked",
+      runId: legacy.runId, runStatus: "failed", runtimeMode: "legacy", leaseId: legacy.leaseId, providerLeaseId: expect.stringMatching(/^sbx-/), cancelledNative: false, sourceIssueStatus: "blocked", givenUp: null,
     });
     expect(legacyDetails?.leaseIds).toEqual([legacy.leaseId]);
     const cancelled = await fileHold("cancelled_native");
     const [cancelledDetails] = (await forIssue(w.principals.owner, cancelled)).details ?? [];
     expect(cancelledDetails?.fileSource).toMatchObject({ runStatus: "cancelled", runtimeMode: "native", cancelledNative: true, sourceIssueStatus: "in_progress" });
+  });
+
+  it("a file hold whose sandbox was discarded: the notice says the work is gone and the source carries who gave it up, when and why", async () => {
+    const h = await fileHold("cancelled_native");
+    await withTransaction(db(), (tx) =>
+      recordFilesGivenUp(tx, { actionIds: [h.actionId], leaseId: h.leaseId, providerLeaseId: null, by: { type: "user", id: null }, reason: "copied by hand", receipt: { schema: "test" } }),
+    );
+    const answer = await forIssue(w.principals.manager, h);
+    expect(answer.notice).toMatchObject({ kind: "attention", message: FILES_GIVEN_UP_MESSAGE });
+    expect(answer.details?.[0]?.fileSource?.givenUp).toMatchObject({ byType: "user", reason: "copied by hand", at: expect.any(Date) });
+    expect(answer.details?.[0]?.nextAction).toContain("discarded by user");
   });
 
   it("R-RR-5 recovery.resolve records the repair for runtime:manage only; owner, status and generation are unchanged", async () => {

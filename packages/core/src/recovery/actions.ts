@@ -14,6 +14,7 @@ import {
   EXPORT_RETRY_EXHAUSTED_NEXT_ACTION,
   FILE_RECOVERY_CAUSE,
   fileRecoveryNextAction,
+  filesGivenUpNextAction,
   LEGACY_COPYBACK_REPAIR_CAUSE,
   LEGACY_COPYBACK_REPAIR_NEXT_ACTION,
   OWNER_UNVERIFIED_CAUSE,
@@ -143,20 +144,41 @@ export async function recordOwnerAttestation(
     WHERE id = ${input.actionId}::uuid`;
 }
 
+export const FILES_GIVEN_UP_SCHEMA = "copyback.files-given-up.v1";
+
+/** What a Discard records on each action it acknowledged (read back for the notice and the form). */
+const filesGivenUpRecord = z.object({
+  schema: z.literal(FILES_GIVEN_UP_SCHEMA),
+  leaseId: z.string(),
+  by: z.object({ type: z.string(), id: z.string().nullable() }),
+  reason: z.string(),
+  at: z.string(),
+});
+export type FilesGivenUp = z.infer<typeof filesGivenUpRecord>;
+
+export function readFilesGivenUp(evidence: unknown): FilesGivenUp | null {
+  if (typeof evidence !== "object" || evidence === null || Array.isArray(evidence)) return null;
+  const parsed = filesGivenUpRecord.safeParse((evidence as Record<string, unknown>).filesGivenUp);
+  return parsed.success ? parsed.data : null;
+}
+
 /**
  * Issue 14 (retained sandboxes): an operator discarded the sandbox these actions needed. Each one
  * records that its files were given up, by whom, why and the destruction receipt; it stays open
- * (what it asked for may still be done another way, e.g. reconstruction, which needs the receipt).
+ * (what it asked for may still be done another way, e.g. reconstruction, which needs the receipt),
+ * and its instructions now say that nothing is left to recover (filesGivenUpNextAction).
  */
 export async function recordFilesGivenUp(
   tx: TransactionClient,
-  input: { actionIds: readonly string[]; leaseId: string; by: { type: string; id: string | null }; reason: string; receipt: unknown },
+  input: { actionIds: readonly string[]; leaseId: string; providerLeaseId: string | null; by: { type: string; id: string | null }; reason: string; receipt: unknown },
 ): Promise<number> {
   if (input.actionIds.length === 0) return 0;
-  const record = { schema: "copyback.files-given-up.v1", leaseId: input.leaseId, by: input.by, reason: input.reason, receipt: input.receipt, at: new Date().toISOString() };
+  const at = new Date().toISOString();
+  const record = { schema: FILES_GIVEN_UP_SCHEMA, leaseId: input.leaseId, by: input.by, reason: input.reason, receipt: input.receipt, at };
+  const nextAction = filesGivenUpNextAction({ providerLeaseId: input.providerLeaseId, byType: input.by.type, at, reason: input.reason });
   return tx.$executeRaw`
     UPDATE issue_recovery_actions
-    SET evidence = evidence || jsonb_build_object('filesGivenUp', ${JSON.stringify(record)}::jsonb), updated_at = now()
+    SET evidence = evidence || jsonb_build_object('filesGivenUp', ${JSON.stringify(record)}::jsonb), next_action = ${nextAction}, updated_at = now()
     WHERE id = ANY(${[...input.actionIds]}::uuid[]) AND status IN ('active', 'escalated')`;
 }
 

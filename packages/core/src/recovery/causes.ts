@@ -50,6 +50,20 @@ export function fileRecoveryNextAction(input: { runId: string; leaseId: string |
   );
 }
 
+/**
+ * Issue 14: the instructions of an action whose sandbox an operator discarded (retained sandboxes,
+ * Discard). The files it asked for are gone, so nothing can be recovered any more: the action
+ * waits for a board operator to close it deliberately (the `cancelled` disposition with a note),
+ * which releases the task for a new run. Replaces the instructions the action was opened with.
+ */
+export function filesGivenUpNextAction(input: { providerLeaseId: string | null; byType: string; at: string; reason: string }): string {
+  return (
+    `Sandbox allocation ${input.providerLeaseId ?? "(unnamed)"} was discarded by ${input.byType} at ${input.at} (${input.reason}); the files it held are gone and a confirmed destruction receipt is recorded on this action. ` +
+    "Nothing is left to recover: a board operator closes this action with the cancelled disposition and a note, which lets the task's agent be woken again. " +
+    "It does not retry the old turn, certify external actions the agent may have taken, or change the task's owner or status."
+  );
+}
+
 /** R-RR-2: a legacy run could not copy its required files back; its allocation is retained. */
 export const LEGACY_COPYBACK_REPAIR_CAUSE = "legacy_workspace_copyback_repair_required";
 

@@ -2,7 +2,7 @@
 // recovery chip, the company Recovery page and the wake refusal look at.
 import type { Prisma } from "@copyback/db/client";
 import type { DbOrTx } from "../runs/run-log";
-import { readOwnerUnverifiedEvidence } from "./actions";
+import { readFilesGivenUp, readOwnerUnverifiedEvidence } from "./actions";
 import type { NoticeAction } from "./task-notice";
 
 export const OPEN_ACTION_STATUSES = ["active", "escalated"] as const;
@@ -39,7 +39,15 @@ export function recoveryQueued(evidence: unknown): boolean {
 }
 
 export function toNoticeAction(row: Pick<OpenActionRow, "id" | "cause" | "status" | "runId" | "evidence" | "createdAt">): NoticeAction {
-  return { id: row.id, cause: row.cause, status: row.status, runId: row.runId, recoveryQueued: recoveryQueued(row.evidence), createdAt: row.createdAt };
+  return {
+    id: row.id,
+    cause: row.cause,
+    status: row.status,
+    runId: row.runId,
+    recoveryQueued: recoveryQueued(row.evidence),
+    filesGivenUp: readFilesGivenUp(row.evidence) !== null,
+    createdAt: row.createdAt,
+  };
 }
 
 export function listOpenActionsForIssue(db: DbOrTx, companyId: string, issueId: string): Promise<OpenActionRow[]> {

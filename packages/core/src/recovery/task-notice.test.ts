@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import {
+  FILES_GIVEN_UP_MESSAGE,
   RESTORING_MESSAGE,
   deriveTaskNotice,
   type NoticeAction,
@@ -70,6 +71,16 @@ describe("deriveTaskNotice", () => {
 
   it("R-UI-2: an escalated hold is still open and shown", () => {
     expect(deriveTaskNotice([action({ status: "escalated" })]).kind).toBe("attention");
+  });
+
+  it("R-UI-2: a hold whose sandbox was discarded says its work is gone, not kept (issue 14 Discard)", () => {
+    for (const cause of [FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE]) {
+      const kept = deriveTaskNotice([action({ cause })]);
+      const gone = deriveTaskNotice([action({ cause, filesGivenUp: true })]);
+      expect(messageOf(kept)).toMatch(/kept/);
+      expect(messageOf(gone)).toBe(FILES_GIVEN_UP_MESSAGE);
+      expect(messageOf(gone)).not.toMatch(/kept/);
+    }
   });
 
   it("R-UI-2: an unknown cause gets the generic attention notice", () => {

@@ -16,6 +16,8 @@ export interface NoticeAction {
   runId: string | null;
   /** The operator's attestation (or another confirmed recovery) is recorded: recovery is queued. */
   recoveryQueued: boolean;
+  /** Issue 14: an operator discarded the sandbox this action needed (its files were given up). */
+  filesGivenUp?: boolean;
   createdAt: Date;
 }
 
@@ -40,6 +42,9 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   [EXPORT_LIMIT_CAUSE]: "This task's work is too large (or has clashing file names) to be saved back automatically. It is kept as it is; an operator needs to help before it continues.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
+// Issue 14: after a Discard the notice must not say the files are kept: they were given up.
+export const FILES_GIVEN_UP_MESSAGE =
+  "The sandbox that held this task's unsaved work was discarded, so that work is gone. An operator needs to record how the task goes on before it continues.";
 
 export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
   const open = actions
@@ -48,7 +53,8 @@ export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
   // Anything still waiting for a person wins over a queued restore: it is what needs doing.
   const waiting = open.find((a) => !a.recoveryQueued);
   if (waiting) {
-    return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message: ATTENTION_MESSAGES[waiting.cause] ?? DEFAULT_ATTENTION };
+    const message = waiting.filesGivenUp ? FILES_GIVEN_UP_MESSAGE : (ATTENTION_MESSAGES[waiting.cause] ?? DEFAULT_ATTENTION);
+    return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message };
   }
   const queued = open.find((a) => a.recoveryQueued);
   if (queued) return { kind: "restoring", runId: queued.runId, message: RESTORING_MESSAGE };

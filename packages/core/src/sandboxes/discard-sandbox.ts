@@ -142,7 +142,7 @@ export async function discardRetainedSandbox(deps: { db: PrismaClient; registry:
           cleanup_claimed_by = NULL, cleanup_claimed_until = NULL, updated_at = now()
       WHERE id = ${lease.id}::uuid AND status IN ('active', 'released', 'pending_cleanup') AND cleanup_claimed_by = ${`discard:${requestId}`}`;
     if (moved !== 1) throw new DomainError("conflict", "lease_changed", "The lease changed while its sandbox was destroyed; the destroy is recorded nowhere else: repeat Discard.");
-    await recordFilesGivenUp(tx, { actionIds: admitted.actionIds, leaseId: lease.id, by: input.actor, reason, receipt });
+    await recordFilesGivenUp(tx, { actionIds: admitted.actionIds, leaseId: lease.id, providerLeaseId: lease.provider_lease_id, by: input.actor, reason, receipt });
     await recordActivity(tx, {
       companyId: input.companyId,
       actor: input.actor,

@@ -12,6 +12,9 @@ import { resolveRecoveryAction, type ResolveRecoveryActionBody } from "../../src
 import { SYSTEM_ACTOR } from "../../src/runs/record-activity";
 import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../src/runs/stopped-execution-receipt";
 import { PLAIN_LOCAL_PLUGIN, submitResult, useFakeFaultWorld } from "../dispatch/dispatch-fixture";
+import { discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
+import { toNoticeAction } from "../../src/recovery/holds";
+import { deriveTaskNotice, FILES_GIVEN_UP_MESSAGE } from "../../src/recovery/task-notice";
 
 const world = useFakeFaultWorld();
 const exists = (p: string) => access(p).then(() => true, () => false);
@@ -106,6 +109,27 @@ describe("resolveRecoveryAction", () => {
     const action = await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: h.action.id } });
     expect(action).toMatchObject({ status: "active", outcome: null, resolvedAt: null });
     expect(await world.db.activityLog.count({ where: { entityId: h.action.id } })).toBe(0);
+  });
+
+  it("after a Discard gave the hold's files up: the notice and instructions say so, `restored` is refused (no stop receipt on a destroyed lease) and the cancelled disposition closes it", async () => {
+    const h = await legacyHold();
+    const providerLeaseId = h.lease.providerLeaseId ?? "missing";
+    await discardRetainedSandbox(
+      { db: world.db, registry: world.registry },
+      { companyId: h.task.companyId, leaseId: h.lease.id, providerLeaseId, acknowledgedActionIds: [h.action.id], reason: "edit-me.txt was rewritten by hand", actor },
+    );
+    const given = await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: h.action.id } });
+    expect(given.status).toBe("active");
+    expect(given.nextAction).toContain(`Sandbox allocation ${providerLeaseId} was discarded`);
+    expect(given.nextAction).toContain("edit-me.txt was rewritten by hand");
+    expect(deriveTaskNotice([toNoticeAction(given)])).toMatchObject({ kind: "attention", actionId: h.action.id, message: FILES_GIVEN_UP_MESSAGE });
+    expect(await exists(path.join(world.instanceRoot, "sandboxes", providerLeaseId))).toBe(false);
+
+    const ctx = { companyId: h.task.companyId, issueId: h.task.issueId, actor: SYSTEM_ACTOR };
+    expect(await refusal(resolveRecoveryAction(world.db, { ...body(h), ...ctx }))).toBe("stop_receipt_missing");
+    const closed = await resolveRecoveryAction(world.db, { ...body(h, { outcome: "cancelled", workspaceRepairEvidence: undefined, note: "The files were given up when the sandbox was discarded" }), ...ctx });
+    expect(closed).toMatchObject({ actionId: h.action.id, outcome: "cancelled" });
+    expect(await world.db.issueRecoveryAction.count({ where: { issueId: h.task.issueId, status: { in: ["active", "escalated"] } } })).toBe(0);
   });
 
   it("R-RR-5 a succeeded legacy run is accepted unchanged", async () => {

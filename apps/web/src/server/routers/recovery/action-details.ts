@@ -7,7 +7,7 @@
 // evidence is read through core's schema and only the fields named here are copied out; the
 // procedure's output schema strips anything else.
 import { z } from "zod";
-import { readExportLimitEvidence, readFileRecoveryEvidence, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import { readExportLimitEvidence, readFileRecoveryEvidence, readFilesGivenUp, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
@@ -48,6 +48,8 @@ export const fileSourceSchema = z.object({
   /** The optional "no external actions were performed" confirmation applies (R-UI-4). */
   cancelledNative: z.boolean(),
   sourceIssueStatus: z.enum(["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"]),
+  /** Issue 14: the sandbox was discarded and its files given up (by whom, when, why): nothing is left to recover. */
+  givenUp: z.object({ at: z.date(), byType: z.string(), reason: z.string() }).nullable(),
 });
 export type FileSource = z.infer<typeof fileSourceSchema>;
 
@@ -117,6 +119,7 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
   const run = ctx.runs?.get(row.runId);
   if (!run) return null;
   const recorded = readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence) ?? readExportLimitEvidence(row.evidence);
+  const givenUp = readFilesGivenUp(row.evidence);
   return {
     runId: row.runId,
     runStatus: run.status,
@@ -125,6 +128,7 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
     providerLeaseId: recorded?.providerLeaseId ?? null,
     cancelledNative: run.runtimeMode === "native" && run.status === "cancelled",
     sourceIssueStatus: ctx.issueStatus,
+    givenUp: givenUp ? { at: new Date(givenUp.at), byType: givenUp.by.type, reason: givenUp.reason } : null,
   };
 }
 
