@@ -7,9 +7,8 @@
 // status, and Retry waits for the recovery.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) to stage the agent.
 import { expect, test } from "@playwright/test";
-import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { ACME, databaseUrl, signedInPage, until } from "./authenticated";
+import { ACME, databaseUrl, signedInPage, stageSlowAgentTask, until } from "./authenticated";
 
 test.describe("Stop on the task", () => {
   test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage a long-working demo agent");
@@ -20,26 +19,8 @@ test.describe("Stop on the task", () => {
     await sql.connect();
     try {
       // --- a demo agent that writes a partial file and then works for five minutes ---
-      const { rows } = await sql.query<{ environment_id: string; workspace_id: string }>(
-        `SELECT a.environment_id, w.id AS workspace_id FROM agents a, execution_workspaces w
-         WHERE a.company_id = $1 AND a.name = 'Builder' AND w.company_id = $1 LIMIT 1`,
-        [ACME],
-      );
-      const place = rows[0];
-      if (!place) throw new Error("the demo company has no Builder or workspace: was the seed applied?");
       const marker = `stop-${Date.now()}`;
-      const agentId = randomUUID();
-      await sql.query(
-        `INSERT INTO agents (id, company_id, name, command, adapter_config, environment_id) VALUES ($1, $2, $3, $4, '{"timeoutSeconds": 600}', $5)`,
-        [agentId, ACME, `Slow builder ${marker}`, ["/bin/sh", "-c", `echo "working on ${marker}" && mkdir -p e2e && printf 'partial' > e2e/${marker}.txt && sleep 300`], place.environment_id],
-      );
-      const { rows: issues } = await sql.query<{ id: string }>(
-        `WITH n AS (UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_counter)
-         INSERT INTO issues (id, company_id, number, identifier, title, status, assignee_agent_id, execution_workspace_id)
-         SELECT $2, $1, n.issue_counter, 'ACME-' || n.issue_counter, $3, 'todo', $4, $5 FROM n RETURNING id`,
-        [ACME, randomUUID(), `Stop the slow build ${marker}`, agentId, place.workspace_id],
-      );
-      const issueId = issues[0]!.id;
+      const { issueId } = await stageSlowAgentTask(sql, marker, `Stop the slow build ${marker}`);
 
       // --- a member (issues:write) wakes it and watches it work ---
       const member = await signedInPage(browser, "margaret@acme.test");
