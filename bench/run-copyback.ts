@@ -123,6 +123,8 @@ interface RunFigure {
   /** Largest RSS sampled in the window, and the kernel's peak over the whole run (MiB). */
   rssMiB: number;
   runPeakMiB: number;
+  /** This process's RSS when the run was started (what it held before any of the run's work). */
+  rssBeforeMiB: number;
   exportPath: string;
   exported: Record<string, unknown>;
 }
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
         data: { companyId: company.id, number: issues, identifier: `RCB-${issues}`, title: `Run ${issues}`, status: "todo", executionWorkspaceId: workspace.id },
       });
       await settle();
+      const rssBeforeMiB = process.memoryUsage.rss() / MiB;
       resetHighWater();
       const { runId } = await wakeAgent(db, { companyId: company.id, issueId: issue.id, agentId: agent.id, actor: SYSTEM_ACTOR });
       const claimed = await claimQueuedRuns(db, { limit: 1, controller });
@@ -195,7 +198,7 @@ async function main(): Promise<void> {
         console.log(`    timeline: ${marks.join(", ")}`);
       }
       const exported = (events.find((e) => e.code === "workspace.exported")?.payload ?? {}) as Record<string, unknown>;
-      return { ms: committed - accepted, split: [started - accepted, merged - started, committed - merged], cpuMs: cpu.at(committed) - cpu.at(accepted), rssMiB: cpu.peakRss(accepted, committed), runPeakMiB, exportPath: String(exported.path ?? "?"), exported };
+      return { ms: committed - accepted, split: [started - accepted, merged - started, committed - merged], cpuMs: cpu.at(committed) - cpu.at(accepted), rssMiB: cpu.peakRss(accepted, committed), runPeakMiB, rssBeforeMiB, exportPath: String(exported.path ?? "?"), exported };
     };
 
     const tar: { ms: number; cpu: number }[] = [];
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
         throw new Error(`(b) the host differs from the tree: ${String(error.stdout ?? error).slice(0, 400)}`);
       });
 
-      const line = `  run ${i + 1}: tar|tar&&sync ${ms(tar[i]!.ms)}; full ${ms(full[i]!.ms)} (${full[i]!.exportPath}, copyback RSS ${mib(full[i]!.rssMiB)}, run peak ${mib(full[i]!.runPeakMiB)})`;
+      const line = `  run ${i + 1}: tar|tar&&sync ${ms(tar[i]!.ms)}; full ${ms(full[i]!.ms)} (${full[i]!.exportPath}, RSS ${mib(full[i]!.rssBeforeMiB)} before the run, copyback ${mib(full[i]!.rssMiB)}, run peak ${mib(full[i]!.runPeakMiB)})`;
       if (LARGE) {
         console.log(`${line}; load ${load()}`);
       } else {

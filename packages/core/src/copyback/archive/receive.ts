@@ -2,7 +2,7 @@
 //   1. The archive stream is validated while it arrives (the same inspection as
 //      validateArchive: strict tar framing and limits, path and tree policy, symlink
 //      resolution, node-tar's reading cross-checked) and its tar bytes are kept in a spool
-//      (spool.ts: memory, or an unlinked private file above 128 MiB).
+//      (spool.ts: memory, or an unlinked private file above 256 MiB).
 //   2. Rejected: the spool is dropped and the violations returned; the staging directory was
 //      never written (R-UA-2, R-UA-4: not even partly).
 //   3. Safe: the entries are written from the spool into the empty staging directory at the

@@ -2,7 +2,7 @@
 // them until extraction is done), recycled within the process. A full copyback holds the whole
 // archive in memory between validation and extraction; fresh memory costs a page fault per
 // 4 KiB on first touch (about a second per 200 MiB on a small VM), so blocks a finished
-// receive gives back are reused by the next export instead. The pool is bounded (128 MiB, one
+// receive gives back are reused by the next export instead. The pool is bounded (256 MiB, one
 // spool's memory bound: spool.ts) and dropped after a minute without use, so an idle process
 // does not keep it.
 //
@@ -10,7 +10,7 @@
 // finished: nothing reads it any more when it is handed out again.
 
 export const SPOOL_BLOCK_BYTES = 1024 * 1024;
-const POOL_MAX_BLOCKS = 128;
+const POOL_MAX_BLOCKS = 256;
 const POOL_IDLE_MS = 60_000;
 
 const pool: SharedArrayBuffer[] = [];
