@@ -76,7 +76,7 @@ test.describe("Discard a retained sandbox", () => {
       await form.getByTestId("file-recovery-submit").click();
       await expect(manager.getByTestId("recovery-notice")).toHaveCount(0, { timeout: 15_000 });
       const { rows: actions } = await sql.query<{ status: string; outcome: string }>(`SELECT status, outcome FROM issue_recovery_actions WHERE run_id = $1`, [run.id]);
-      expect(actions).toEqual([{ status: "resolved", outcome: "cancelled" }]);
+      expect(actions).toEqual([{ status: "cancelled", outcome: "cancelled" }]);
 
       // --- the member's task page lets the agent be woken again ---
       await member.reload();
