@@ -1,5 +1,6 @@
 // `npm start` ends here: database (embedded unless DATABASE_URL), migrations, demo data, then the
-// console and the worker as child processes. Ctrl-C stops everything, the database last.
+// console and the worker as child processes. Ctrl-C stops everything, the database last. A worker
+// that dies on its own is started again (launch/restart-policy.ts); the console's exit stops all.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPrismaClient, seedDemo } from "@copyback/db";
@@ -8,6 +9,7 @@ import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
 import { startChild, stopChild, waitForHttp, type ManagedChild } from "./launch/children";
 import { localConsoleAccess } from "./launch/console-secret";
 import { prepareInstance } from "./launch/instance";
+import { decideWorkerRestart } from "./launch/restart-policy";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The worker drains its runs for up to 30 s (WORKER_DRAIN_TIMEOUT_MS), gives cancelled ones 10 s
@@ -95,21 +97,38 @@ async function main(): Promise<void> {
         env: { ...childEnv, ...authEnv, ...localConsole?.webEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
       }),
     );
-    children.push(
+    const web = children[0]!;
+    void web.exited.then((code) => {
+      if (!stopping) {
+        say(`web exited unexpectedly (code ${code}); stopping`);
+        void shutdown(1);
+      }
+    });
+    // The worker: started again when it dies on its own; its reconciler recovers at start what the
+    // dead one left (README "Recovery": orphaned runs, interrupted copybacks, holds).
+    const crashes: number[] = [];
+    const startWorker = () => {
       // `node --import tsx` rather than the tsx CLI: one process, so signals reach the worker itself.
-      startChild("worker", process.execPath, ["--import", "tsx", "src/main.ts"], {
-        cwd: path.join(root, "apps/worker"),
-        env: childEnv,
-      }),
-    );
-    for (const child of children) {
-      void child.exited.then((code) => {
-        if (!stopping) {
-          say(`${child.name} exited unexpectedly (code ${code}); stopping`);
+      const worker = startChild("worker", process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: path.join(root, "apps/worker"), env: childEnv });
+      children.push(worker);
+      void worker.exited.then((code) => {
+        if (stopping) return;
+        children.splice(children.indexOf(worker), 1);
+        const exit = code === null ? `signal ${worker.process.signalCode ?? "unknown"}` : `code ${code}`;
+        crashes.push(Date.now());
+        const decision = decideWorkerRestart(crashes, Date.now());
+        if (decision.kind === "give_up") {
+          say(`worker exited unexpectedly (${exit}), ${decision.crashesInWindow} times in 10 minutes; stopping`);
           void shutdown(1);
+          return;
         }
+        say(`worker exited unexpectedly (${exit}); starting it again in ${decision.delayMs / 1000} s (its recovery picks up what it left)`);
+        setTimeout(() => {
+          if (!stopping) startWorker();
+        }, decision.delayMs);
       });
-    }
+    };
+    startWorker();
 
     await waitForHttp(`${url}/api/health`, { timeoutMs: 120_000, isAlive: () => !stopping });
     await waitForHttp(`http://127.0.0.1:${env.WORKER_HEALTH_PORT}/readyz`, { timeoutMs: 60_000, isAlive: () => !stopping });
