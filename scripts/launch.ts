@@ -113,7 +113,8 @@ async function main(): Promise<void> {
       children.push(worker);
       void worker.exited.then((code) => {
         if (stopping) return;
-        children.splice(children.indexOf(worker), 1);
+        const at = children.indexOf(worker);
+        if (at >= 0) children.splice(at, 1);
         const exit = code === null ? `signal ${worker.process.signalCode ?? "unknown"}` : `code ${code}`;
         crashes.push(Date.now());
         const decision = decideWorkerRestart(crashes, Date.now());
