@@ -90,7 +90,7 @@ export function FileRecoveryForm({ companyId, issueId, choices }: { companyId: s
       <p className="text-sm font-medium text-slate-800">{givenUp ? "Close the recovery: the files were given up" : "Record recovered files"}</p>
       {givenUp ? (
         <p className="text-xs text-slate-600" data-testid="file-recovery-given-up">
-          The sandbox was discarded on {givenUp.at.toLocaleString("en")} by {givenUp.byType.replaceAll("_", " ")}, so nothing is left to recover.
+          The sandbox was discarded on {`${givenUp.at.toISOString().slice(0, 16).replace("T", " ")} UTC`} by {givenUp.byType.replaceAll("_", " ")}, so nothing is left to recover.
           Closing this action records that the recovery was cancelled and lets the agent be woken again. It does not retry the run or change
           the task&apos;s owner or status.
         </p>
