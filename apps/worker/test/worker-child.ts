@@ -2,9 +2,14 @@
 // between, so signals reach the worker itself), its output collected, its exit awaited, and a
 // registry of children that a test file kills in afterEach.
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { seedDemo } from "@copyback/db";
+import { useTestDatabase } from "@copyback/db/testing";
 
 const workerDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -65,4 +70,28 @@ export async function startWorkerChild(children: ChildProcess[], env: Record<str
 
 export function killChildren(children: ChildProcess[]): void {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+}
+
+/**
+ * One test file's demo instance: a test database with the demo seed, a fresh instance root (named
+ * with `prefix`), and the worker children it starts, killed after each test and removed after the
+ * file. `startWorker` passes the database and instance root, then `env`.
+ */
+export function useDemoWorkerInstance(prefix: string) {
+  const database = useTestDatabase();
+  const children: ChildProcess[] = [];
+  let instanceRoot = "";
+  beforeAll(async () => {
+    instanceRoot = await mkdtemp(path.join(os.tmpdir(), prefix));
+    await seedDemo(database.prisma(), { instanceRoot });
+  });
+  afterEach(() => killChildren(children));
+  afterAll(async () => {
+    await rm(instanceRoot, { recursive: true, force: true });
+  });
+  return {
+    database,
+    instanceRoot: () => instanceRoot,
+    startWorker: (env: Record<string, string>) => startWorkerChild(children, { DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, ...env }),
+  };
 }

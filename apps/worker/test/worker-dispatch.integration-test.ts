@@ -1,33 +1,18 @@
 // The worker as a real process dispatching real runs: the demo seed, a wake on a demo issue, the
 // worker claims the run, the Builder agent runs in a local sandbox, its file lands in the host
 // workspace and the task moves to review. SIGTERM lets a run in flight finish (drain).
-import type { ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
-import { useTestDatabase } from "@copyback/db/testing";
+import { describe, expect, it } from "vitest";
+import { DEMO_COMPANY_ID } from "@copyback/db";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { killChildren, startWorkerChild } from "./worker-child";
+import { useDemoWorkerInstance } from "./worker-child";
 
-const database = useTestDatabase();
-const children: ChildProcess[] = [];
-let instanceRoot = "";
-
-beforeAll(async () => {
-  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-dispatch-"));
-  await seedDemo(database.prisma(), { instanceRoot });
-});
-afterEach(() => killChildren(children));
-afterAll(async () => {
-  await rm(instanceRoot, { recursive: true, force: true });
-});
+const instance = useDemoWorkerInstance("copyback-worker-dispatch-");
+const { database } = instance;
 
 const startWorker = () =>
-  startWorkerChild(children, {
-    DATABASE_URL: database.url(),
-    COPYBACK_HOME: instanceRoot,
+  instance.startWorker({
     WORKER_POLL_INTERVAL_MS: "200",
     WORKER_CONCURRENCY: "2",
     COPYBACK_API_URL: "http://127.0.0.1:3100",

@@ -2,35 +2,20 @@
 // the restarted worker opens exactly one unverified-owner hold and starts no provider turn; an
 // operator's attestation lets the same run commit the sandbox's exact bytes. Times from restart
 // to the hold and from attestation to commit are printed.
-import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
-import { useTestDatabase } from "@copyback/db/testing";
+import { describe, expect, it } from "vitest";
+import { DEMO_COMPANY_ID } from "@copyback/db";
 import { OWNER_UNVERIFIED_CAUSE, attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { killChildren, startWorkerChild } from "./worker-child";
+import { useDemoWorkerInstance } from "./worker-child";
 
-const database = useTestDatabase();
-const children: ChildProcess[] = [];
-let instanceRoot = "";
-
-beforeAll(async () => {
-  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-recovery-"));
-  await seedDemo(database.prisma(), { instanceRoot });
-});
-afterEach(() => killChildren(children));
-afterAll(async () => {
-  await rm(instanceRoot, { recursive: true, force: true });
-});
+const instance = useDemoWorkerInstance("copyback-worker-recovery-");
+const { database } = instance;
 
 const startWorker = (extra: Record<string, string> = {}) =>
-  startWorkerChild(children, {
-    DATABASE_URL: database.url(),
-    COPYBACK_HOME: instanceRoot,
+  instance.startWorker({
     WORKER_POLL_INTERVAL_MS: "100",
     RECONCILE_INTERVAL_MS: "250",
     WORKER_CONCURRENCY: "2",
@@ -97,7 +82,7 @@ describe("a worker killed mid-export", () => {
     expect((await prisma.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).phase).toBe("workspace_finalizing");
     expect(await prisma.workspaceOperation.count({ where: { runId, phase: "workspace_finalize", status: "succeeded" } })).toBe(0);
     const lease = await prisma.environmentLease.findFirstOrThrow({ where: { runId } });
-    const sandbox = path.join(instanceRoot, "sandboxes", lease.providerLeaseId ?? "", "workspace");
+    const sandbox = path.join(instance.instanceRoot(), "sandboxes", lease.providerLeaseId ?? "", "workspace");
     const sandboxHashes = await hashes(path.join(sandbox, "bulk"));
     expect(Object.keys(sandboxHashes)).toHaveLength(400);
     const agentTurnsBefore = await prisma.runEvent.count({ where: { runId, code: "agent.started" } });

@@ -4,35 +4,20 @@
 // skips the locked task without a write. The worker is then SIGKILLed; after the lock is released
 // a restarted worker's startup pass pins the sandbox (stop-only intent) and its lease cleanup stops
 // and retains it, the agent's partial file intact.
-import type { ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
-import { useTestDatabase } from "@copyback/db/testing";
+import { describe, expect, it } from "vitest";
+import { DEMO_COMPANY_ID } from "@copyback/db";
 import { readStopAcknowledgement, readStopRetention } from "@copyback/core/runs/run-stop-records";
 import { stopRun } from "@copyback/core/runs/stop-run";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { killChildren, startWorkerChild } from "./worker-child";
+import { useDemoWorkerInstance } from "./worker-child";
 
-const database = useTestDatabase();
-const children: ChildProcess[] = [];
-let instanceRoot = "";
-
-beforeAll(async () => {
-  instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-worker-stop-"));
-  await seedDemo(database.prisma(), { instanceRoot });
-});
-afterEach(() => killChildren(children));
-afterAll(async () => {
-  await rm(instanceRoot, { recursive: true, force: true });
-});
+const instance = useDemoWorkerInstance("copyback-worker-stop-");
+const { database } = instance;
 
 const startWorker = () =>
-  startWorkerChild(children, {
-    DATABASE_URL: database.url(),
-    COPYBACK_HOME: instanceRoot,
+  instance.startWorker({
     WORKER_POLL_INTERVAL_MS: "100",
     RECONCILE_INTERVAL_MS: "250",
     WORKER_CONCURRENCY: "2",
@@ -71,7 +56,7 @@ describe("Stop with a real worker", () => {
       return run.status === "running" && typeof (run.runnerProfileJson as Record<string, unknown>).agentProcess === "object";
     }, 60_000);
     const lease = await prisma.environmentLease.findFirstOrThrow({ where: { runId } });
-    const partial = path.join(instanceRoot, "sandboxes", lease.providerLeaseId!, "workspace", "partial.txt");
+    const partial = path.join(instance.instanceRoot(), "sandboxes", lease.providerLeaseId!, "workspace", "partial.txt");
     await until("the partial file", () => readFile(partial, "utf8").then(() => true, () => false), 30_000);
 
     // Someone holds the task's row lock for as long as the first worker lives.
