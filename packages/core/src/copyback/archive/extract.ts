@@ -29,7 +29,7 @@ import {
   errnoOf,
 } from "./errors";
 import { resolveLimits, type ArchiveLimits } from "./limits";
-import { inspectArchive, type ArchiveValidation, type ValidatedEntry } from "./validate";
+import { entryComponents, inspectArchive, type ArchiveValidation, type ValidatedEntry } from "./validate";
 import { PERMISSIONS, writeValidatedEntries } from "./write-entries";
 
 /** What extraction returns: the validation verdict it acted on (validating again first is wasted work). */
@@ -96,8 +96,9 @@ export async function createSymlinks(
 ): Promise<void> {
   for (const entry of entries) {
     if (entry.kind !== "symlink") continue;
-    await ensureRealDirectory(dest, entry.components.slice(0, -1));
-    await symlink(entry.linkpath as string, join(dest, ...entry.components));
+    const components = entryComponents(entry);
+    await ensureRealDirectory(dest, components.slice(0, -1));
+    await symlink(entry.linkpath as string, join(dest, ...components));
   }
 }
 
@@ -126,10 +127,12 @@ export async function applyDirectoryModes(
   dest: string,
   entries: readonly ValidatedEntry[],
 ): Promise<void> {
+  const depth = (e: ValidatedEntry) => entryComponents(e).length;
   const dirs = entries
     .filter((e) => e.kind === "directory" && e.mode !== undefined)
-    .sort((a, b) => b.components.length - a.components.length);
-  for (const e of dirs) await chmod(join(dest, ...e.components), (e.mode as number) & PERMISSIONS);
+    .map((e) => ({ e, depth: depth(e) }))
+    .sort((a, b) => b.depth - a.depth);
+  for (const { e } of dirs) await chmod(join(dest, ...entryComponents(e)), (e.mode as number) & PERMISSIONS);
 }
 
 /** Removes everything below `dir` (never following a link), making directories writable first. */

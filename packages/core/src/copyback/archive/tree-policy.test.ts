@@ -460,3 +460,71 @@ describe("ArchiveTreePolicy.finish: where links lead", () => {
     );
   });
 });
+
+describe("ArchiveTreePolicy collision indexes (issue 14: only keys unlike their own NFC form or fold are stored)", () => {
+  it("R-UA-2: a name that is its own NFC form and fold, added first, still collides with a later variant", () => {
+    const tree = new ArchiveTreePolicy(STRICT);
+    expect(
+      addAll(tree, [
+        ["readme", "file"],
+        ["README", "file"],
+        ["caf\u00e9/a", "file"],
+        ["cafe\u0301/b", "file"],
+        ["CAF\u00c9/c", "file"],
+        ["\u03c3.txt", "file"],
+        ["\u03c2.txt", "file"],
+      ]),
+    ).toEqual([
+      undefined,
+      v("case_collision", "README", "two paths differ only by letter case"),
+      undefined,
+      v("normalization_collision", "cafe\u0301/b", "two paths differ only by Unicode normalization (NFC/NFD)"),
+      v("case_collision", "CAF\u00c9/c", "two paths differ only by letter case"),
+      undefined,
+      v("case_collision", "\u03c2.txt", "two paths differ only by letter case"),
+    ]);
+  });
+
+  it("R-UA-2: every sequence of names decides exactly as maps holding every key would", () => {
+    // The policy as it was with full maps (every key's NFC form, every NFC form's fold), for
+    // single-component names: the collision verdicts must match entry by entry.
+    const reference = (strict: boolean) => {
+      const keys = new Set<string>();
+      const byNfc = new Map<string, string>();
+      const byFold = new Map<string, string>();
+      return (key: string): string | undefined => {
+        if (keys.has(key)) return "duplicate_entry";
+        const nfc = key.normalize("NFC");
+        const sameNfc = byNfc.get(nfc);
+        if (sameNfc !== undefined && sameNfc !== key) return "normalization_collision";
+        if (strict) {
+          const fold = foldKey(nfc);
+          const sameFold = byFold.get(fold);
+          if (sameFold !== undefined && sameFold !== nfc) return "case_collision";
+          byFold.set(fold, nfc);
+        }
+        byNfc.set(nfc, key);
+        keys.add(key);
+        return undefined;
+      };
+    };
+    const letters = ["a", "A", "\u00e9", "e\u0301", "\u00c9", "E\u0301", "\u03c3", "\u03c2", "\u03a3", "\u1e9e", "\u00df", "ss", "\u212b", "\u00c5", "\u00e5"];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (const strict of [true, false]) {
+      for (let round = 0; round < 200; round++) {
+        const tree = new ArchiveTreePolicy(strict ? STRICT : LENIENT);
+        const model = reference(strict);
+        for (let i = 0; i < 12; i++) {
+          const length = 1 + Math.floor(next() * 2);
+          let name = "";
+          for (let j = 0; j < length; j++) name += letters[Math.floor(next() * letters.length)];
+          expect([name, tree.add(name, [name], "file")?.code]).toEqual([name, model(name)]);
+        }
+      }
+    }
+  });
+});

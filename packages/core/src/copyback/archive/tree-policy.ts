@@ -7,11 +7,8 @@ import { violation, type ArchiveViolation } from "./violations";
 
 export type TreeEntryKind = "file" | "directory" | "symlink";
 
-interface TreeNode {
-  /** "implied" = a parent directory that only exists because deeper entries name it. */
-  kind: TreeEntryKind | "implied";
-  target?: string;
-}
+/** "implied" = a parent directory that only exists because deeper entries name it. */
+type TreeNodeKind = TreeEntryKind | "implied";
 
 interface PendingLink {
   rawPath: string;
@@ -33,11 +30,16 @@ export function linkLookupKey(
   return limits.rejectCaseCollisions ? foldKey(key) : key.normalize("NFC");
 }
 
+// Memory (issue 14: 200,000 entries in one archive): a node is its kind alone (a constant
+// string, no object per path), and the two collision indexes hold only the keys whose NFC form,
+// or whose folded form, differs from the key itself. A key that is its own NFC form (every ASCII
+// path) is found through `nodes`; an NFC form that is its own fold (every lower-case ASCII path)
+// likewise. Lookups answer exactly what maps holding every key would (nfcOwner, foldOwner).
 export class ArchiveTreePolicy {
-  private readonly nodes = new Map<string, TreeNode>();
-  /** NFC form -> the exact key first registered under it. */
+  private readonly nodes = new Map<string, TreeNodeKind>();
+  /** NFC form -> the exact key registered under it, for keys that are not their own NFC form. */
   private readonly byNfc = new Map<string, string>();
-  /** Case-folded form -> the NFC form first registered under it. */
+  /** Case-folded form -> the NFC form registered under it, for NFC forms that are not their own fold. */
   private readonly byFold = new Map<string, string>();
   /** Symlinks by the key a host may look them up with (folded unless collisions are allowed). */
   private readonly linksByLookupKey = new Map<string, string>();
@@ -57,6 +59,8 @@ export class ArchiveTreePolicy {
     kind: TreeEntryKind,
     target?: string,
     resolve = true,
+    /** `components` joined by "/" when the caller has it (validate.ts shares that one string). */
+    joinedKey?: string,
   ): ArchiveViolation | undefined {
     if (components.length === 0) {
       if (kind !== "directory") {
@@ -74,26 +78,26 @@ export class ArchiveTreePolicy {
     for (let i = 0; i < components.length - 1; i++) {
       prefix = i === 0 ? (components[0] as string) : `${prefix}/${components[i] as string}`;
       const node = this.nodes.get(prefix);
-      if (node?.kind === "symlink") {
+      if (node === "symlink") {
         return violation(
           "through_symlink",
           rawPath,
           "entry path passes through a symbolic link from earlier in the archive",
         );
       }
-      if (node?.kind === "file") {
+      if (node === "file") {
         return violation("type_conflict", rawPath, "a parent of this entry is a regular file");
       }
       if (!node) {
         const collision = this.register(prefix, rawPath);
         if (collision) return collision;
-        this.nodes.set(prefix, { kind: "implied" });
+        this.nodes.set(prefix, "implied");
       }
     }
-    const key = components.join("/");
+    const key = joinedKey ?? components.join("/");
     const existing = this.nodes.get(key);
     if (existing) {
-      if (existing.kind !== "implied") {
+      if (existing !== "implied") {
         return violation("duplicate_entry", rawPath, "the same path appears twice in the archive");
       }
       if (kind === "symlink") {
@@ -110,13 +114,13 @@ export class ArchiveTreePolicy {
           "a regular file replaces a directory that earlier entries were written into",
         );
       }
-      existing.kind = "directory";
+      this.nodes.set(key, "directory");
       return undefined;
     }
     const collision = this.register(key, rawPath);
     if (collision) return collision;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a node's target is never read (links resolve through linksByLookupKey)
-    this.nodes.set(key, target === undefined ? { kind } : { kind, target });
+    // A link's target is kept in linksByLookupKey, where resolution reads it.
+    this.nodes.set(key, kind);
     if (kind === "symlink" && target !== undefined) {
       this.linksByLookupKey.set(this.lookupKey(key), target);
       if (resolve) this.links.push({ rawPath, parent: components.slice(0, -1), target });
@@ -154,9 +158,25 @@ export class ArchiveTreePolicy {
     return linkLookupKey(key, this.limits);
   }
 
+  /** The key registered with this NFC form, if any. */
+  private nfcOwner(nfc: string): string | undefined {
+    // Every key in `nodes` was registered; one equal to `nfc` is its own NFC form.
+    return this.byNfc.get(nfc) ?? (this.nodes.has(nfc) ? nfc : undefined);
+  }
+
+  /** The registered NFC form with this fold, if any. */
+  private foldOwner(fold: string): string | undefined {
+    const explicit = this.byFold.get(fold);
+    if (explicit !== undefined) return explicit;
+    // Not in byFold: only an NFC form that is its own fold can own it, and then it is `fold`.
+    const registeredNfc =
+      this.byNfc.has(fold) || (this.nodes.has(fold) && fold.normalize("NFC") === fold);
+    return registeredNfc && foldKey(fold) === fold ? fold : undefined;
+  }
+
   private register(key: string, rawPath: string): ArchiveViolation | undefined {
     const nfc = key.normalize("NFC");
-    const sameNfc = this.byNfc.get(nfc);
+    const sameNfc = this.nfcOwner(nfc);
     if (sameNfc !== undefined && sameNfc !== key) {
       return violation(
         "normalization_collision",
@@ -166,13 +186,13 @@ export class ArchiveTreePolicy {
     }
     if (this.limits.rejectCaseCollisions) {
       const fold = foldKey(nfc);
-      const sameFold = this.byFold.get(fold);
+      const sameFold = this.foldOwner(fold);
       if (sameFold !== undefined && sameFold !== nfc) {
         return violation("case_collision", rawPath, "two paths differ only by letter case");
       }
-      this.byFold.set(fold, nfc);
+      if (fold !== nfc) this.byFold.set(fold, nfc);
     }
-    this.byNfc.set(nfc, key);
+    if (nfc !== key) this.byNfc.set(nfc, key);
     return undefined;
   }
 }

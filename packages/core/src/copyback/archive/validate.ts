@@ -15,18 +15,31 @@ export type ArchiveValidation =
   | { kind: "safe"; entries: number; totalBytes: number }
   | { kind: "rejected"; violations: ArchiveViolation[] };
 
-/** An entry of a safe archive, in archive order, as extraction must meet it again. */
+/**
+ * An entry of a safe archive, in archive order, as extraction must meet it again. Compact on
+ * purpose (issue 14: 200,000 of them are held between validation and extraction): the normalized
+ * path is one string (`key`, the validated plain components joined by "/", the same string as
+ * `path` whenever the archive spelled it that way) and the mtime a number, not an array of
+ * component strings and a Date per entry.
+ */
 export interface ValidatedEntry {
   path: string;
   type: string;
   kind: TreeEntryKind | "root";
-  components: string[];
+  /** The validated components joined by "/" ("" for the archive root): entryComponents() splits it. */
+  key: string;
   size: number;
   mode: number | undefined;
   linkpath: string | undefined;
-  mtime: Date | undefined;
+  /** The header's mtime in milliseconds, when it has one. */
+  mtimeMs: number | undefined;
   /** Where the body starts in the tar bytes. */
   offset: number;
+}
+
+/** The entry's validated plain components (no component contains "/", so the key splits back exactly). */
+export function entryComponents(entry: Pick<ValidatedEntry, "key">): string[] {
+  return entry.key === "" ? [] : entry.key.split("/");
 }
 
 export interface ArchiveInspection {
@@ -117,17 +130,20 @@ export async function inspectTarBytes(
         resolve = false;
       }
     }
-    const conflict = tree.add(entry.path, checked.components, kind, entry.linkpath, resolve);
+    const joined = checked.components.join("/");
+    // One string per entry, shared by the tree policy's map and the entry list.
+    const key = joined === entry.path ? entry.path : joined;
+    const conflict = tree.add(entry.path, checked.components, kind, entry.linkpath, resolve, key);
     if (conflict) return report(conflict);
     entries.push({
       path: entry.path,
       type: entry.type,
       kind: checked.components.length === 0 ? "root" : kind,
-      components: checked.components,
+      key,
       size: entry.size,
       mode: entry.mode,
       linkpath: entry.linkpath,
-      mtime: entry.mtime,
+      mtimeMs: entry.mtime?.getTime(),
       offset: entry.offset,
     });
   };

@@ -19,7 +19,7 @@ import type { FileHandle } from "node:fs/promises";
 import { readArchiveBytes } from "./archive-bytes";
 import { ArchiveExtractionError } from "./errors";
 import { MAX_EXTENSION_HEADER_BYTES, type ArchiveLimits } from "./limits";
-import type { ValidatedEntry } from "./validate";
+import { entryComponents, type ValidatedEntry } from "./validate";
 
 const CREATE_FLAGS =
   constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -73,6 +73,7 @@ export async function writeValidatedEntries(
   });
   parser.on("entry", (entry: ReadEntry) => {
     const want = expected[index++];
+    const components = want ? entryComponents(want) : [];
     if (
       failure ||
       !want ||
@@ -80,20 +81,20 @@ export async function writeValidatedEntries(
       want.type !== entry.type ||
       want.size !== entry.size ||
       want.linkpath !== (entry.linkpath || undefined) ||
-      !want.components.every(isPlainName)
+      !components.every(isPlainName)
     ) {
       failure ??= changed();
       entry.resume();
       return;
     }
-    if (want.kind === "directory") ensureDirectory(want.components);
+    if (want.kind === "directory") ensureDirectory(components);
     if (want.kind !== "file") {
       // The root keeps the caller's mode; symlinks are created once every file is written.
       entry.resume();
       return;
     }
-    ensureDirectory(want.components.slice(0, -1));
-    const fd = openSync(join(dest, ...want.components), CREATE_FLAGS, 0o600);
+    ensureDirectory(components.slice(0, -1));
+    const fd = openSync(join(dest, ...components), CREATE_FLAGS, 0o600);
     openFd = fd;
     entry.on("data", (chunk: Buffer) => {
       for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at);

@@ -20,7 +20,7 @@ import { comparePaths } from "../manifest/paths";
 import type { Manifest, ManifestEntry } from "../manifest/types";
 import { ArchiveExtractionError } from "./errors";
 import type { ArchiveSpool } from "./spool";
-import type { ValidatedEntry } from "./validate";
+import { entryComponents, type ValidatedEntry } from "./validate";
 import { PERMISSIONS } from "./write-entries";
 import { startWriter, type FileJob } from "./write-worker";
 
@@ -73,17 +73,18 @@ export async function writeSpooledEntries(
   const files: ValidatedEntry[] = [];
   for (const want of entries) {
     if (want.kind === "root") continue;
-    if (!want.components.every(isPlainName)) {
+    const components = entryComponents(want);
+    if (!components.every(isPlainName)) {
       throw new ArchiveExtractionError("an entry path is not made of plain names");
     }
     if (want.kind === "directory") {
-      ensureDirectory(want.components);
+      ensureDirectory(components);
       // Its exact mode is applied last (applyDirectoryModes); the manifest already says it.
-      if (want.mode !== undefined) directoryModes.set(want.components.join("/"), want.mode & PERMISSIONS);
+      if (want.mode !== undefined) directoryModes.set(want.key, want.mode & PERMISSIONS);
     } else if (want.kind === "symlink") {
-      manifest.push({ path: want.components.join("/"), type: "symlink", mode: 0o777, target: want.linkpath as string });
+      manifest.push({ path: want.key, type: "symlink", mode: 0o777, target: want.linkpath as string });
     } else {
-      ensureDirectory(want.components.slice(0, -1));
+      ensureDirectory(components.slice(0, -1));
       files.push(want);
     }
   }
@@ -97,7 +98,7 @@ export async function writeSpooledEntries(
   const hashes = await writeFiles(spool, files, (want) => fileJob(dest, want), opts.writers ?? defaultWriters());
   files.forEach((want, i) => {
     manifest.push({
-      path: want.components.join("/"),
+      path: want.key,
       type: "file",
       mode: fileMode(want),
       sha256: hashes[i] as string,
@@ -115,11 +116,11 @@ function fileMode(want: ValidatedEntry): number {
 
 function fileJob(dest: string, want: ValidatedEntry): FileJob {
   return {
-    path: join(dest, ...want.components),
+    path: join(dest, ...entryComponents(want)),
     offset: want.offset,
     size: want.size,
     mode: fileMode(want),
-    mtimeMs: (want.mtime ?? new Date()).getTime(),
+    mtimeMs: want.mtimeMs ?? Date.now(),
   };
 }
 
