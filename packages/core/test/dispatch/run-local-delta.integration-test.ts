@@ -105,7 +105,14 @@ describe("finalization through the delta export (local provider)", () => {
     const task = await world.task({
       pluginId: PLAIN_LOCAL_PLUGIN,
       files: { "keep.txt": "keep\n", "edit.txt": "original\n" },
-      script: [`sed -i "s/${keep}/${sha256("not keep")}/" ../control/stat-cache.json`, `grep -q ${sha256("not keep")} ../control/stat-cache.json`, "printf 'edited\\n' > edit.txt", "echo new > new.txt", submitResult()].join(" && "),
+      // The cache stores raw hash bytes (stat-cache-format.ts): perl swaps them in place.
+      script: [
+        `perl -0777 -pi -e 'BEGIN { $o = pack("H*", "${keep}"); $n = pack("H*", "${sha256("not keep")}") } s/\\Q$o\\E/$n/' ../control/stat-cache.bin`,
+        `perl -0777 -ne 'exit(index($_, pack("H*", "${sha256("not keep")}")) < 0 ? 1 : 0)' ../control/stat-cache.bin`,
+        "printf 'edited\\n' > edit.txt",
+        "echo new > new.txt",
+        submitResult(),
+      ].join(" && "),
     });
     const runId = await world.runOnce(task);
     const s = await world.state(runId);

@@ -4,7 +4,7 @@
 //     sentinel.json                                       R-DT-2: the acquisition-time sentinel, outside the export
 //     control/                                            the provider's private records
 //       identity.json  processes.json  stopped.json
-//       stat-cache.json                                   the delta export's stat cache (stat-cache.ts)
+//       stat-cache.bin                                    the delta export's stat cache (stat-cache.ts)
 //       agent/result.json                                 COPYBACK_RESULT_FILE, outside the export
 // Under bubblewrap the agent can write only workspace/ and control/agent/: it can neither read
 // nor forge the identity, the sentinel or the process records.
@@ -51,7 +51,7 @@ export function sandboxLayout(instanceRoot: string, providerLeaseId: string): Sa
     identityFile: join(control, "identity.json"),
     processesFile: join(control, "processes.json"),
     stoppedFile: join(control, "stopped.json"),
-    statCacheFile: join(control, "stat-cache.json"),
+    statCacheFile: join(control, "stat-cache.bin"),
     agentDir,
     resultFile: join(agentDir, "result.json"),
   };

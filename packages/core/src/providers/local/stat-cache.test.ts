@@ -11,21 +11,41 @@ import { takeManifest } from "../../copyback/manifest/take-manifest";
 import { createLocalProvider } from "./local-provider";
 import { sandboxLayout } from "./sandbox-layout";
 import { readStatCache, recordSeedStatCache, writeStatCache } from "./stat-cache";
+import { decodeStatCache, encodeStatCache } from "./stat-cache-format";
 
 const scratch = await mkdtemp(join(tmpdir(), "copyback-stat-cache-"));
 afterAll(async () => rm(scratch, { recursive: true, force: true }));
 
 describe("the local stat cache", () => {
-  it("a missing file is absent, a malformed or mistyped one invalid (hash everything), never an error", async () => {
-    const file = join(scratch, "cache.json");
+  it("a missing file is absent, a malformed, truncated or older-format one invalid (hash everything), never an error", async () => {
+    const file = join(scratch, "cache.bin");
     expect(await readStatCache(file)).toEqual({ cache: undefined, state: "absent" });
-    await writeFile(file, "{not json");
+    await writeFile(file, "{not a cache");
     expect(await readStatCache(file)).toEqual({ cache: undefined, state: "invalid" });
-    await writeFile(file, JSON.stringify({ version: 1, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "not a hash" } } }));
+    // The JSON file of the first format.
+    await writeFile(file, JSON.stringify({ version: 1, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "a".repeat(64) } } }));
     expect((await readStatCache(file)).state).toBe("invalid");
-    const good = { version: 1 as const, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "a".repeat(64) } } };
+    const good = {
+      version: 1 as const,
+      files: {
+        "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1.5, ctimeMs: 1764547200123.4568, sha256: "a".repeat(64) },
+        "dir/é b.txt": { size: 2 ** 40, mode: 0o755, ino: 2 ** 52 + 1, mtimeMs: 0, ctimeMs: 3, sha256: "0123456789abcdef".repeat(4) },
+      },
+    };
     await writeStatCache(file, good);
     expect(await readStatCache(file)).toEqual({ cache: good, state: "used" });
+    const bytes = encodeStatCache(good);
+    expect(decodeStatCache(bytes.subarray(0, bytes.length - 1))).toBeUndefined();
+    expect(decodeStatCache(Buffer.concat([bytes, Buffer.from([0])]))).toBeUndefined();
+    const otherVersion = Buffer.from(bytes);
+    otherVersion.writeUInt32LE(3, 4);
+    expect(decodeStatCache(otherVersion)).toBeUndefined();
+    expect(decodeStatCache(encodeStatCache({ version: 1, files: {} }))).toEqual({ version: 1, files: {} });
+  });
+
+  it("refuses to write a record whose hash is not 64 hex digits (it would be stored as other bytes)", () => {
+    const bad = { version: 1 as const, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "not a hash" } } };
+    expect(() => encodeStatCache(bad)).toThrow();
   });
 
   it("the seed caches every file it just wrote, and a write right after it is hashed again", async () => {
@@ -33,7 +53,7 @@ describe("the local stat cache", () => {
     await mkdir(join(workspace, "d"), { recursive: true });
     await writeFile(join(workspace, "a.txt"), "a\n");
     await writeFile(join(workspace, "d/b.txt"), "b\n");
-    const file = join(scratch, "seeded-cache.json");
+    const file = join(scratch, "seeded-cache.bin");
     await recordSeedStatCache(workspace, file);
     const { cache, state } = await readStatCache(file);
     expect(state).toBe("used");

@@ -1,6 +1,6 @@
 // The local sandbox's stat cache (copyback/delta): size, mode, inode, mtime, ctime and sha256 of
-// each workspace file, kept in control/stat-cache.json (outside the exported workspace, where a
-// bubblewrapped agent cannot write). Seeding records it; each delta export reads it so that only
+// each workspace file, kept in control/stat-cache.bin (outside the exported workspace, where a
+// bubblewrapped agent cannot write; the format is stat-cache-format.ts's). Seeding records it; each delta export reads it so that only
 // files whose stat changed are read and hashed, and writes back the scan's newer cache.
 //
 // The cache is an accelerator, never evidence: a missing or malformed file means "hash
@@ -11,7 +11,8 @@ import { randomBytes } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { scanWorkspace } from "../../copyback/delta/scan";
-import type { CachedFileStat, WorkspaceStatCache } from "../../copyback/delta/types";
+import type { WorkspaceStatCache } from "../../copyback/delta/types";
+import { decodeStatCache, encodeStatCache } from "./stat-cache-format";
 
 export type StatCacheState = "used" | "absent" | "invalid";
 
@@ -22,28 +23,22 @@ export type StatCacheState = "used" | "absent" | "invalid";
  */
 const CLOCK_TICK_MARGIN_MS = 50;
 
-const SHA256 = /^[0-9a-f]{64}$/;
-
 export async function readStatCache(file: string): Promise<{ cache: WorkspaceStatCache | undefined; state: StatCacheState }> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, "utf8");
+    bytes = await readFile(file);
   } catch {
     return { cache: undefined, state: "absent" };
   }
-  try {
-    const value = JSON.parse(text) as unknown;
-    return isStatCache(value) ? { cache: value, state: "used" } : { cache: undefined, state: "invalid" };
-  } catch {
-    return { cache: undefined, state: "invalid" };
-  }
+  const cache = decodeStatCache(bytes);
+  return cache ? { cache, state: "used" } : { cache: undefined, state: "invalid" };
 }
 
 /** Written aside and renamed into place: a crash leaves the old cache or the new one, never half. */
 export async function writeStatCache(file: string, cache: WorkspaceStatCache): Promise<void> {
   const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await writeFile(temporary, JSON.stringify(cache), { mode: 0o600, flag: "wx" });
+    await writeFile(temporary, encodeStatCache(cache), { mode: 0o600, flag: "wx" });
     await rename(temporary, file);
   } finally {
     await rm(temporary, { force: true });
@@ -66,19 +61,4 @@ export async function recordSeedStatCache(workspace: string, file: string): Prom
   await writeStatCache(file, scan.cache).catch(() => undefined);
   const wait = started + CLOCK_TICK_MARGIN_MS - Date.now();
   if (wait > 0) await sleep(wait);
-}
-
-function isStatCache(value: unknown): value is WorkspaceStatCache {
-  if (typeof value !== "object" || value === null) return false;
-  const { version, files } = value as { version?: unknown; files?: unknown };
-  if (version !== 1 || typeof files !== "object" || files === null || Array.isArray(files)) return false;
-  for (const record of Object.values(files as Record<string, unknown>)) if (!isRecord(record)) return false;
-  return true;
-}
-
-function isRecord(value: unknown): value is CachedFileStat {
-  if (typeof value !== "object" || value === null) return false;
-  const r = value as Record<string, unknown>;
-  const finite = (x: unknown) => typeof x === "number" && Number.isFinite(x);
-  return finite(r.size) && finite(r.mode) && finite(r.ino) && finite(r.mtimeMs) && finite(r.ctimeMs) && typeof r.sha256 === "string" && SHA256.test(r.sha256);
 }
