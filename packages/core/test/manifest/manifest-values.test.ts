@@ -4,6 +4,7 @@ import {
   entriesEqual,
   manifestsEqual,
   parseManifest,
+  sealManifest,
   type Manifest,
   type ManifestEntry,
 } from "../../src/copyback/manifest/index";
@@ -87,6 +88,35 @@ describe("parseManifest", () => {
       );
     });
   }
+
+  // sealManifest (issue 14): the receive's own snapshot manifest, checked in place. Every
+  // refusal of parseManifest holds for it too, and what the schema would strip is refused.
+  describe("sealManifest", () => {
+    it("returns the same manifest, sorted and frozen, which parseManifest then takes as is", () => {
+      const own = JSON.parse(JSON.stringify(valid)) as Manifest;
+      const entry = own.entries[1];
+      const sealed = sealManifest(own);
+      expect(sealed.entries.map((e) => e.path)).toEqual(["link", "src", "src/a.ts"]);
+      expect(sealed.entries[2]).toBe(entry);
+      expect(Object.isFrozen(sealed) && Object.isFrozen(sealed.entries) && Object.isFrozen(entry)).toBe(true);
+      expect(parseManifest(sealed)).toBe(sealed);
+    });
+
+    const stricter: [string, unknown][] = [
+      ["an unknown field", { version: 1, entries: [{ path: "x", type: "directory", mode: 0o755, owner: 0 }] }],
+      ["a hash on a directory", { version: 1, entries: [{ path: "x", type: "directory", mode: 0o755, sha256: H("a") }] }],
+      ["a target on a file", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), target: "y" }] }],
+      ["a negative size", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: -1 }] }],
+      ["a field present as undefined", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: undefined }] }],
+    ];
+    for (const [name, value] of [...bad, ...stricter]) {
+      it(`refuses ${name}`, () => {
+        expect(() => sealManifest(value as Manifest)).toThrow(
+          expect.objectContaining({ code: "invalid_manifest" }),
+        );
+      });
+    }
+  });
 });
 
 describe("manifestsEqual and entriesEqual", () => {

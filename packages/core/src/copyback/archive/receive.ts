@@ -26,6 +26,7 @@ import { streamChunks } from "./stream-chunks";
 import { inspectTarBytes } from "./validate";
 import type { ArchiveViolation } from "./violations";
 import { writeSpooledEntries } from "./write-spooled";
+import { sealManifest } from "../manifest/parse";
 import type { Manifest } from "../manifest/types";
 
 export interface ReceiveWorkspaceArchiveOptions extends SpoolOptions {
@@ -74,9 +75,10 @@ export async function receiveWorkspaceArchive(
     const validated = performance.now();
     const dest = await assertEmptyDirectory(opts.stagingDir);
     try {
-      const snapshotManifest = await writeSpooledEntries(spool, dest, inspection.entries, {
-        writers: opts.writers,
-      });
+      // Checked and frozen in place (no copy of 200,000 entries): the merge takes it as parsed.
+      const snapshotManifest = sealManifest(
+        await writeSpooledEntries(spool, dest, inspection.entries, { writers: opts.writers }),
+      );
       const entries = inspection.entries.filter((e) => e.kind !== "root");
       await createSymlinks(dest, entries);
       await applyDirectoryModes(dest, entries);

@@ -6,7 +6,7 @@
 // Links are never followed: a child is looked at only when its host parent is a real directory.
 import { lstat, readdir, readlink } from "node:fs/promises";
 import path from "node:path";
-import { createLimiter } from "../manifest/concurrency";
+import { createLimiter, runPool } from "../manifest/concurrency";
 import { ManifestError } from "../manifest/errors";
 import type { ExcludeMatcher } from "../manifest/exclude";
 import { hashFile } from "../manifest/hash-file";
@@ -103,16 +103,16 @@ export const probeHost: HostProbe = async (request) => {
   for (const p of wanted) (levels[depthOf(p) - 1] ??= []).push(p);
   for (const level of levels) {
     if (level === undefined) continue;
-    await Promise.all(
-      level.map(async (rel) => {
-        const parent = parentOf(rel);
-        if (parent !== "" && entries.get(parent)?.type !== "directory") {
-          known.add(rel); // below a host file, link or missing directory: absent as a path
-          return;
-        }
-        await readEntry(rel);
-      }),
-    );
+    // A pool as wide as the limiter, not one promise per path at once: a level of 190,000 files
+    // held that many pending promises and closures (issue 14: memory that does not grow).
+    await runPool(level, request.concurrency, async (rel) => {
+      const parent = parentOf(rel);
+      if (parent !== "" && entries.get(parent)?.type !== "directory") {
+        known.add(rel); // below a host file, link or missing directory: absent as a path
+        return;
+      }
+      await readEntry(rel);
+    });
   }
 
   const walk = async (dir: string): Promise<void> => {
