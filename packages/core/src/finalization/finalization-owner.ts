@@ -93,6 +93,8 @@ export type OwnershipAttempt =
   | { kind: "owner_unverified"; reason: UnverifiedReason; receipt: FinalizationOwnerReceipt | null };
 
 /** R-OWN-13: probe at a third of idle_in_transaction_session_timeout, at most every 30 s. */
+const IDLE_TIMEOUT_MS_SQL =
+  "SELECT setting::bigint * CASE unit WHEN 's' THEN 1000 WHEN 'min' THEN 60000 ELSE 1 END FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'";
 const MAX_PROBE_INTERVAL_MS = 30_000;
 
 /**
@@ -114,12 +116,14 @@ async function tryTakeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipK
   let handedOver = false;
   let stopProbe: (() => Promise<void>) | null = null;
   try {
-    await connection.query("BEGIN");
-    const locked = await connection.query<{ locked: boolean }>(
-      "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
-      [finalizationLockKey(key.companyId, key.runId)],
-    );
-    if (locked.rows[0]?.locked !== true) return { kind: "busy", reason: "lock_held" };
+    // One round trip: the transaction, its lock (R-OWN-1) and the idle timeout the probe needs
+    // (R-OWN-13). A simple query takes no parameters: the key is quoted by the client itself.
+    // (A multi-statement query answers with one result per statement.)
+    const [, lock] = (await connection.query(
+      `BEGIN; SELECT pg_try_advisory_xact_lock(hashtextextended(${connection.escapeLiteral(finalizationLockKey(key.companyId, key.runId))}, 0)) AS locked, (${IDLE_TIMEOUT_MS_SQL}) AS ms`,
+    )) as unknown as [unknown, { rows: { locked: boolean; ms: string | null }[] }];
+    const lockRow = lock.rows[0];
+    if (lockRow?.locked !== true) return { kind: "busy", reason: "lock_held" };
 
     const run = await deps.db.heartbeatRun.findFirst({
       where: { id: key.runId, companyId: key.companyId, nativeIssueId: key.issueId, runtimeMode: "native" },
@@ -134,8 +138,8 @@ async function tryTakeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipK
     }
 
     // The probe runs before the receipt exists, so no receipt is ever written without the live
-    // owner object that clears it (a failing probe start leaves nothing behind).
-    stopProbe = await startProbe(connection);
+    // owner object that clears it.
+    stopProbe = startProbe(connection, Number(lockRow.ms ?? 0));
     const receipt: FinalizationOwnerReceipt = {
       token: randomBytes(24).toString("base64url"),
       host: deps.controller.host,
@@ -210,17 +214,20 @@ class Ownership implements FinalizationOwnership {
 
   async #assert(db: PrismaClient | TransactionClient, lockRow: boolean): Promise<void> {
     if (this.#released) throw ownershipLost();
-    try {
-      await this.connection.query("SELECT 1");
-    } catch {
-      throw ownershipLost();
-    }
-    const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
-      SELECT id FROM heartbeat_runs
-      WHERE id = ${this.key.runId}::uuid
-        AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}
-      ${lockRow ? Prisma.sql`FOR UPDATE` : Prisma.empty}`);
-    if (rows.length !== 1) throw ownershipLost();
+    // Both checks must pass; they go to different connections, so they run side by side (one
+    // round trip instead of two). The lock connection's failure is ownership lost, whatever the
+    // token query says; a failing token query fails as it always did.
+    const [connectionCheck, tokenCheck] = await Promise.allSettled([
+      this.connection.query("SELECT 1"),
+      db.$queryRaw<{ id: string }[]>(Prisma.sql`
+        SELECT id FROM heartbeat_runs
+        WHERE id = ${this.key.runId}::uuid
+          AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${this.receipt.token}
+        ${lockRow ? Prisma.sql`FOR UPDATE` : Prisma.empty}`),
+    ]);
+    if (connectionCheck.status === "rejected") throw ownershipLost();
+    if (tokenCheck.status === "rejected") throw tokenCheck.reason;
+    if (tokenCheck.value.length !== 1) throw ownershipLost();
   }
 
   release(): Promise<{ receiptCleared: boolean }> {
@@ -265,11 +272,7 @@ async function closeLockConnection(connection: DedicatedConnection): Promise<voi
  * while the copyback does only filesystem work. A disabled timeout means no probe. The probe
  * never reconnects; a failed probe just stops (publication checks the connection anyway).
  */
-async function startProbe(connection: DedicatedConnection): Promise<() => Promise<void>> {
-  const setting = await connection.query<{ ms: string }>(
-    "SELECT setting::bigint * CASE unit WHEN 's' THEN 1000 WHEN 'min' THEN 60000 ELSE 1 END AS ms FROM pg_settings WHERE name = 'idle_in_transaction_session_timeout'",
-  );
-  const timeoutMs = Number(setting.rows[0]?.ms ?? 0);
+function startProbe(connection: DedicatedConnection, timeoutMs: number): () => Promise<void> {
   if (!(timeoutMs > 0)) return async () => undefined;
   const intervalMs = Math.max(1, Math.min(Math.floor(timeoutMs / 3), MAX_PROBE_INTERVAL_MS));
   let inFlight: Promise<unknown> = Promise.resolve();

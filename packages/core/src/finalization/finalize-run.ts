@@ -152,8 +152,8 @@ class Finalization {
   async run(): Promise<FinalizeOutcome> {
     const { db } = this.deps;
     // R-OWN-3, R-OWN-4: read again under ownership, never from an earlier snapshot.
-    const coordinator = await db.nativeRunFinalization.findUnique({ where: { runId: this.key.runId } });
-    const barrier = await copybackProven(db, this.key);
+    // Two independent reads: side by side on the pool (one round trip of waiting, not two).
+    const [coordinator, barrier] = await Promise.all([db.nativeRunFinalization.findUnique({ where: { runId: this.key.runId } }), copybackProven(db, this.key)]);
     const decision = decideFinalizeStart({
       phase: coordinator?.phase ?? null,
       resultId: coordinator?.resultId ?? null,
@@ -181,15 +181,18 @@ class Finalization {
   }
 
   private async copyback(from: FinalizationPhase, resultId: string): Promise<FinalizeOutcome> {
-    const { db } = this.deps;
-    const moved = await this.owned(async (tx) => {
+    // The phase move, the attempt it counted and the attempt's `workspace_finalize` operation in
+    // one transaction as this owner (one commit instead of three round trips and two commits):
+    // an attempt never exists without its operation, nor an operation without its phase.
+    const started = await this.owned(async (tx) => {
       await closeInterruptedFinalizeOperations(tx, this.key);
-      return advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } });
+      const moved = await advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } });
+      if (!moved) return null;
+      const { attempt } = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
+      return { attempt, operationId: await startWorkspaceOperation(tx, { ...this.key, phase: "workspace_finalize", metadata: { attempt } }) };
     });
-    if (!moved) return { kind: "not_finalizable", reason: "phase_changed" };
-    const { attempt } = await db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
-
-    const operationId = await startWorkspaceOperation(db, { ...this.key, phase: "workspace_finalize", metadata: { attempt } });
+    if (!started) return { kind: "not_finalizable", reason: "phase_changed" };
+    const { attempt, operationId } = started;
     let result: CopybackResult;
     try {
       result = await this.exportAndMerge(operationId, attempt);
