@@ -395,6 +395,37 @@ describe("mergeSnapshot: the merge examples", () => {
     }
   });
 
+  it("a consumed snapshot's moved subtrees: every moved file is fsynced when syncfs is unavailable", async () => {
+    const sandbox: TreeSpec = {};
+    for (let i = 0; i < 20; i++) sandbox[`d${i % 3}/f${i}.txt`] = file(`content ${i}`);
+    for (const syncfsWorks of [true, false]) {
+      const calls: string[] = [];
+      const fsOps: FsOps = {
+        ...realFsOps,
+        syncFilesystem: async (p) => {
+          calls.push("syncfs");
+          return syncfsWorks ? realFsOps.syncFilesystem(p) : false;
+        },
+        fsyncFile: async (p) => {
+          calls.push(`fsyncFile ${path.basename(p)}`);
+          return realFsOps.fsyncFile(p);
+        },
+      };
+      const s = await scenario({}, sandbox, {});
+      await mergeSnapshot({
+        target: s.host,
+        baseline: s.baseline,
+        snapshotDir: s.snapshot,
+        locks: s.locks,
+        consumeSnapshot: true,
+        seams: { fsOps, syncfsThreshold: 2 },
+      });
+      expect(await readTree(s.host)).toEqual(stateOf(sandbox));
+      const synced = calls.filter((c) => c.startsWith("fsyncFile ")).sort();
+      expect(synced).toEqual(syncfsWorks ? [] : Object.keys(sandbox).map((k) => `fsyncFile ${path.basename(k)}`).sort());
+    }
+  });
+
   it("removes stray temporaries of an interrupted merge, and only those", async () => {
     const base = { "a.txt": file("a"), "d/b.txt": file("b") };
     const host = {

@@ -135,27 +135,36 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     staged.push({ staged: file, final, parent });
     stagedFiles.push(file);
   });
-  const movedFiles: string[] = [];
-  const movedDirectories: string[] = [];
   for (const root of moves) {
     const parent = parentOf(root);
     await checkDirectory(parent);
     await ops.chmod(snapshotPath(root), ctx.snapshot.get(root)?.mode ?? 0o755);
     staged.push({ staged: snapshotPath(root), final: hostPath(root), parent });
   }
-  if (moves.size > 0) {
-    for (const [p, entry] of ctx.snapshot) {
-      if (!moved(p)) continue;
-      if (entry.type === "file") movedFiles.push(snapshotPath(p));
-      if (entry.type === "directory") movedDirectories.push(snapshotPath(p));
+  // The moved subtrees' files and directories, listed only when they are fsynced one by one:
+  // with the syncfs barrier, 200,000 absolute paths would only be held (issue 14).
+  const movedEntries = (): { files: string[]; directories: string[] } => {
+    const files: string[] = [];
+    const directories: string[] = [];
+    if (moves.size > 0) {
+      for (const [p, entry] of ctx.snapshot) {
+        if (!moved(p)) continue;
+        if (entry.type === "file") files.push(snapshotPath(p));
+        if (entry.type === "directory") directories.push(snapshotPath(p));
+      }
     }
+    return { files, directories };
+  };
+  if (perFileSync) {
+    const movedNow = movedEntries();
+    await syncEach(movedNow.files, movedNow.directories);
   }
-  if (perFileSync) await syncEach(movedFiles, movedDirectories);
 
   // Data barrier: no name may point at bytes (or a moved subtree at entries) not yet on disk.
   if (!perFileSync && !(await ops.syncFilesystem(targetReal))) {
     perFileSync = true;
-    await syncEach([...stagedFiles, ...movedFiles], movedDirectories);
+    const movedNow = movedEntries();
+    await syncEach([...stagedFiles, ...movedNow.files], movedNow.directories);
   }
 
   // 4. Publish each staged entry under its final name (atomic replacement).
