@@ -11,12 +11,19 @@
 //   2. BENCH_READERS readers at once, each issuing BENCH_READER_REQUESTS requests back to back over
 //      the board's first page, a filtered page, page 21 (keyset) and the issue page in turn:
 //      target p95 < 150 ms at 100,000 issues (printed as PASS/MISS; with fewer issues it is only
-//      indicative).
+//      indicative). Meanwhile a writer changes BENCH_CHANGES_PER_SECOND (5) random issues of the
+//      company a second (title and last activity: each moves to the top of the first page), so the
+//      console's render cache (apps/web/scripts/render-cache.mjs) is dropped as in real use; every
+//      first-page answer must show the change committed last before its request started, and the
+//      cache's hit rate is printed (from each answer's x-copyback-render-cache header);
+//   3. the same concurrent phase on a console started with the render cache off
+//      (COPYBACK_WEB_RENDER_CACHE=off), for comparison (BENCH_CACHE_OFF_RUN=0 skips it).
 // The database is dropped at the end unless BENCH_KEEP_DATABASE=1.
 //
 // Knobs: BENCH_ISSUES (100000), BENCH_REQUESTS (50), BENCH_WARMUP (5), BENCH_READERS (20),
-// BENCH_READER_REQUESTS (25).
+// BENCH_READER_REQUESTS (25), BENCH_CHANGES_PER_SECOND (5), BENCH_CACHE_OFF_RUN (1).
 import os from "node:os";
+import pg from "pg";
 import { createBenchDatabase } from "./lib/bench-database";
 import { consoleBuilt, startConsole, type ConsoleServer } from "./lib/console-server";
 import { seedIssues } from "./lib/issue-seed";
@@ -26,6 +33,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const READERS = Number(process.env.BENCH_READERS ?? 20);
 const READER_REQUESTS = Number(process.env.BENCH_READER_REQUESTS ?? 25);
+const CHANGES_PER_SECOND = Number(process.env.BENCH_CHANGES_PER_SECOND ?? 5);
+const CACHE_OFF_RUN = process.env.BENCH_CACHE_OFF_RUN !== "0";
 const TARGET_P95_MS = 150;
 const TARGET_ISSUES = 100_000;
 
@@ -34,11 +43,12 @@ const load = () => os.loadavg().map((l) => l.toFixed(1)).join(" / ");
 
 let server: ConsoleServer;
 
-async function timeGet(url: string): Promise<{ ms: number; status: number; body: string }> {
+/** GET `path` on the current server. */
+async function timeGet(path: string): Promise<{ ms: number; status: number; body: string; cache: string | null }> {
   const started = performance.now();
-  const response = await fetch(url, { redirect: "manual", headers: { cookie: server.cookie } });
+  const response = await fetch(`${server.base}${path}`, { redirect: "manual", headers: { cookie: server.cookie } });
   const body = await response.text();
-  return { ms: performance.now() - started, status: response.status, body };
+  return { ms: performance.now() - started, status: response.status, body, cache: response.headers.get("x-copyback-render-cache") };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -58,6 +68,39 @@ interface Page {
   label: string;
   url: string;
   check: (body: string) => boolean;
+  /** The first page: it must show the last change committed before the request started. */
+  showsLatestChange?: boolean;
+}
+
+/**
+ * Changes `perSecond` random issues a second until stopped: a new title and the latest activity,
+ * so the issue moves to the top of the first page. `latest` is the title of the last committed one.
+ */
+function startWriter(databaseUrl: string, companyId: string, issues: number, perSecond: number) {
+  const state = { latest: null as string | null, changes: 0, stopped: false };
+  if (perSecond <= 0) return { state, stop: async () => {} };
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "copyback-bench-writer" });
+  const done = (async () => {
+    await client.connect();
+    const started = performance.now();
+    while (!state.stopped) {
+      const number = 1 + Math.floor(Math.random() * issues);
+      const title = `Changed by the benchmark #${state.changes + 1} (${number})`;
+      await client.query("UPDATE issues SET title = $1, last_activity_at = now() WHERE company_id = $2 AND number = $3", [title, companyId, number]);
+      state.latest = title;
+      state.changes++;
+      const due = started + (state.changes * 1000) / perSecond;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+    }
+    await client.end();
+  })();
+  return {
+    state,
+    stop: async () => {
+      state.stopped = true;
+      await done;
+    },
+  };
 }
 
 /** Server CPU (its whole process group) per request over `requests` requests since `cpuBefore`. */
@@ -67,30 +110,75 @@ async function measure(page: Page): Promise<void> {
   for (let i = 0; i < WARMUP; i++) await timeGet(page.url);
   const cpuBefore = server.cpuMs();
   const times: number[] = [];
+  let hits = 0;
   for (let i = 0; i < REQUESTS; i++) {
-    const { ms, status, body } = await timeGet(page.url);
+    const { ms, status, body, cache } = await timeGet(page.url);
     if (status !== 200 || !page.check(body)) throw new Error(`${page.label}: unexpected answer (HTTP ${status})`);
+    if (cache === "hit") hits++;
     times.push(ms);
   }
-  say(`${page.label.padEnd(34)} ${summary(times)}  ${cpuPerRequest(cpuBefore, times.length)}`);
+  say(`${page.label.padEnd(34)} ${summary(times)}  ${cpuPerRequest(cpuBefore, times.length)}, ${hits} cache hits`);
+}
+
+interface ConcurrentResult {
+  times: number[];
+  hits: number;
+  shared: number;
+  misses: number;
 }
 
 /** READERS readers at once, each going round the pages; every answer checked. */
-async function concurrentReaders(pages: Page[]): Promise<number[]> {
-  const times: number[] = [];
+async function concurrentReaders(pages: Page[], latestChange: () => string | null): Promise<ConcurrentResult> {
+  const result: ConcurrentResult = { times: [], hits: 0, shared: 0, misses: 0 };
   const failures: string[] = [];
   await Promise.all(
     Array.from({ length: READERS }, async (_, reader) => {
       for (let i = 0; i < READER_REQUESTS; i++) {
         const page = pages[(reader + i) % pages.length]!;
-        const { ms, status, body } = await timeGet(page.url);
+        const expected = page.showsLatestChange ? latestChange() : null;
+        const { ms, status, body, cache } = await timeGet(page.url);
         if (status !== 200 || !page.check(body)) failures.push(`${page.label}: HTTP ${status}`);
-        times.push(ms);
+        else if (expected !== null && !body.includes(expected)) failures.push(`${page.label}: stale (without "${expected}", render cache ${cache})`);
+        if (cache === "hit") result.hits++;
+        else if (cache === "shared") result.shared++;
+        else if (cache === "miss") result.misses++;
+        result.times.push(ms);
       }
     }),
   );
   if (failures.length > 0) throw new Error(`${failures.length} bad answers under concurrency, e.g. ${failures[0]}`);
-  return times;
+  return result;
+}
+
+/** The concurrent phase with the writer running; prints its lines and returns the p95. */
+async function concurrentPhase(pages: Page[], databaseUrl: string, companyId: string, label: string): Promise<number> {
+  say(`\nconcurrent (${label}): ${READERS} readers at once, ${READER_REQUESTS} requests each, round the five pages; ${CHANGES_PER_SECOND} issue changes/s; load average ${load()}`);
+  const writer = startWriter(databaseUrl, companyId, ISSUES, CHANGES_PER_SECOND);
+  // The first change committed before the readers start, so that every first page is checked.
+  while (CHANGES_PER_SECOND > 0 && writer.state.latest === null) await new Promise((r) => setTimeout(r, 10));
+  const started = performance.now();
+  const cpuBefore = server.cpuMs();
+  const benchCpu = process.cpuUsage();
+  let result: ConcurrentResult;
+  try {
+    result = await concurrentReaders(pages, () => writer.state.latest);
+  } finally {
+    await writer.stop();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const benchUsed = process.cpuUsage(benchCpu);
+  const benchCpuMs = (benchUsed.user + benchUsed.system) / 1000;
+  const { times } = result;
+  const p95 = percentile([...times].sort((a, b) => a - b), 95);
+  say(`${"all pages".padEnd(34)} ${summary(times)}  (${times.length} requests, ${(times.length / seconds).toFixed(0)} req/s)`);
+  // CPU time is what the load of other processes inflates least: what a quiet machine must spend.
+  say(`${"".padEnd(34)} ${cpuPerRequest(cpuBefore, times.length)}, this benchmark's client ${(benchCpuMs / times.length).toFixed(1)} ms/request`);
+  const cacheable = result.hits + result.shared + result.misses;
+  const pct = (n: number) => `${((100 * n) / cacheable).toFixed(0)}%`;
+  say(
+    `${"".padEnd(34)} render cache: ${cacheable === 0 ? "off (no answer was cacheable)" : `of ${cacheable} cacheable answers ${result.hits} hits (${pct(result.hits)}), ${result.shared} shared a render under way (${pct(result.shared)}), ${result.misses} rendered (${pct(result.misses)})`}; ${writer.state.changes} changes written`,
+  );
+  return p95;
 }
 
 /** The "Next page" link of a board page (keyset cursor), HTML-unescaped. */
@@ -114,17 +202,17 @@ async function main(): Promise<void> {
     say(`inserted ${ISSUES} issues in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     server = await startConsole(database.url);
 
-    const board = `${server.base}/companies/${companyId}/issues`;
+    const board = `/companies/${companyId}/issues`;
     // Twenty "Next page" hops from the first page: the 21st page's URL.
     let deep = board;
     for (let hop = 0; hop < 20; hop++) {
       const next = nextPageHref((await timeGet(deep)).body);
       if (!next) throw new Error("the board has no next page (fewer than 21 pages of issues?)");
-      deep = `${server.base}${next}`;
+      deep = next;
     }
     const rows = (body: string) => body.includes('data-testid="issue-row"');
     const pages: Page[] = [
-      { label: "issues board (first page)", url: board, check: rows },
+      { label: "issues board (first page)", url: board, check: rows, showsLatestChange: true },
       { label: "issues board ?status=todo", url: `${board}?status=todo`, check: rows },
       { label: "issues board, filter + assignee", url: `${board}?status=in_progress&assignee=unassigned`, check: rows },
       { label: "issues board, page 21 (keyset)", url: deep, check: rows },
@@ -135,25 +223,21 @@ async function main(): Promise<void> {
     say(`sequential: ${REQUESTS} requests each after ${WARMUP} warm-up requests`);
     for (const page of pages) await measure(page);
 
-    say(`\nconcurrent: ${READERS} readers at once, ${READER_REQUESTS} requests each, round the five pages`);
-    const started = performance.now();
-    const cpuBefore = server.cpuMs();
-    const benchCpu = process.cpuUsage();
-    const times = await concurrentReaders(pages);
-    const seconds = (performance.now() - started) / 1000;
-    const benchUsed = process.cpuUsage(benchCpu);
-    const benchCpuMs = (benchUsed.user + benchUsed.system) / 1000;
-    const sorted = [...times].sort((a, b) => a - b);
-    const p95 = percentile(sorted, 95);
-    say(`${"all pages".padEnd(34)} ${summary(times)}  (${times.length} requests, ${(times.length / seconds).toFixed(0)} req/s)`);
-    // CPU time is what the load of other processes inflates least: what a quiet machine must spend.
-    say(`${"".padEnd(34)} ${cpuPerRequest(cpuBefore, times.length)}, this benchmark's client ${(benchCpuMs / times.length).toFixed(1)} ms/request`);
+    const p95 = await concurrentPhase(pages, database.url, companyId, "as configured");
     const verdict = p95 < TARGET_P95_MS ? "PASS" : "MISS";
     say(
       ISSUES >= TARGET_ISSUES
         ? `target: p95 < ${TARGET_P95_MS} ms with ${READERS} readers at ${TARGET_ISSUES} issues: ${f(p95).trim()} ${verdict}`
         : `target: p95 < ${TARGET_P95_MS} ms with ${READERS} readers at ${TARGET_ISSUES} issues: not measured (${ISSUES} issues; ${f(p95).trim()} here, ${verdict} only indicative)`,
     );
+    if (CACHE_OFF_RUN) {
+      await server.stop();
+      server = await startConsole(database.url, { COPYBACK_WEB_RENDER_CACHE: "off" });
+      // Warm-up as the first server had (the sequential phase): each page as often.
+      for (const page of pages) for (let i = 0; i < WARMUP + REQUESTS; i++) await timeGet(page.url);
+      const offP95 = await concurrentPhase(pages, database.url, companyId, "render cache off, for comparison");
+      say(`${"".padEnd(34)} p95 ${f(offP95).trim()} with the render cache off`);
+    }
     say(`load average after: ${load()}`);
   } finally {
     await server?.stop();

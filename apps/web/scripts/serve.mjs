@@ -9,21 +9,33 @@
 // which hands connections round-robin. A worker that dies takes the others down with it and the
 // exit code is passed on, so whoever started the console sees the failure (no silent respawn
 // loop). SIGTERM / SIGINT are passed to the workers, which shut down as `next start` does.
+//
+// With the render cache on (local mode by default, render-cache.mjs), each process runs
+// cached-next-server.mjs instead: the same Next.js server through its custom-server API, with the
+// cache in front of it.
 import cluster from "node:cluster";
 import { createRequire } from "node:module";
 import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { renderCacheEnabled } from "./render-cache.mjs";
 import { webWorkerCount } from "./web-workers.mjs";
 
 const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
-const startArgs = ["start", ...process.argv.slice(2)];
+const cachedServer = fileURLToPath(new URL("./cached-next-server.mjs", import.meta.url));
+const listenArgs = process.argv.slice(2);
+const startArgs = ["start", ...listenArgs];
 
 if (cluster.isPrimary) {
   const workers = webWorkerCount(process.env, os.availableParallelism());
-  if (workers === 1) {
+  const cached = renderCacheEnabled(process.env);
+  if (workers === 1 && cached) {
+    const { serveWithRenderCache } = await import("./cached-next-server.mjs");
+    await serveWithRenderCache(listenArgs);
+  } else if (workers === 1) {
     process.argv = [process.argv[0], nextBin, ...startArgs];
     await import(nextBin);
   } else {
-    cluster.setupPrimary({ exec: nextBin, args: startArgs });
+    cluster.setupPrimary(cached ? { exec: cachedServer, args: listenArgs } : { exec: nextBin, args: startArgs });
     let stopping = false;
     let exitCode = 0;
     const stop = (signal) => {
