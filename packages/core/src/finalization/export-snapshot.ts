@@ -49,7 +49,8 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
   await mkdir(snapshotDir, { mode: 0o700 });
 
   let stage: ExportStage = "primary";
-  const options = { signal: input.signal, exclude: input.exclude ? [...input.exclude] : [] };
+  // singleReceiver: the stream goes into receiveWorkspaceArchive below and nowhere else.
+  const options = { signal: input.signal, exclude: input.exclude ? [...input.exclude] : [], singleReceiver: true };
   let archive: Readable = await untilAborted(exportWorkspace(lease, options), input.signal, discardStream);
   const violationCodes = new Set<string>();
   for (;;) {

@@ -123,6 +123,14 @@ export interface ExportOptions {
    * dependency tree's absolute links or sheer size never force a salvage or cross a limit.
    */
   exclude?: readonly string[];
+  /**
+   * Set by a caller that reads the archive into one receiveWorkspaceArchive in this process and
+   * hands it to nothing else (finalization/export-snapshot.ts). A provider producing the stream
+   * in this process may then let that receive recycle its buffers once it is done (export.ts
+   * `recycleBuffers`: no fresh memory, and so no page faults, for the next export; issue 14).
+   * Any other consumer leaves it unset.
+   */
+  singleReceiver?: boolean;
 }
 
 /** What the host hands a delta export: the baseline it will verify against, and the export options. */

@@ -4,7 +4,8 @@
 // beyond it in a private temporary file that is unlinked the moment it is created, so no other
 // process can open it by name and nothing is left behind by a crash. The bound is what one
 // copyback may add to its process for the bytes in transit: when the spool moves to the file it
-// lets go of its memory, so a 5 GiB archive costs no more spool memory than a 256 MiB one.
+// lets go of its memory (dropped, not pooled), so a 5 GiB archive costs no more spool memory
+// than a 256 MiB one.
 // Not lower: at 128 MiB the 200 MiB benchmark tree spilled and its extraction, reading the
 // file back, took 8.7-8.9 s against 4.7-5.5 s from memory (2026-12-01, load 9 to 12). Only the receiver writes
 // the spool, and extraction reads back exactly the bytes the validator saw.
@@ -183,7 +184,9 @@ export class ArchiveSpool {
         segment.start,
       );
     }
-    giveBackBlocks(this.#owned);
+    // Dropped, not pooled: a spilled archive is a large one, whose copyback goes on for minutes
+    // with 200,000 entries' structures; a pool of 256 MiB kept idle beside them was most of what
+    // its peak had over the target (issue 14). The next in-memory export takes fresh blocks.
     this.#owned = [];
     this.#segments = [];
     this.#tail = undefined;

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import { receiveWorkspaceArchive } from "../../copyback/archive/receive";
+import { pooledBlocks, takeBlock } from "../../copyback/archive/spool-memory";
 import { encodeHeader } from "../../copyback/archive/tar-header";
 import { validateArchive } from "../../copyback/archive/validate";
 import { probeProcess, readProcessIdentity } from "../../process/read-process-identity";
@@ -265,6 +267,26 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     const other = await acquired(p);
     (await other.p.exportWorkspace!(other.handle)).resume();
     await expect(acquired(p, { faults: { failExports: 0 } })).rejects.toMatchObject({ code: "provider_config_invalid" });
+  });
+
+  it("issue 14: the export's buffers return to the pool after the receive only when the caller says it is the single receiver", async () => {
+    const p = provider();
+    const { handle, workspace } = await acquired(p);
+    await writeFile(join(workspace, "big.bin"), Buffer.alloc(3 * 1024 * 1024, 7));
+    const pooledAfter = async (singleReceiver: boolean): Promise<number> => {
+      const staging = await mkdtemp(join(tmpdir(), "local-export-staging-"));
+      try {
+        // Whatever the pool holds is taken first, so only this export's blocks can come back.
+        while (pooledBlocks() > 0) takeBlock();
+        const received = await receiveWorkspaceArchive({ archive: await p.exportWorkspace!(handle, { singleReceiver }), stagingDir: staging });
+        expect(received.kind).toBe("safe");
+        return pooledBlocks();
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+    };
+    expect(await pooledAfter(false)).toBe(0);
+    expect(await pooledAfter(true)).toBeGreaterThanOrEqual(3);
   });
 
   it("R-EX-3 resume drains old activity before it reopens admission", async () => {

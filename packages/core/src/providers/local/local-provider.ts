@@ -239,7 +239,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     await realWorkspace(layout);
     // Excluded trees are neither exported nor validated; hard-linked files travel as ordinary
     // bytes (validation refuses hard-link entries), so only unsafe links need the salvage export.
-    const archive = exportWorkspaceArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined, hardLinks: "copy" });
+    // Buffers recycled only when the caller says one receive in this process is the stream's only reader.
+    const archive = exportWorkspaceArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined, hardLinks: "copy", recycleBuffers: opts.singleReceiver === true });
     return withAbort(archive, opts.signal);
   }
 
