@@ -13,11 +13,9 @@ import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { deltaArchivePaths, diffManifests } from "../copyback/delta/diff";
+import { deltaArchivePaths } from "../copyback/delta/diff";
 import { DeltaMismatchError } from "../copyback/delta/errors";
-import { receiveDeltaArchive } from "../copyback/delta/receive";
-import { compileExclude } from "../copyback/manifest/exclude";
-import { parseManifest } from "../copyback/manifest/parse";
+import { prepareDeltaReceipt, receivePreparedDelta } from "../copyback/delta/receive";
 import type { Manifest } from "../copyback/manifest/types";
 import { requireCapability } from "../providers/registry";
 import type { DeltaExport, EnvironmentProvider, LeaseHandle } from "../providers/types";
@@ -58,10 +56,10 @@ export async function exportDeltaSnapshot(input: ExportDeltaSnapshotInput): Prom
   const exclude = input.exclude ? [...input.exclude] : [];
   const delta = await untilAborted(exportDelta(input.lease, { baseline: input.baseline, exclude, signal: input.signal }), input.signal, (late) => late.archive?.destroy());
   try {
-    const snapshot = parseManifest(delta.manifest);
-    const excluded = compileExclude(exclude);
-    const baseline: Manifest = exclude.length > 0 ? { version: 1, entries: input.baseline.entries.filter((e) => !excluded(e.path)) } : input.baseline;
-    const { changed } = diffManifests(baseline, snapshot);
+    // Parsed and compared with the host's own baseline once, here: the spool's cap needs the
+    // changed entries before the archive is read, and the receive reuses the same result.
+    const prepared = prepareDeltaReceipt({ manifest: delta.manifest, baseline: input.baseline, exclude });
+    const { changed } = prepared;
     const snapshotDir = join(input.workDir, "snapshot");
     await mkdir(snapshotDir, { mode: 0o700 });
     let archiveFile: string | null = null;
@@ -73,7 +71,7 @@ export async function exportDeltaSnapshot(input: ExportDeltaSnapshotInput): Prom
       archiveBytes = await spool(delta.archive, archiveFile, cap, input.signal);
     }
     try {
-      const receipt = await receiveDeltaArchive({ archive: archiveFile, manifest: snapshot, baseline, stagingDir: snapshotDir, exclude });
+      const receipt = await receivePreparedDelta(prepared, { archive: archiveFile, stagingDir: snapshotDir });
       return { kind: "extracted", snapshotDir, snapshotManifest: receipt.snapshotManifest, changed: receipt.changed.length, removed: receipt.removed.length, bytes, archiveBytes, report: delta.report };
     } finally {
       // A transfer artifact: gone before the merge's durability barrier flushes it for nothing.

@@ -10,6 +10,6 @@ export type {
 export { scanWorkspace, type ScanOptions } from "./scan";
 export { diffManifests, deltaArchivePaths, type ManifestDelta } from "./diff";
 export { exportDeltaArchive, type DeltaExportOptions } from "./export-delta";
-export { receiveDeltaArchive, type ReceiveDeltaOptions } from "./receive";
+export { prepareDeltaReceipt, receiveDeltaArchive, receivePreparedDelta, type PreparedDelta, type ReceiveDeltaOptions } from "./receive";
 export { checkManifestTree } from "./tree-check";
 export { DeltaMismatchError } from "./errors";

@@ -24,25 +24,46 @@ import { compileExclude } from "../manifest/exclude";
 import { parseManifest } from "../manifest/parse";
 import { ancestorsOf } from "../manifest/paths";
 import { takeManifest } from "../manifest/take-manifest";
-import type { Manifest } from "../manifest/types";
+import type { Manifest, ManifestEntry } from "../manifest/types";
 import { diffManifests } from "./diff";
 import { DeltaMismatchError } from "./errors";
 import { checkManifestTree } from "./tree-check";
 import type { DeltaReceipt } from "./types";
 
-export interface ReceiveDeltaOptions {
-  /** The delta archive file, or null when the sandbox reported no change. */
-  archive: string | null;
+export interface ReceiveDeltaOptions extends PrepareDeltaOptions, ReceivePreparedOptions {}
+
+export interface PrepareDeltaOptions {
   /** The snapshot manifest as received (untrusted JSON value). */
   manifest: unknown;
   baseline: Manifest;
+  exclude?: readonly string[];
+}
+
+export interface ReceivePreparedOptions {
+  /** The delta archive file, or null when the sandbox reported no change. */
+  archive: string | null;
   /** An existing, empty, private directory. */
   stagingDir: string;
-  exclude?: string[];
   limits?: Partial<ArchiveLimits>;
 }
 
+/** Steps 1 and 2: what the host itself finds changed, before any archive is read. */
+export interface PreparedDelta {
+  snapshot: Manifest;
+  changed: ManifestEntry[];
+  removed: string[];
+}
+
 export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<DeltaReceipt> {
+  return receivePreparedDelta(prepareDeltaReceipt(opts), opts);
+}
+
+/**
+ * Steps 1 and 2 alone, for a caller that needs the changed entries before the archive arrives
+ * (export-delta-snapshot.ts caps the spool by them); it then hands the result to
+ * receivePreparedDelta, so the manifest is parsed and compared once.
+ */
+export function prepareDeltaReceipt(opts: PrepareDeltaOptions): PreparedDelta {
   const excluded = compileExclude(opts.exclude);
   const snapshot = parseManifest(opts.manifest);
   const excluding = (opts.exclude ?? []).length > 0;
@@ -53,6 +74,12 @@ export async function receiveDeltaArchive(opts: ReceiveDeltaOptions): Promise<De
     ? { version: 1, entries: opts.baseline.entries.filter((e) => !excluded(e.path)) }
     : opts.baseline;
   const { changed, removed } = diffManifests(baseline, snapshot);
+  return { snapshot, changed, removed };
+}
+
+/** Steps 3 and 4 for a prepareDeltaReceipt result. */
+export async function receivePreparedDelta(prepared: PreparedDelta, opts: ReceivePreparedOptions): Promise<DeltaReceipt> {
+  const { snapshot, changed, removed } = prepared;
   const receipt: DeltaReceipt = {
     snapshotManifest: snapshot,
     changed: changed.map((e) => e.path),
