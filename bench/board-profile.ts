@@ -81,7 +81,9 @@ async function main(): Promise<void> {
   const window = { from: 0, to: 0 };
   try {
     const { companyId, issueId } = await seedIssues(database.url, ISSUES);
-    const server = await startConsole(database.url, { COPYBACK_WEB_WORKERS: "1" }, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
+    // The render cache off: this profiles rendering, which the cache would mostly skip
+    // (BENCH_PROFILE_RENDER_CACHE=on profiles the cached server instead).
+    const server = await startConsole(database.url, { COPYBACK_WEB_WORKERS: "1", COPYBACK_WEB_RENDER_CACHE: process.env.BENCH_PROFILE_RENDER_CACHE ?? "off" }, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
     try {
       const get = async (url: string) => {
         const response = await fetch(url, { redirect: "manual", headers: { cookie: server.cookie } });
