@@ -27,11 +27,13 @@
 //     native_run_results, environment_leases, workspace_operations by console_cache_notifications).
 //     A page added to the cached pages must have the same property.
 //   - Every notification on the channel drops entries (scopeOfNotification): a change of an issue
-//     row, or a new or deleted message, run, run event, recovery action or activity entry of an
-//     issue, drops every board page (of every company: the payload names the new row only) and
-//     that issue's page; anything else (other tables, updates of child rows, which could have
-//     moved them to another issue, payloads without an issue, unreadable payloads) drops every
-//     entry. So do the loss and the re-establishment of the LISTEN connection, and while it is
+//     row, or a new message, run, run event, recovery action or activity entry of an issue, drops
+//     every board page (of every company: the payload names the new row only) and that issue's
+//     page; anything else drops every entry: other tables, updates and deletions of child rows (an
+//     update could have moved one from another issue, and another issue's rows may refer to an
+//     existing one), payloads without an issue, unreadable payloads. A new row can show on another
+//     issue's page only through a row that refers to it, whose own insert or update announces
+//     itself. So do the loss and the re-establishment of the LISTEN connection, and while it is
 //     down nothing is served or stored. An answer is stored only if nothing of its scope was
 //     dropped while it was rendered (the version it started with is still current), so a render
 //     that read the rows before a change never outlives that change's notification.
@@ -143,9 +145,9 @@ export function scopeOfNotification(payload) {
   const issueId = event?.issueId;
   if (typeof issueId !== "string" || !UUID_ONLY.test(issueId)) return { all: true };
   // An issue's own row cannot move to another issue; a child row's UPDATE could (the payload
-  // names only its new issue).
+  // names only its new issue), and a deleted one may be referred to from elsewhere.
   if (event.entity === "issues" && event.id === issueId) return { all: false, issueId };
-  if (ISSUE_CHILD_ENTITIES.has(event.entity) && (event.op === "INSERT" || event.op === "DELETE")) return { all: false, issueId };
+  if (ISSUE_CHILD_ENTITIES.has(event.entity) && event.op === "INSERT") return { all: false, issueId };
   return { all: true };
 }
 

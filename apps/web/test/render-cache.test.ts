@@ -101,15 +101,17 @@ describe("storableHeaders", () => {
 describe("scopeOfNotification", () => {
   const event = (fields: Record<string, unknown>) => JSON.stringify({ companyId: COMPANY, id: randomUUID(), issueId: null, runId: null, op: "UPDATE", ...fields });
 
-  it("an issue's own row, and new or deleted rows of an issue, drop the boards and that issue", () => {
-    expect(scopeOfNotification(event({ entity: "issues", id: ISSUE, issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
+  it("an issue's own row, and new rows of an issue, drop the boards and that issue", () => {
+    for (const op of ["INSERT", "UPDATE", "DELETE"]) expect(scopeOfNotification(event({ entity: "issues", op, id: ISSUE, issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
     for (const entity of ["issue_messages", "heartbeat_runs", "issue_recovery_actions", "run_events", "activity_log"])
-      for (const op of ["INSERT", "DELETE"]) expect(scopeOfNotification(event({ entity, op, issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
+      expect(scopeOfNotification(event({ entity, op: "INSERT", issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
   });
 
   it("anything else drops everything", () => {
-    // An updated child row may have moved from another issue, whose page the payload does not name.
+    // An updated child row may have moved from another issue, whose page the payload does not
+    // name; a deleted one may be referred to from another issue's rows.
     expect(scopeOfNotification(event({ entity: "issue_messages", op: "UPDATE", issueId: ISSUE })).all).toBe(true);
+    expect(scopeOfNotification(event({ entity: "heartbeat_runs", op: "DELETE", issueId: ISSUE })).all).toBe(true);
     expect(scopeOfNotification(event({ entity: "heartbeat_runs", op: "INSERT", issueId: null })).all).toBe(true);
     for (const entity of ["agents", "companies", "users", "native_run_results", "environment_leases", "workspace_operations", "something_new"])
       expect(scopeOfNotification(event({ entity, op: "INSERT" })).all).toBe(true);
