@@ -89,10 +89,16 @@ async function main(): Promise<void> {
       WORKER_HEALTH_PORT: String(env.WORKER_HEALTH_PORT),
       NEXT_TELEMETRY_DISABLED: "1",
     };
-    const nextBin = path.join(root, "apps/web/node_modules/.bin/next");
-    const nextArgs = env.COPYBACK_WEB_MODE === "development" ? ["dev"] : ["start"];
+    // Production: apps/web/scripts/serve.mjs, the server the console benchmarks measure (Next.js's
+    // own server, in one process per core up to two in local mode, with the render cache in local
+    // mode: README "Console benchmarks"). Development: `next dev`.
+    const listen = ["-H", env.COPYBACK_HOST, "-p", String(env.COPYBACK_PORT)];
+    const [webCommand, webArgs] =
+      env.COPYBACK_WEB_MODE === "development"
+        ? [path.join(root, "apps/web/node_modules/.bin/next"), ["dev", ...listen]]
+        : [process.execPath, [path.join(root, "apps/web/scripts/serve.mjs"), ...listen]];
     children.push(
-      startChild("web", nextBin, [...nextArgs, "-H", env.COPYBACK_HOST, "-p", String(env.COPYBACK_PORT)], {
+      startChild("web", webCommand, webArgs, {
         cwd: path.join(root, "apps/web"),
         env: { ...childEnv, ...authEnv, ...localConsole?.webEnv, NODE_ENV: env.COPYBACK_WEB_MODE },
       }),
