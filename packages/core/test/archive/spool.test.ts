@@ -4,8 +4,8 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArchiveSpool, DEFAULT_SPOOL_MEMORY_BYTES } from "../../src/copyback/archive/spool";
-import { giveBackBlocks, pooledBlocks, SPOOL_BLOCK_BYTES } from "../../src/copyback/archive/spool-memory";
+import { ArchiveSpool, DEFAULT_SPOOL_MEMORY_BYTES, handOver } from "../../src/copyback/archive/spool";
+import { blockOf, giveBackBlocks, pooledBlocks, SPOOL_BLOCK_BYTES, takeBlock } from "../../src/copyback/archive/spool-memory";
 import { tempDir } from "./helpers";
 
 let tmp: { path: string; cleanup(): Promise<void> };
@@ -50,9 +50,54 @@ describe("ArchiveSpool memory bound", () => {
     expect(pooledBlocks() * SPOOL_BLOCK_BYTES).toBeLessThanOrEqual(DEFAULT_SPOOL_MEMORY_BYTES);
   });
 
+  it("R-UA-2 once spilled, the bytes to validate are read back from the file, and a recyclable chunk goes back to the pool at once", async () => {
+    const spillDirectory = join(tmp.path, "spill");
+    await mkdir(spillDirectory);
+    const spool = new ArchiveSpool({ spillDirectory, memoryLimitBytes: 4 });
+    try {
+      const first = Buffer.from("abcd");
+      expect(await spool.append(first)).toBe(first); // in memory: the chunk itself
+      while (pooledBlocks() > 0) takeBlock();
+      const block = takeBlock();
+      const chunk = handOver(Buffer.from(block.buffer, block.byteOffset, 6).fill(0x41), { recycle: true });
+      const kept = await spool.append(chunk);
+      expect(spool.spilled).toBe(true);
+      expect(kept).not.toBe(chunk);
+      expect(kept.buffer).not.toBe(chunk.buffer);
+      expect(Buffer.from(kept).toString()).toBe("AAAAAA");
+      expect(pooledBlocks()).toBe(1);
+      // The producer reuses its block: neither what was validated nor the file changes.
+      takeBlock().fill(0x5a);
+      expect(Buffer.from(kept).toString()).toBe("AAAAAA");
+      const source = spool.source();
+      if (source.kind !== "file") throw new Error("not spilled");
+      const { readSync } = await import("node:fs");
+      const back = Buffer.alloc(10);
+      readSync(source.fd, back, 0, 10, 0);
+      expect(back.toString()).toBe("abcdAAAAAA");
+    } finally {
+      spool.close();
+    }
+  });
+
   it("R-UA-2 the block pool keeps at most one spool's memory bound", () => {
-    const blocks = Array.from({ length: DEFAULT_SPOOL_MEMORY_BYTES / SPOOL_BLOCK_BYTES + 16 }, () => new SharedArrayBuffer(SPOOL_BLOCK_BYTES));
+    const blocks = Array.from({ length: DEFAULT_SPOOL_MEMORY_BYTES / SPOOL_BLOCK_BYTES + 16 }, () => new Uint8Array(new SharedArrayBuffer(SPOOL_BLOCK_BYTES)));
     giveBackBlocks(blocks);
     expect(pooledBlocks() * SPOOL_BLOCK_BYTES).toBe(DEFAULT_SPOOL_MEMORY_BYTES);
+  });
+
+  it("issue 14: a block is a view into a slab above the C allocator's mmap threshold (32 MiB), so freed slabs leave the process", () => {
+    while (pooledBlocks() > 0) takeBlock();
+    const a = takeBlock();
+    const b = takeBlock();
+    expect(a.byteLength).toBe(SPOOL_BLOCK_BYTES);
+    expect(a.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(a.buffer.byteLength).toBeGreaterThan(32 * 1024 * 1024);
+    expect(a.byteOffset % SPOOL_BLOCK_BYTES).toBe(0);
+    expect(b.buffer === a.buffer ? b.byteOffset !== a.byteOffset : b.byteOffset === 0).toBe(true);
+    // A chunk cut from a block's start leads back to its whole block; anything else does not.
+    expect(blockOf(a.subarray(0, 10))?.byteOffset).toBe(a.byteOffset);
+    expect(blockOf(a.subarray(1, 10))).toBeUndefined();
+    expect(blockOf(Buffer.alloc(10))).toBeUndefined();
   });
 });

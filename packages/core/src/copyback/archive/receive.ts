@@ -2,7 +2,8 @@
 //   1. The archive stream is validated while it arrives (the same inspection as
 //      validateArchive: strict tar framing and limits, path and tree policy, symlink
 //      resolution, node-tar's reading cross-checked) and its tar bytes are kept in a spool
-//      (spool.ts: memory, or an unlinked private file above 256 MiB).
+//      (spool.ts: memory, or an unlinked private file above 256 MiB, whose bytes the validator
+//      then reads back from the file).
 //   2. Rejected: the spool is dropped and the violations returned; the staging directory was
 //      never written (R-UA-2, R-UA-4: not even partly).
 //   3. Safe: the entries are written from the spool into the empty staging directory at the
@@ -103,18 +104,21 @@ export async function receiveWorkspaceArchive(
   }
 }
 
-/** Passes the tar bytes on to the validator, keeping each one in the spool first. */
+/** Passes the tar bytes on to the validator, keeping each one in the spool first (R-UA-2). */
 async function* spooled(
   source: AsyncIterable<Buffer>,
   spool: ArchiveSpool,
 ): AsyncGenerator<Buffer> {
   for await (const chunk of source) {
+    let kept: Uint8Array;
     try {
-      await spool.append(chunk);
+      // What the spool will give extraction: the chunk itself, or once spilled its bytes read
+      // back from the file (the chunk may then be recycled at once).
+      kept = await spool.append(chunk);
     } catch (error) {
       throw new ArchiveReadError(errnoOf(error), error);
     }
-    yield chunk;
+    yield Buffer.isBuffer(kept) ? kept : Buffer.from(kept.buffer, kept.byteOffset, kept.length);
   }
 }
 

@@ -12,11 +12,11 @@
 //
 // The memory is SharedArrayBuffer blocks, so extraction threads (write-worker.ts) read the
 // bytes where they are; a spill file is read through its descriptor, which threads share.
-import { closeSync, constants, openSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, openSync, readSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { giveBackBlocks, SPOOL_BLOCK_BYTES, takeBlock } from "./spool-memory";
+import { blockOf, giveBackBlocks, SPOOL_BLOCK_BYTES, takeBlock, type SpoolBlock } from "./spool-memory";
 
 export const DEFAULT_SPOOL_MEMORY_BYTES = 256 * 1024 * 1024;
 
@@ -62,10 +62,10 @@ export function handOver(chunk: Uint8Array, opts: { recycle?: boolean } = {}): U
 export class ArchiveSpool {
   #segments: SpoolSegment[] = [];
   /** Shared block that copied chunks are appended to, and how much of it is used. */
-  #tail: SharedArrayBuffer | undefined;
+  #tail: SpoolBlock | undefined;
   #tailUsed = 0;
   /** Blocks this spool may give back to the pool once nothing reads them any more. */
-  #owned: SharedArrayBuffer[] = [];
+  #owned: SpoolBlock[] = [];
   #length = 0;
   #fd: number | undefined;
   readonly #memoryLimit: number;
@@ -85,21 +85,34 @@ export class ArchiveSpool {
     return this.#fd !== undefined;
   }
 
-  /** Keeps the chunk's bytes: by reference when handed over (handOver), else copied. */
-  async append(chunk: Uint8Array): Promise<void> {
-    if (chunk.length === 0) return;
+  /**
+   * Keeps the chunk's bytes (by reference when handed over: handOver, else copied) and returns
+   * the bytes to validate. In memory: the chunk itself. In the file: the same bytes read back
+   * from it (R-UA-2: exactly what extraction will read), so nothing reads the chunk any more and
+   * a chunk its producer lets the receive recycle goes back to the pool at once: a spilled 5 GiB
+   * export reuses a few blocks instead of 5 GiB of fresh memory (issue 14: its page faults, and
+   * garbage that piled up faster than it was collected).
+   */
+  async append(chunk: Uint8Array): Promise<Uint8Array> {
+    if (chunk.length === 0) return chunk;
     if (this.#fd === undefined && this.#length + chunk.length > this.#memoryLimit) {
       await this.#spill();
     }
     if (this.#fd !== undefined) {
-      writeAll(this.#fd, chunk, this.#length);
+      const start = this.#length;
+      writeAll(this.#fd, chunk, start);
       this.#length += chunk.length;
-      return;
+      if (recyclable.delete(chunk)) {
+        const block = blockOf(chunk);
+        if (block !== undefined) giveBackBlocks([block]);
+      }
+      return readAll(this.#fd, chunk.length, start);
     }
     if (handedOver.has(chunk)) {
       if (recyclable.has(chunk)) {
         recyclable.delete(chunk); // one owner only
-        this.#owned.push(chunk.buffer as SharedArrayBuffer);
+        const block = blockOf(chunk);
+        if (block !== undefined) this.#owned.push(block);
       }
       this.#segments.push({
         buffer: chunk.buffer as SharedArrayBuffer,
@@ -108,7 +121,7 @@ export class ArchiveSpool {
         length: chunk.length,
       });
       this.#length += chunk.length;
-      return;
+      return chunk;
     }
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     for (let at = 0; at < bytes.length;) {
@@ -118,15 +131,17 @@ export class ArchiveSpool {
         this.#owned.push(this.#tail);
       }
       const take = Math.min(SPOOL_BLOCK_BYTES - this.#tailUsed, bytes.length - at);
+      const tail = this.#tail;
+      const into = tail.byteOffset + this.#tailUsed;
       // Buffer#copy is a plain memmove; TypedArray#set into shared memory is far slower.
-      bytes.copy(Buffer.from(this.#tail, this.#tailUsed, take), 0, at, at + take);
+      bytes.copy(Buffer.from(tail.buffer, into, take), 0, at, at + take);
       const last = this.#segments[this.#segments.length - 1];
-      if (last?.buffer === this.#tail && last.byteOffset + last.length === this.#tailUsed) {
+      if (last?.buffer === tail.buffer && last.byteOffset + last.length === into) {
         last.length += take;
       } else {
         this.#segments.push({
-          buffer: this.#tail,
-          byteOffset: this.#tailUsed,
+          buffer: tail.buffer,
+          byteOffset: into,
           start: this.#length,
           length: take,
         });
@@ -135,6 +150,7 @@ export class ArchiveSpool {
       this.#length += take;
       at += take;
     }
+    return chunk;
   }
 
   /** For extraction threads; valid until close(). */
@@ -192,6 +208,17 @@ export class ArchiveSpool {
     this.#tail = undefined;
     this.#fd = fd;
   }
+}
+
+/** A fresh buffer (never one anything else holds) with `length` bytes of the file from `position`. */
+function readAll(fd: number, length: number, position: number): Buffer {
+  const out = Buffer.allocUnsafeSlow(length);
+  for (let at = 0; at < length;) {
+    const got = readSync(fd, out, at, length - at, position + at);
+    if (got === 0) throw new Error("the spool file is shorter than what was written");
+    at += got;
+  }
+  return out;
 }
 
 function writeAll(fd: number, chunk: Uint8Array, position: number): void {

@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { errnoOf, WorkspaceExportError } from "./errors";
 import { handOver } from "./spool";
-import { takeBlock } from "./spool-memory";
+import { takeBlock, type SpoolBlock } from "./spool-memory";
 import { encodeHeader, type HeaderFields } from "./tar-header";
 import type { WorkspaceEntry } from "./workspace-walk";
 
@@ -38,13 +38,16 @@ function deviceNumbers(rdev: number): { devmaj: number; devmin: number } {
   return { devmaj, devmin };
 }
 
+/** A Buffer over exactly the block (its chunks start at the block's start: spool.ts blockOf). */
+const asBuffer = (block: SpoolBlock): Buffer => Buffer.from(block.buffer, block.byteOffset, block.byteLength);
+
 /**
  * The output buffer being filled; handed on whole, then replaced (the consumer keeps it). In
  * shared memory and marked as handed over (spool.ts): a receiver in this process keeps the
  * chunks as they are, and its extraction threads read them in place, without a copy.
  */
 class Output {
-  buffer = Buffer.from(takeBlock());
+  buffer = asBuffer(takeBlock());
 
   constructor(private readonly recycle: boolean) {}
 
@@ -57,7 +60,7 @@ class Output {
   take(): Buffer {
     const full = this.buffer.subarray(0, this.length);
     handOver(full, { recycle: this.recycle });
-    this.buffer = Buffer.from(takeBlock());
+    this.buffer = asBuffer(takeBlock());
     this.length = 0;
     return full;
   }
