@@ -5,7 +5,8 @@
 // `tar -C src -cf - . | tar -C dst -xf - && sync` of the same tree. Figures only; nothing asserted.
 //
 //   (a) tar       `tar | tar && sync` of the generated tree into a fresh directory
-//   (b) full      an empty host workspace; the agent copies the tree into its sandbox: the whole
+//   (b) full      an empty host workspace; the agent copies the tree into its sandbox (and syncs,
+//                 so the window starts with nothing dirty, as (a) does after settle()): the whole
 //                 tree comes back (through the delta export: the baseline is empty, so every entry
 //                 is changed and carried)
 //   (c) 10 files  the host holds the tree; the agent appends to 10 files
@@ -221,7 +222,10 @@ async function main(): Promise<void> {
 
       const host = path.join(work, `host-${i}`);
       await mkdir(host);
-      full.push(await runOnce(host, `cp -a "$1/." . && ${submit}`, [src]));
+      // `sync` before the result: the agent's own 200 MiB are flushed before the window opens, as
+      // settle() does before (a), so the merge's durability barrier (syncfs) flushes only what the
+      // copyback wrote, not the agent's copy too (a real run's writes are minutes old).
+      full.push(await runOnce(host, `cp -a "$1/." . && sync && ${submit}`, [src]));
       await run("diff", ["-r", "--no-dereference", src, host]).catch((error: { stdout?: string }) => {
         throw new Error(`(b) the host differs from the tree: ${String(error.stdout ?? error).slice(0, 400)}`);
       });
