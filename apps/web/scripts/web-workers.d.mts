@@ -2,6 +2,6 @@
 export declare const MAX_DEFAULT_WORKERS: number;
 export declare const MAX_WORKERS: number;
 export declare function webWorkerCount(
-  env: { COPYBACK_WEB_WORKERS?: string; COPYBACK_DEPLOYMENT_MODE?: string },
+  env: { COPYBACK_WEB_WORKERS?: string; COPYBACK_DEPLOYMENT_MODE?: string; COPYBACK_WEB_RENDER_CACHE?: string; COPYBACK_CONSOLE_SECRET?: string },
   cpus: number,
 ): number;

@@ -7,12 +7,19 @@
 // live-update hub. Authenticated mode stays on one process unless told otherwise, because the
 // password sign-in throttle (src/server/auth/sign-in-limiter.ts) counts attempts in memory:
 // N processes would allow N times the attempts.
+//
+// With the render cache on (local mode's default, render-cache.mjs) the default is one process:
+// most answers are then sub-millisecond hits, and every change costs one render of each page
+// asked for per process, so a second process doubles those renders and competes with PostgreSQL
+// for the two cores. Measured in alternating runs at the same load (README "Console benchmarks"):
+// 20 readers p95 59 and 66 ms with one process, 175 and 503 ms with two.
+import { renderCacheEnabled } from "./render-cache.mjs";
 
 export const MAX_DEFAULT_WORKERS = 2;
 export const MAX_WORKERS = 16;
 
 /**
- * @param {{ COPYBACK_WEB_WORKERS?: string; COPYBACK_DEPLOYMENT_MODE?: string }} env
+ * @param {{ COPYBACK_WEB_WORKERS?: string; COPYBACK_DEPLOYMENT_MODE?: string; COPYBACK_WEB_RENDER_CACHE?: string; COPYBACK_CONSOLE_SECRET?: string }} env
  * @param {number} cpus
  * @returns {number}
  */
@@ -25,5 +32,6 @@ export function webWorkerCount(env, cpus) {
     return n;
   }
   if ((env.COPYBACK_DEPLOYMENT_MODE ?? "local") !== "local") return 1;
+  if (renderCacheEnabled(env)) return 1;
   return Math.max(1, Math.min(MAX_DEFAULT_WORKERS, Math.floor(cpus)));
 }
