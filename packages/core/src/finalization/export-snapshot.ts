@@ -15,7 +15,7 @@ import { ArchiveLimitError, ArchiveTruncatedError } from "../copyback/archive/er
 import { receiveWorkspaceArchive } from "../copyback/archive/receive";
 import type { Manifest } from "../copyback/manifest/types";
 import { hasCapability, requireCapability } from "../providers/registry";
-import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
+import type { EnvironmentProvider, ExportStream, LeaseHandle } from "../providers/types";
 import { untilAborted } from "./export-deadline";
 import { decideExport, salvageLogMessage, type ExportStage } from "./export-policy";
 
@@ -57,8 +57,10 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
     const received = await receiveWorkspaceArchive({
       archive: abortable(archive, input.signal),
       stagingDir: snapshotDir,
-      // A large archive spills into this attempt's private directory, removed with it.
+      // A large archive spills into this attempt's private directory, removed with it; from its
+      // first byte when the provider knows it is that large (issue 14: ExportStream.expectedBytes).
       spillDirectory: input.workDir,
+      expectedBytes: (archive as ExportStream).expectedBytes,
     });
     const violations = received.kind === "rejected" ? received.violations : [];
     for (const v of violations) violationCodes.add(v.code);

@@ -133,6 +133,14 @@ export interface ExportOptions {
   singleReceiver?: boolean;
 }
 
+/**
+ * What exportWorkspace may resolve to: the archive stream, optionally with `expectedBytes`, a
+ * lower bound of its size the provider knows up front (the `local` provider counts it, up to the
+ * spool's memory bound, when it has a single receiver). The receive then spools a larger archive
+ * to disk from its first byte (issue 14); a hint only, never trusted for anything else.
+ */
+export type ExportStream = Readable & { expectedBytes?: number };
+
 /** What the host hands a delta export: the baseline it will verify against, and the export options. */
 export interface DeltaExportRequest extends ExportOptions {
   /** The prepared descriptor's baseline (the manifest the sandbox was seeded from), exclusions already applied. */

@@ -134,3 +134,22 @@ describe("exportWorkspaceArchive", () => {
     expect(await describeTree(ws, { mtimes: true })).toEqual(before);
   });
 });
+
+// Issue 14: the size hint a local export gives its receive's spool.
+describe("workspaceBytesAtLeast", () => {
+  it("counts a header per entry and the file sizes, leaves exclusions out, and stops once past the bound", async () => {
+    const { workspaceBytesAtLeast } = await import("../../src/copyback/archive/workspace-walk");
+    const { compileExclude } = await import("../../src/copyback/manifest/exclude");
+    await mkdir(join(ws, "d"));
+    await writeFile(join(ws, "d", "a.bin"), Buffer.alloc(1000));
+    await writeFile(join(ws, "b.bin"), Buffer.alloc(3000));
+    await mkdir(join(ws, "node_modules"));
+    await writeFile(join(ws, "node_modules", "big.bin"), Buffer.alloc(100_000));
+    // b.bin, d, d/a.bin: three headers and 4000 bytes.
+    expect(await workspaceBytesAtLeast(ws, compileExclude(["node_modules"]), 1_000_000)).toBe(3 * 512 + 4000);
+    expect(await workspaceBytesAtLeast(ws, compileExclude([]), 1_000_000)).toBe(5 * 512 + 104_000);
+    // Past the bound after b.bin (the first entry in order): the rest is not counted.
+    expect(await workspaceBytesAtLeast(ws, compileExclude([]), 1000)).toBe(512 + 3000);
+    expect(await workspaceBytesAtLeast(join(ws, "missing"), compileExclude([]), 1000)).toBe(0);
+  });
+});

@@ -80,6 +80,22 @@ describe("ArchiveSpool memory bound", () => {
     }
   });
 
+  it("issue 14: an archive its producer knows to be larger than the memory bound is spooled to the file from its first byte", async () => {
+    const spillDirectory = join(tmp.path, "spill");
+    await mkdir(spillDirectory);
+    const large = new ArchiveSpool({ spillDirectory, memoryLimitBytes: 1024, expectedBytes: 1025 });
+    const small = new ArchiveSpool({ spillDirectory, memoryLimitBytes: 1024, expectedBytes: 1024 });
+    try {
+      await large.append(Buffer.from("x"));
+      await small.append(Buffer.from("x"));
+      expect([large.spilled, small.spilled]).toEqual([true, false]);
+      expect(await readdir(spillDirectory)).toEqual([]);
+    } finally {
+      large.close();
+      small.close();
+    }
+  });
+
   it("R-UA-2 the block pool keeps at most one spool's memory bound", () => {
     const blocks = Array.from({ length: DEFAULT_SPOOL_MEMORY_BYTES / SPOOL_BLOCK_BYTES + 16 }, () => new Uint8Array(new SharedArrayBuffer(SPOOL_BLOCK_BYTES)));
     giveBackBlocks(blocks);

@@ -25,6 +25,13 @@ export interface SpoolOptions {
   memoryLimitBytes?: number;
   /** Directory for that file (default: the OS temporary directory). */
   spillDirectory?: string;
+  /**
+   * A lower bound of the archive's size, when its producer knows one (ExportStream.expectedBytes):
+   * above the memory bound the spool starts in its file (issue 14: a 5 GiB export never holds
+   * 256 MiB in memory first, which alone nearly filled a 512 MiB budget). A hint: wrong or not,
+   * every byte is kept and the memory bound holds.
+   */
+  expectedBytes?: number;
 }
 
 /** A run of spooled bytes in shared memory: spool offset `start`, `length` bytes. */
@@ -70,10 +77,12 @@ export class ArchiveSpool {
   #fd: number | undefined;
   readonly #memoryLimit: number;
   readonly #spillDirectory: string;
+  readonly #startInFile: boolean;
 
   constructor(opts: SpoolOptions = {}) {
     this.#memoryLimit = opts.memoryLimitBytes ?? DEFAULT_SPOOL_MEMORY_BYTES;
     this.#spillDirectory = opts.spillDirectory ?? tmpdir();
+    this.#startInFile = (opts.expectedBytes ?? 0) > this.#memoryLimit;
   }
 
   get length(): number {
@@ -95,7 +104,7 @@ export class ArchiveSpool {
    */
   async append(chunk: Uint8Array): Promise<Uint8Array> {
     if (chunk.length === 0) return chunk;
-    if (this.#fd === undefined && this.#length + chunk.length > this.#memoryLimit) {
+    if (this.#fd === undefined && (this.#startInFile || this.#length + chunk.length > this.#memoryLimit)) {
       await this.#spill();
     }
     if (this.#fd !== undefined) {

@@ -105,6 +105,38 @@ export async function* streamWorkspace(
   yield* visit(root, "");
 }
 
+/**
+ * The workspace's archive bytes (a header per entry and the file sizes), counted only until they
+ * pass `atLeast`: a cheap lower bound of an export's size for the receive's spool (issue 14: an
+ * archive known to outgrow the spool's memory bound goes to its file from the first byte instead
+ * of holding 256 MiB in memory only to write them out). A hint and nothing more: the tree may
+ * change before it is exported, the spool still spills at its bound whatever it was told, and a
+ * listing error only ends the count (the export itself reports it).
+ */
+export async function workspaceBytesAtLeast(
+  root: string,
+  excluded: ExcludeMatcher,
+  atLeast: number,
+): Promise<number> {
+  let total = 0;
+  try {
+    for await (const entry of streamWorkspace(root, excluded)) {
+      total += 512;
+      if (entry.kind === "file") {
+        try {
+          total += lstatSync(entry.absolute).size;
+        } catch {
+          // vanished or unreadable: the export decides what that means
+        }
+      }
+      if (total > atLeast) break;
+    }
+  } catch {
+    // unreadable listing: the export fails on it by itself
+  }
+  return total;
+}
+
 function listSorted(
   absolute: string,
   relative: string,

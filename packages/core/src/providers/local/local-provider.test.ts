@@ -14,7 +14,7 @@ import { encodeHeader } from "../../copyback/archive/tar-header";
 import { validateArchive } from "../../copyback/archive/validate";
 import { probeProcess, readProcessIdentity } from "../../process/read-process-identity";
 import type { ProcessIdentity } from "../../process/process-identity";
-import type { EnvironmentProvider, ExecRequest, LeaseHandle } from "../types";
+import type { EnvironmentProvider, ExecRequest, ExportStream, LeaseHandle } from "../types";
 import { usableBubblewrap } from "./bubblewrap";
 import { hostSearchPath } from "./env";
 import { createLocalProvider, type LocalIsolation } from "./local-provider";
@@ -287,6 +287,13 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider (isolation %s)",
     };
     expect(await pooledAfter(false)).toBe(0);
     expect(await pooledAfter(true)).toBeGreaterThanOrEqual(3);
+    // And only then it counts a lower bound of the archive's size for the spool (at least the file).
+    const hinted = (await p.exportWorkspace!(handle, { singleReceiver: true })) as ExportStream;
+    const plain = (await p.exportWorkspace!(handle)) as ExportStream;
+    hinted.destroy();
+    plain.destroy();
+    expect(hinted.expectedBytes).toBeGreaterThanOrEqual(3 * 1024 * 1024 + 512);
+    expect(plain.expectedBytes).toBeUndefined();
   });
 
   it("R-EX-3 resume drains old activity before it reopens admission", async () => {

@@ -11,6 +11,9 @@ import { pipeline } from "node:stream/promises";
 import { errnoOf, UnsafeArchiveError } from "../../copyback/archive/errors";
 import { emptyDirectory, extractValidatedArchive } from "../../copyback/archive/extract";
 import { exportWorkspaceArchive } from "../../copyback/archive/export";
+import { DEFAULT_SPOOL_MEMORY_BYTES } from "../../copyback/archive/spool";
+import { workspaceBytesAtLeast } from "../../copyback/archive/workspace-walk";
+import { compileExclude } from "../../copyback/manifest/exclude";
 import { exportDeltaArchive } from "../../copyback/delta/export-delta";
 import { exportSalvageArchive, SALVAGE_INFO_MESSAGE } from "../../copyback/archive/salvage";
 import { validateArchive } from "../../copyback/archive/validate";
@@ -25,6 +28,7 @@ import {
   type ExecRequest,
   type ExecResult,
   type ExportOptions,
+  type ExportStream,
   type Inspection,
   type LeaseHandle,
   type SandboxIdentity,
@@ -239,9 +243,16 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     await realWorkspace(layout);
     // Excluded trees are neither exported nor validated; hard-linked files travel as ordinary
     // bytes (validation refuses hard-link entries), so only unsafe links need the salvage export.
-    // Buffers recycled only when the caller says one receive in this process is the stream's only reader.
-    const archive = exportWorkspaceArchive(layout.workspace, { exclude: opts.exclude ? [...opts.exclude] : undefined, hardLinks: "copy", recycleBuffers: opts.singleReceiver === true });
-    return withAbort(archive, opts.signal);
+    const exclude = opts.exclude ? [...opts.exclude] : undefined;
+    // For a receive in this process (singleReceiver): a lower bound of the archive's size,
+    // counted only up to the spool's memory bound, so a large one is spooled to disk from its
+    // first byte (ExportStream.expectedBytes), and its buffers recycled once that receive is done.
+    const expectedBytes =
+      opts.singleReceiver === true ? await workspaceBytesAtLeast(layout.workspace, compileExclude(exclude), DEFAULT_SPOOL_MEMORY_BYTES) : undefined;
+    const archive = exportWorkspaceArchive(layout.workspace, { exclude, hardLinks: "copy", recycleBuffers: opts.singleReceiver === true });
+    const stream: ExportStream = withAbort(archive, opts.signal);
+    if (expectedBytes !== undefined) stream.expectedBytes = expectedBytes;
+    return stream;
   }
 
   /**
