@@ -170,7 +170,7 @@ async function concurrentReaders(pages: Page[], writer: { titles: string[]; show
 
 /** The concurrent phase with the writer running; prints its lines and returns the p95. */
 async function concurrentPhase(pages: Page[], databaseUrl: string, companyId: string, issueId: string, label: string): Promise<number> {
-  say(`\nconcurrent (${label}): ${READERS} readers at once, round the five pages, ${READER_REQUESTS} requests each and ${CONCURRENT_SECONDS} s at least; ${CHANGES_PER_SECOND} issue changes/s; load average ${load()}`);
+  say(`\nconcurrent (${label}, ${server.workers} × Next.js): ${READERS} readers at once, round the five pages, ${READER_REQUESTS} requests each and ${CONCURRENT_SECONDS} s at least; ${CHANGES_PER_SECOND} issue changes/s; load average ${load()}`);
   const writer = startWriter(databaseUrl, companyId, issueId, ISSUES, CHANGES_PER_SECOND);
   // The first change committed before the readers start, so that every first page is checked.
   while (CHANGES_PER_SECOND > 0 && writer.state.titles.length === 0) await new Promise((r) => setTimeout(r, 10));
