@@ -43,6 +43,18 @@ describe("the local stat cache", () => {
     expect(decodeStatCache(encodeStatCache({ version: 1, files: {} }))).toEqual({ version: 1, files: {} });
   });
 
+  it("keeps every record of a larger cache exactly, from a buffer at any offset", () => {
+    const files: Record<string, { size: number; mode: number; ino: number; mtimeMs: number; ctimeMs: number; sha256: string }> = {};
+    for (let i = 0; i < 300; i++) {
+      files[`d${i % 7}/f-${i}.txt`] = { size: i * 1000, mode: 0o600 + (i % 64), ino: 1_000_000 + i, mtimeMs: 1_764_547_200_000 + i / 8, ctimeMs: 1_764_547_200_000 + i, sha256: i.toString(16).padStart(64, "0") };
+    }
+    const bytes = encodeStatCache({ version: 1, files });
+    // Read from an odd offset, as a file read into a shared buffer may be.
+    const shifted = Buffer.alloc(bytes.length + 3);
+    bytes.copy(shifted, 3);
+    expect(decodeStatCache(shifted.subarray(3))).toEqual({ version: 1, files });
+  });
+
   it("refuses to write a record whose hash is not 64 hex digits (it would be stored as other bytes)", () => {
     const bad = { version: 1 as const, files: { "a.txt": { size: 1, mode: 420, ino: 1, mtimeMs: 1, ctimeMs: 1, sha256: "not a hash" } } };
     expect(() => encodeStatCache(bad)).toThrow();
