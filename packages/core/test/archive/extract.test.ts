@@ -121,3 +121,27 @@ describe("extractValidatedArchive", () => {
     expect(await readdir(dest)).toEqual([]);
   });
 });
+
+describe("emptyDirectory", () => {
+  it("R-UA-4 removes a deep tree with read-only directories, never following a link out of it", async () => {
+    const { emptyDirectory } = await import("../../src/copyback/archive/extract");
+    const { chmod } = await import("node:fs/promises");
+    const outside = join(tmp.path, "outside");
+    await mkdir(join(outside, "keep"), { recursive: true });
+    await writeFile(join(outside, "keep", "k.txt"), "kept");
+    const target = join(tmp.path, "target");
+    let at = target;
+    for (let depth = 0; depth < 6; depth++) {
+      at = join(at, `d${depth}`);
+      await mkdir(at, { recursive: true });
+      for (let i = 0; i < 40; i++) await writeFile(join(at, `f${i}.txt`), "x");
+    }
+    await symlink(outside, join(target, "d0", "link-to-outside"));
+    await symlink(join(outside, "keep", "k.txt"), join(target, "d0", "d1", "file-link"));
+    await chmod(join(target, "d0", "d1", "d2"), 0o500);
+    await chmod(join(target, "d0"), 0o555);
+    await emptyDirectory(target);
+    expect(await readdir(target)).toEqual([]);
+    expect(await readdir(join(outside, "keep"))).toEqual(["k.txt"]);
+  });
+});

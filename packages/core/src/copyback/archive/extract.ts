@@ -14,12 +14,12 @@ import {
   mkdir,
   readdir,
   realpath,
-  rm,
   rmdir,
   symlink,
   unlink,
 } from "node:fs/promises";
 import { join } from "node:path";
+import { runPool } from "../manifest/concurrency";
 import { openArchive } from "./archive-bytes";
 import {
   ArchiveDestinationError,
@@ -146,11 +146,25 @@ async function removeTree(path: string): Promise<void> {
     await unlink(path);
     return;
   }
+  await removeDirectory(path);
+}
+
+/** Files removed at once per directory (a few more than the fs thread pool has threads). */
+const REMOVE_CONCURRENCY = 16;
+
+/**
+ * One directory at a time, never following a link (a dirent that is not a directory is
+ * unlinked, whatever it points to), each made writable before it is emptied. Not fs.rm's
+ * recursive walk: on a 199,000-entry tree (a sandbox released after a 5 GiB copyback) it held a
+ * few hundred MiB at once (issue 14); this holds one directory's listing per level.
+ */
+async function removeDirectory(path: string): Promise<void> {
   await chmod(path, 0o700);
-  try {
-    await rm(path, { recursive: true, force: true });
-  } catch {
-    for (const name of await readdir(path)) await removeTree(join(path, name));
-    await rmdir(path);
-  }
+  const dirents = await readdir(path, { withFileTypes: true });
+  await runPool(dirents, REMOVE_CONCURRENCY, async (dirent) => {
+    const child = join(path, dirent.name);
+    if (dirent.isDirectory()) await removeDirectory(child);
+    else await unlink(child);
+  });
+  await rmdir(path);
 }
