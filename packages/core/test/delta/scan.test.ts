@@ -47,6 +47,18 @@ describe("scanWorkspace", () => {
     expect(second.hashedFiles).toBe(5);
   });
 
+  it("without a racy window (the seed), a file written earlier in the scan's own millisecond is cached too", async () => {
+    // A file's ctime has sub-millisecond precision and Date.now() does not, so "before the scan"
+    // must include the scan's current millisecond. Over many writes some land in it.
+    const root = path.join(await tempDir("scan-ms"), "ws");
+    await mkdir(root, { recursive: true });
+    for (let i = 0; i < 100; i++) {
+      await writeFile(path.join(root, "f.txt"), `version ${i}\n`);
+      const scan = await scanWorkspace(root, { racyWindowMs: 0 });
+      expect(Object.keys(scan.cache.files)).toEqual(["f.txt"]);
+    }
+  });
+
   it("with a trusted cache, unchanged files are not read; a changed one is, even with its mtime restored", async () => {
     const root = await workspace();
     const first = await scanWorkspace(root);

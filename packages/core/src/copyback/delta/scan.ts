@@ -39,7 +39,12 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
   const excluded = compileExclude(opts.exclude);
   const limit = createLimiter(opts.concurrency ?? DEFAULT_FS_CONCURRENCY);
   const previous = opts.cache?.version === 1 ? opts.cache.files : {};
-  const cacheableBefore = Date.now() - (opts.racyWindowMs ?? RACY_WINDOW_MS);
+  const racyWindowMs = opts.racyWindowMs ?? RACY_WINDOW_MS;
+  // Date.now() counts whole milliseconds and a file's ctime does not: a file written earlier in
+  // the current millisecond has a ctimeMs above Date.now(). Without a racy window (nothing writes
+  // during the scan, and the caller waits past a clock tick before anything may) such a file is as
+  // old as any other, so the bound is the next millisecond; otherwise a strict window.
+  const cacheableBefore = racyWindowMs === 0 ? Date.now() + 1 : Date.now() - racyWindowMs;
   let rootReal: string;
   try {
     rootReal = realpathSync(root);
