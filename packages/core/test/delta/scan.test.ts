@@ -79,7 +79,7 @@ describe("scanWorkspace", () => {
     expect(await readFile(file, "utf8")).toBe("export {}\r");
   });
 
-  it("keeps the previous cache object while every record holds; drops the records of changed and removed files", async () => {
+  it("keeps the previous cache object while nothing new is cached; a new record drops the records of changed and removed files", async () => {
     const root = await workspace();
     const first = await scanWorkspace(root);
     const cache = { version: 1 as const, files: await trustedCache(root, first.manifest.entries) };
@@ -90,15 +90,27 @@ describe("scanWorkspace", () => {
     await writeFile(path.join(root, "a.txt"), "alpha v2"); // changed: racy now, not cached
     const { rm } = await import("node:fs/promises");
     await rm(path.join(root, "run.sh"));
-    const after = await scanWorkspace(root, { cache });
+    // Nothing new is cached: the same cache (its a.txt record no longer matches, and never will).
+    const racy = await scanWorkspace(root, { cache });
+    expect(racy.hashedFiles).toBe(1);
+    expect(racy.cache).toBe(cache);
+    expect(racy.manifest).toEqual(await takeManifest(root));
+    const again = await scanWorkspace(root, { cache: racy.cache });
+    expect(again.hashedFiles).toBe(1);
+    expect(again.manifest.entries.find((e) => e.path === "a.txt")?.sha256).toBe(racy.manifest.entries.find((e) => e.path === "a.txt")?.sha256);
+
+    // A record cached now (no racy window): a new cache, without the records that did not hold.
+    const after = await scanWorkspace(root, { cache, racyWindowMs: 0 });
     expect(after.hashedFiles).toBe(1);
     expect(after.cache).not.toBe(cache);
     expect(Object.keys(after.cache.files).sort()).toEqual([
+      "a.txt",
       "node_modules/x/i.js",
       "src/b.ts",
       "src/deep/c.bin",
     ]);
     expect(after.cache.files["src/b.ts"]).toBe(cache.files["src/b.ts"]);
+    expect(after.cache.files["a.txt"]).not.toEqual(cache.files["a.txt"]);
     expect(after.manifest).toEqual(await takeManifest(root));
     // The cache given in was not changed.
     expect(Object.keys(cache.files).sort()).toEqual([

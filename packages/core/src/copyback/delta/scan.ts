@@ -165,8 +165,11 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
 }
 
 /**
- * The cache for the next scan. When every previous record still holds and nothing new was
- * cached, that is the previous cache itself (no record of 10,000 keys built again).
+ * The cache for the next scan. When nothing new was cached, that is the previous cache itself (no
+ * record of 10,000 keys built again, and the local provider writes nothing): the records that
+ * did not hold (changed or removed files) can never hold again, because a file's ctime only moves
+ * on, so keeping them costs a few bytes and never a wrong match. They go with the next cache that
+ * is built (a file hashed and cached).
  */
 function nextCache(
   given: WorkspaceStatCache | undefined,
@@ -174,8 +177,7 @@ function nextCache(
   reused: readonly string[],
   hashed: readonly [string, CachedFileStat][],
 ): WorkspaceStatCache {
-  if (given?.version === 1 && hashed.length === 0 && reused.length === Object.keys(previous).length)
-    return given;
+  if (given?.version === 1 && hashed.length === 0) return given;
   const files: Record<string, CachedFileStat> = {};
   for (const rel of reused) files[rel] = previous[rel] as CachedFileStat;
   for (const [rel, record] of hashed) files[rel] = record;
