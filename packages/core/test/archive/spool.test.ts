@@ -115,5 +115,11 @@ describe("ArchiveSpool memory bound", () => {
     expect(blockOf(a.subarray(0, 10))?.byteOffset).toBe(a.byteOffset);
     expect(blockOf(a.subarray(1, 10))).toBeUndefined();
     expect(blockOf(Buffer.alloc(10))).toBeUndefined();
+    // A block its holder drops (an export nobody recycles) is its own allocation: it neither
+    // takes a pooled block nor a slab's.
+    giveBackBlocks([a]);
+    const dropped = takeBlock({ returns: false });
+    expect(dropped.buffer.byteLength).toBe(SPOOL_BLOCK_BYTES);
+    expect(pooledBlocks()).toBe(1);
   });
 });

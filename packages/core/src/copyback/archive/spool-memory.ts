@@ -31,7 +31,15 @@ let idleTimer: NodeJS.Timeout | undefined;
 let slab: SharedArrayBuffer | undefined;
 let slabUsed = 0;
 
-export function takeBlock(): SpoolBlock {
+/**
+ * A block for bytes that will come back to the pool (`returns`: a recycling export's output,
+ * a spool's own copies) is taken from the pool or cut from a slab. One whose holder drops it
+ * instead (an export nobody recycles: a seed, a delta archive) is a block of its own: taking it
+ * from the pool or a slab would leave that slab mapped, pinned by its pooled neighbours, while
+ * fresh slabs replace what was taken (a process grew by 256 MiB per such export).
+ */
+export function takeBlock(opts: { returns?: boolean } = {}): SpoolBlock {
+  if (opts.returns === false) return new Uint8Array(new SharedArrayBuffer(SPOOL_BLOCK_BYTES)) as SpoolBlock;
   const pooled = pool.pop();
   if (pooled !== undefined) return pooled;
   if (slab === undefined || slabUsed === SLAB_BYTES) {

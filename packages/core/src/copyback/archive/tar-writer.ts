@@ -47,9 +47,11 @@ const asBuffer = (block: SpoolBlock): Buffer => Buffer.from(block.buffer, block.
  * chunks as they are, and its extraction threads read them in place, without a copy.
  */
 class Output {
-  buffer = asBuffer(takeBlock());
+  buffer: Buffer;
 
-  constructor(private readonly recycle: boolean) {}
+  constructor(private readonly recycle: boolean) {
+    this.buffer = asBuffer(takeBlock({ returns: recycle }));
+  }
 
   length = 0;
 
@@ -60,7 +62,7 @@ class Output {
   take(): Buffer {
     const full = this.buffer.subarray(0, this.length);
     handOver(full, { recycle: this.recycle });
-    this.buffer = asBuffer(takeBlock());
+    this.buffer = asBuffer(takeBlock({ returns: this.recycle }));
     this.length = 0;
     return full;
   }
