@@ -14,12 +14,12 @@ import {
   mkdir,
   readdir,
   realpath,
-  rmdir,
   symlink,
   unlink,
 } from "node:fs/promises";
+import { chmodSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { runPool } from "../manifest/concurrency";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { openArchive } from "./archive-bytes";
 import {
   ArchiveDestinationError,
@@ -149,22 +149,27 @@ async function removeTree(path: string): Promise<void> {
   await removeDirectory(path);
 }
 
-/** Files removed at once per directory (a few more than the fs thread pool has threads). */
-const REMOVE_CONCURRENCY = 16;
+/** Removals between two turns of the event loop (a few milliseconds of system calls). */
+const REMOVALS_PER_TURN = 256;
 
 /**
  * One directory at a time, never following a link (a dirent that is not a directory is
- * unlinked, whatever it points to), each made writable before it is emptied. Not fs.rm's
- * recursive walk: on a 199,000-entry tree (a sandbox released after a 5 GiB copyback) it held a
- * few hundred MiB at once (issue 14); this holds one directory's listing per level.
+ * unlinked, whatever it points to), each made writable before it is emptied. Synchronous calls
+ * with the event loop given back every few hundred removals, like the workspace walk: neither
+ * fs.rm's recursive walk nor a promise per entry, which on a 199,000-entry tree (a sandbox
+ * released after a 5 GiB copyback) grew the process by 100 to 200 MiB (issue 14). This holds one
+ * directory's listing per level and makes next to no garbage.
  */
-async function removeDirectory(path: string): Promise<void> {
-  await chmod(path, 0o700);
-  const dirents = await readdir(path, { withFileTypes: true });
-  await runPool(dirents, REMOVE_CONCURRENCY, async (dirent) => {
+async function removeDirectory(path: string, turn = { left: REMOVALS_PER_TURN }): Promise<void> {
+  chmodSync(path, 0o700);
+  for (const dirent of readdirSync(path, { withFileTypes: true })) {
     const child = join(path, dirent.name);
-    if (dirent.isDirectory()) await removeDirectory(child);
-    else await unlink(child);
-  });
-  await rmdir(path);
+    if (dirent.isDirectory()) await removeDirectory(child, turn);
+    else unlinkSync(child);
+    if (--turn.left <= 0) {
+      turn.left = REMOVALS_PER_TURN;
+      await yieldToEventLoop();
+    }
+  }
+  rmdirSync(path);
 }
