@@ -149,8 +149,11 @@ async function removeTree(path: string): Promise<void> {
   await removeDirectory(path);
 }
 
-/** Removals between two turns of the event loop (a few milliseconds of system calls). */
-const REMOVALS_PER_TURN = 256;
+/**
+ * Removals between two turns of the event loop: a few milliseconds even for files with data
+ * (unlinking 199,000 files of a 5 GiB sandbox took 25 s, about 0.1 ms each).
+ */
+const REMOVALS_PER_TURN = 64;
 
 /**
  * One directory at a time, never following a link (a dirent that is not a directory is
