@@ -43,6 +43,14 @@ describe("foldKey and linkLookupKey", () => {
     expect(foldKey("Cafe\u0301")).toBe("caf\u00e9");
   });
 
+  it("R-UA-2: an ASCII name (the fast path) folds exactly as NFC, upper, then lower case would", () => {
+    const all = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).join("");
+    for (const name of [all, "ReadMe.TXT", "src/Index.TS", ""]) {
+      expect(foldKey(name)).toBe(name.normalize("NFC").toUpperCase().toLowerCase());
+      expect(linkLookupKey(name, LENIENT)).toBe(name.normalize("NFC"));
+    }
+  });
+
   it("R-UA-2: a link's lookup key is folded only while case collisions are refused; NFC always", () => {
     expect(linkLookupKey("D/Esc", STRICT)).toBe("d/esc");
     expect(linkLookupKey("D/Esc", LENIENT)).toBe("D/Esc");
@@ -119,6 +127,48 @@ describe("ArchiveTreePolicy.add: parents and duplicates", () => {
         ["f/x", "file"],
       ]),
     ).toEqual([undefined, v("type_conflict", "f/x", "a parent of this entry is a regular file")]);
+  });
+
+  it("R-UA-2: each sibling below a refused parent is refused again (a refusal is not remembered as passed parents)", () => {
+    const tree = new ArchiveTreePolicy(STRICT);
+    expect(
+      addAll(tree, [
+        ["d/f", "file"],
+        ["d/f/x", "file"],
+        ["d/f/y", "file"],
+        ["d/l", "symlink", "f"],
+        ["d/l/x", "file"],
+        ["d/l/y", "file"],
+        ["d/g", "file"],
+      ]),
+    ).toEqual([
+      undefined,
+      v("type_conflict", "d/f/x", "a parent of this entry is a regular file"),
+      v("type_conflict", "d/f/y", "a parent of this entry is a regular file"),
+      undefined,
+      v("through_symlink", "d/l/x", "entry path passes through a symbolic link from earlier in the archive"),
+      v("through_symlink", "d/l/y", "entry path passes through a symbolic link from earlier in the archive"),
+      undefined,
+    ]);
+  });
+
+  it("R-UA-2: siblings after a refused link over their implied parent still pass as its children; a sibling's name never becomes a parent unchecked", () => {
+    const tree = new ArchiveTreePolicy(STRICT);
+    expect(
+      addAll(tree, [
+        ["p/a", "file"],
+        ["p", "symlink", "elsewhere"],
+        ["p/b", "file"],
+        ["p/c", "file"],
+        ["p/c/d", "file"],
+      ]),
+    ).toEqual([
+      undefined,
+      v("through_symlink", "p", "a symbolic link replaces a directory that earlier entries were written into"),
+      undefined,
+      undefined,
+      v("type_conflict", "p/c/d", "a parent of this entry is a regular file"),
+    ]);
   });
 
   it.each<[string, Entry[]]>([

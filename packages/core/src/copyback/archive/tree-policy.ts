@@ -16,8 +16,19 @@ interface PendingLink {
   target: string;
 }
 
+/** Only code points below 128: such a string is its own NFC form, and upper-then-lower case is lower case. */
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/** The key's NFC form (issue 14: an ASCII key is returned as is, the same string with its hash). */
+function nfcOf(key: string): string {
+  return ASCII_ONLY.test(key) ? key : key.normalize("NFC");
+}
+
 /** NFC, then a case fold: two names equal here are one file on macOS or Windows hosts. */
 export function foldKey(key: string): string {
+  // For ASCII, NFC changes nothing and upper-then-lower is lower alone (only A-Z change).
+  if (ASCII_ONLY.test(key)) return key.toLowerCase();
   return key.normalize("NFC").toUpperCase().toLowerCase();
 }
 
@@ -27,7 +38,7 @@ export function linkLookupKey(
   limits: Pick<ArchiveLimits, "rejectCaseCollisions">,
 ): string {
   // A host that folds case would follow "D/ESC" into a link named "d/esc"; resolve like it.
-  return limits.rejectCaseCollisions ? foldKey(key) : key.normalize("NFC");
+  return limits.rejectCaseCollisions ? foldKey(key) : nfcOf(key);
 }
 
 // Memory (issue 14: 200,000 entries in one archive): a node is its kind alone (a constant
@@ -45,6 +56,14 @@ export class ArchiveTreePolicy {
   private readonly linksByLookupKey = new Map<string, string>();
   private readonly links: PendingLink[] = [];
   private rootSeen = false;
+  /**
+   * The components of the last entry whose parents all passed the loop in add() (issue 14:
+   * siblings follow each other in archives and sorted manifests). Once a parent is a directory
+   * or an implied one it stays so (a later file or link over it is refused, never recorded), and
+   * the entries added since are not parents of a sibling, so the same parents pass again as they
+   * are: the loop is skipped, with the same verdict.
+   */
+  private lastPassed: readonly string[] | undefined;
 
   constructor(private readonly limits: Pick<ArchiveLimits, "rejectCaseCollisions">) {}
 
@@ -75,7 +94,8 @@ export class ArchiveTreePolicy {
     // named by a later entry: a symlink arriving over an implied directory is refused below.
     // Stryker disable next-line StringLiteral: equivalent, the loop assigns prefix at i === 0 before reading it
     let prefix = "";
-    for (let i = 0; i < components.length - 1; i++) {
+    const sameParents = this.sameParentsAsLast(components);
+    for (let i = 0; !sameParents && i < components.length - 1; i++) {
       prefix = i === 0 ? (components[0] as string) : `${prefix}/${components[i] as string}`;
       const node = this.nodes.get(prefix);
       if (node === "symlink") {
@@ -94,6 +114,7 @@ export class ArchiveTreePolicy {
         this.nodes.set(prefix, "implied");
       }
     }
+    this.lastPassed = components;
     const key = joinedKey ?? components.join("/");
     const existing = this.nodes.get(key);
     if (existing) {
@@ -154,6 +175,14 @@ export class ArchiveTreePolicy {
     return found;
   }
 
+  /** True when `components` has exactly the parents of the last entry whose parents passed. */
+  private sameParentsAsLast(components: readonly string[]): boolean {
+    const last = this.lastPassed;
+    if (last === undefined || last.length !== components.length) return false;
+    for (let i = 0; i < components.length - 1; i++) if (last[i] !== components[i]) return false;
+    return true;
+  }
+
   private lookupKey(key: string): string {
     return linkLookupKey(key, this.limits);
   }
@@ -170,12 +199,12 @@ export class ArchiveTreePolicy {
     if (explicit !== undefined) return explicit;
     // Not in byFold: only an NFC form that is its own fold can own it, and then it is `fold`.
     const registeredNfc =
-      this.byNfc.has(fold) || (this.nodes.has(fold) && fold.normalize("NFC") === fold);
+      this.byNfc.has(fold) || (this.nodes.has(fold) && nfcOf(fold) === fold);
     return registeredNfc && foldKey(fold) === fold ? fold : undefined;
   }
 
   private register(key: string, rawPath: string): ArchiveViolation | undefined {
-    const nfc = key.normalize("NFC");
+    const nfc = nfcOf(key);
     const sameNfc = this.nfcOwner(nfc);
     if (sameNfc !== undefined && sameNfc !== key) {
       return violation(
