@@ -80,7 +80,36 @@ describe("parseManifest", () => {
     ],
     ["an unknown type", { version: 1, entries: [{ path: "x", type: "fifo", mode: 0o644 }] }],
     ["not an object", "manifest"],
+    // The schema's rules on every field present, also on a type that does not carry it.
+    ["an entry that is not an object", { version: 1, entries: [null] }],
+    ["an entry that is an array", { version: 1, entries: [["x", "file"]] }],
+    ["a hole in the entries", { version: 1, entries: new Array(1) }],
+    ["a path that is not a string", { version: 1, entries: [{ path: 1, type: "directory", mode: 0o755 }] }],
+    ["a fractional mode", { version: 1, entries: [{ path: "x", type: "directory", mode: 0.5 }] }],
+    ["a mode given as text", { version: 1, entries: [{ path: "x", type: "directory", mode: "755" }] }],
+    ["an infinite size", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: Infinity }] }],
+    ["a size beyond the safe integers", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: 2 ** 53 }] }],
+    ["a negative size", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: -1 }] }],
+    ["a bad hash on a directory", { version: 1, entries: [{ path: "x", type: "directory", mode: 0o755, sha256: "x" }] }],
+    ["an empty target on a file", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), target: "" }] }],
   ];
+  it("keeps only the fields an entry's type carries (unknown keys and other types' fields are dropped)", () => {
+    const parsed = parseManifest({
+      version: 1,
+      entries: [
+        { path: "d", type: "directory", mode: 0o755, sha256: H("a"), size: 1, target: "t", owner: 0 },
+        { path: "d/f", type: "file", mode: 0o644, sha256: H("b"), size: 2, target: "t", size2: 3 },
+        { path: "l", type: "symlink", mode: 0o777, target: "d", sha256: H("c") },
+      ],
+    });
+    expect(parsed.entries).toEqual([
+      { path: "d", type: "directory", mode: 0o755 },
+      { path: "d/f", type: "file", mode: 0o644, sha256: H("b"), size: 2 },
+      { path: "l", type: "symlink", mode: 0o777, target: "d" },
+    ]);
+    expect(Object.keys(parsed.entries[0]!)).toEqual(["path", "type", "mode"]);
+  });
+
   for (const [name, value] of bad) {
     it(`refuses ${name}`, () => {
       expect(() => parseManifest(value)).toThrow(
@@ -106,7 +135,6 @@ describe("parseManifest", () => {
       ["an unknown field", { version: 1, entries: [{ path: "x", type: "directory", mode: 0o755, owner: 0 }] }],
       ["a hash on a directory", { version: 1, entries: [{ path: "x", type: "directory", mode: 0o755, sha256: H("a") }] }],
       ["a target on a file", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), target: "y" }] }],
-      ["a negative size", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: -1 }] }],
       ["a field present as undefined", { version: 1, entries: [{ path: "x", type: "file", mode: 0o644, sha256: H("a"), size: undefined }] }],
     ];
     for (const [name, value] of [...bad, ...stricter]) {
