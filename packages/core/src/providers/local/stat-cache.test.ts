@@ -1,6 +1,6 @@
 // The local sandbox's stat cache: what the seed records, how a malformed file is treated, and
 // the local provider's delta export against the host's baseline (exclusions as the full export).
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -10,7 +10,8 @@ import { exportWorkspaceArchive } from "../../copyback/archive/export";
 import { takeManifest } from "../../copyback/manifest/take-manifest";
 import { createLocalProvider } from "./local-provider";
 import { sandboxLayout } from "./sandbox-layout";
-import { readStatCache, recordSeedStatCache, writeStatCache } from "./stat-cache";
+import { readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
+import { StatCacheMemory } from "./stat-cache-memory";
 import { decodeStatCache, encodeStatCache } from "./stat-cache-format";
 
 const scratch = await mkdtemp(join(tmpdir(), "copyback-stat-cache-"));
@@ -41,6 +42,56 @@ describe("the local stat cache", () => {
     otherVersion.writeUInt32LE(3, 4);
     expect(decodeStatCache(otherVersion)).toBeUndefined();
     expect(decodeStatCache(encodeStatCache({ version: 1, files: {} }))).toEqual({ version: 1, files: {} });
+  });
+
+  it("issue 14: the cache this process wrote is used again while the file is unchanged; a file rewritten by anyone else is read again", async () => {
+    const file = join(scratch, "remembered.bin");
+    const record = (sha: string) => ({ size: 1, mode: 420, ino: 7, mtimeMs: 1, ctimeMs: 1, sha256: sha.repeat(64) });
+    const ours = { version: 1 as const, files: { "a.txt": record("a") } };
+    await writeStatCache(file, ours);
+    // The very object: nothing was read or decoded.
+    expect((await readStatCache(file)).cache).toBe(ours);
+    // Rewritten in place by another writer (another size): read again.
+    const theirs = { version: 1 as const, files: { "a.txt": record("b"), "b.txt": record("c") } };
+    await writeFile(file, encodeStatCache(theirs));
+    const reread = await readStatCache(file);
+    expect(reread).toEqual({ cache: theirs, state: "used" });
+    // What was read is remembered in turn, until the file changes again.
+    expect((await readStatCache(file)).cache).toBe(reread.cache);
+    // Replaced by a rename with content of the same size (a new inode): read again.
+    const same = { version: 1 as const, files: { "a.txt": record("d"), "b.txt": record("e") } };
+    await writeFile(`${file}.other`, encodeStatCache(same));
+    await rename(`${file}.other`, file);
+    expect((await readStatCache(file)).cache).toEqual(same);
+    // Made malformed, or removed: never the remembered records.
+    await writeFile(file, "{not a cache");
+    expect(await readStatCache(file)).toEqual({ cache: undefined, state: "invalid" });
+    await writeStatCache(file, ours);
+    await removeStatCache(file);
+    expect(await readStatCache(file)).toEqual({ cache: undefined, state: "absent" });
+  });
+
+  it("issue 14: the memory holds a few caches and a bounded number of records, the oldest dropped first", () => {
+    const memory = new StatCacheMemory();
+    const cache = (records: number) => ({
+      version: 1 as const,
+      files: Object.fromEntries(Array.from({ length: records }, (_, i) => [`f${i}`, { size: 1, mode: 420, ino: i, mtimeMs: 1, ctimeMs: 1, sha256: "a".repeat(64) }])),
+    });
+    const small = cache(2);
+    for (const name of ["a", "b", "c", "d", "e"]) memory.set(name, "id", small);
+    expect(memory.size).toBe(4);
+    expect(memory.get("a", "id")).toBeUndefined();
+    expect(memory.get("b", "id")).toBe(small);
+    expect(memory.get("b", "other identity")).toBeUndefined();
+    // Over the record bound alone: not kept at all; reaching it drops the oldest.
+    memory.set("huge", "id", cache(50_001));
+    expect(memory.get("huge", "id")).toBeUndefined();
+    const big = cache(49_999);
+    memory.set("big", "id", big);
+    expect(memory.get("big", "id")).toBe(big);
+    expect(memory.size).toBeLessThan(4);
+    memory.forget("big");
+    expect(memory.get("big", "id")).toBeUndefined();
   });
 
   it("keeps every record of a larger cache exactly, from a buffer at any offset", () => {

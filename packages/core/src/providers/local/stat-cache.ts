@@ -8,11 +8,12 @@
 // file the agent did not touch makes the delta disagree with its archive: provider_delta_mismatch,
 // and finalization falls back to the full export).
 import { randomBytes } from "node:crypto";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, open, rename, rm, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { scanWorkspace } from "../../copyback/delta/scan";
 import type { WorkspaceStatCache } from "../../copyback/delta/types";
 import { decodeStatCache, encodeStatCache } from "./stat-cache-format";
+import { identityKey, StatCacheMemory } from "./stat-cache-memory";
 
 export type StatCacheState = "used" | "absent" | "invalid";
 
@@ -23,29 +24,56 @@ export type StatCacheState = "used" | "absent" | "invalid";
  */
 const CLOCK_TICK_MARGIN_MS = 50;
 
+/** What this process wrote or read lately (stat-cache-memory.ts): used only while the file is unchanged. */
+const memory = new StatCacheMemory();
+
 export async function readStatCache(file: string): Promise<{ cache: WorkspaceStatCache | undefined; state: StatCacheState }> {
+  // Issue 14: the cache this process wrote or read, while the file still has that identity.
+  const stats = await lstat(file).catch(() => null);
+  const remembered = stats?.isFile() ? memory.get(file, identityKey(stats)) : undefined;
+  if (remembered) return { cache: remembered, state: "used" };
   let bytes: Buffer;
+  let identity: string;
   try {
-    bytes = await readFile(file);
+    // The identity of the very file read (fstat of its handle), not of a name that may move on.
+    const handle = await open(file, "r");
+    try {
+      identity = identityKey(await handle.stat());
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   } catch {
+    memory.forget(file);
     return { cache: undefined, state: "absent" };
   }
   const cache = decodeStatCache(bytes);
-  return cache ? { cache, state: "used" } : { cache: undefined, state: "invalid" };
+  if (!cache) {
+    memory.forget(file);
+    return { cache: undefined, state: "invalid" };
+  }
+  memory.set(file, identity, cache);
+  return { cache, state: "used" };
 }
 
 /** Written aside and renamed into place: a crash leaves the old cache or the new one, never half. */
 export async function writeStatCache(file: string, cache: WorkspaceStatCache): Promise<void> {
   const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  memory.forget(file);
   try {
     await writeFile(temporary, encodeStatCache(cache), { mode: 0o600, flag: "wx" });
     await rename(temporary, file);
+    // Remembered with the identity the file has after the rename (a rename moves its ctime). Had
+    // anyone replaced it in between, the records would still be true ones (this scan's): a cache
+    // can only be stale, never wrong, for a file whose lstat matches a record.
+    memory.set(file, identityKey(await lstat(file)), cache);
   } finally {
     await rm(temporary, { force: true });
   }
 }
 
 export async function removeStatCache(file: string): Promise<void> {
+  memory.forget(file);
   await rm(file, { force: true });
 }
 
