@@ -61,7 +61,8 @@ export class ArchiveTreePolicy {
    * siblings follow each other in archives and sorted manifests). Once a parent is a directory
    * or an implied one it stays so (a later file or link over it is refused, never recorded), and
    * the entries added since are not parents of a sibling, so the same parents pass again as they
-   * are: the loop is skipped, with the same verdict.
+   * are: the loop is skipped, with the same verdict. The caller's array itself is kept: both
+   * callers (validate.ts, delta/tree-check.ts) pass a fresh one per entry and never change it.
    */
   private lastPassed: readonly string[] | undefined;
 
