@@ -48,13 +48,9 @@ function copyEntries(value: unknown): ManifestEntry[] {
   for (let i = 0; i < list.length; i++) {
     const entry: unknown = list[i];
     if (!isRecord(entry)) return invalid(`entries.${i}`, "not an object");
+    const broken = brokenField(entry);
+    if (broken) invalid(`entries.${i}.${broken[0]}`, broken[1]);
     const { path, type, mode, sha256, size, target } = entry;
-    if (typeof path !== "string") invalid(`entries.${i}.path`, "not a string");
-    if (type !== "file" && type !== "directory" && type !== "symlink") invalid(`entries.${i}.type`, "not file, directory or symlink");
-    if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 0o777) invalid(`entries.${i}.mode`, "not an integer from 0 to 0o777");
-    if (sha256 !== undefined && (typeof sha256 !== "string" || !SHA256.test(sha256))) invalid(`entries.${i}.sha256`, "not 64 lower-case hex digits");
-    if (size !== undefined && (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0)) invalid(`entries.${i}.size`, "not a natural number");
-    if (target !== undefined && (typeof target !== "string" || target.length === 0)) invalid(`entries.${i}.target`, "not a non-empty string");
     const out: ManifestEntry = { path: path as string, type: type as ManifestEntry["type"], mode: mode as number };
     if (type === "file") {
       out.sha256 = sha256 as string | undefined;
@@ -65,6 +61,20 @@ function copyEntries(value: unknown): ManifestEntry[] {
     entries[i] = out;
   }
   return entries;
+}
+
+/**
+ * The entry schema's field rules, for parseManifest and sealManifest alike: every field present
+ * is checked whatever the entry's type. The first broken field and why, or null.
+ */
+function brokenField(e: Record<string, unknown>): [field: string, why: string] | null {
+  if (typeof e.path !== "string") return ["path", "not a string"];
+  if (e.type !== "file" && e.type !== "directory" && e.type !== "symlink") return ["type", "not file, directory or symlink"];
+  if (typeof e.mode !== "number" || !Number.isInteger(e.mode) || e.mode < 0 || e.mode > 0o777) return ["mode", "not an integer from 0 to 0o777"];
+  if (e.sha256 !== undefined && (typeof e.sha256 !== "string" || !SHA256.test(e.sha256))) return ["sha256", "not 64 lower-case hex digits"];
+  if (e.size !== undefined && (typeof e.size !== "number" || !Number.isSafeInteger(e.size) || e.size < 0)) return ["size", "not a natural number"];
+  if (e.target !== undefined && (typeof e.target !== "string" || e.target.length === 0)) return ["target", "not a non-empty string"];
+  return null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -100,15 +110,12 @@ function checkEntryShape(entry: unknown): void {
   };
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) bad("not an object");
   const e = entry as Record<string, unknown>;
+  // A key that is present is never undefined here, so brokenField's "present" is `in`.
   for (const key of Object.keys(e)) if (!ENTRY_KEYS.has(key) || e[key] === undefined) bad(`unexpected field ${key}`);
-  if (typeof e.path !== "string") bad("path is not a string");
-  if (e.type !== "file" && e.type !== "directory" && e.type !== "symlink") bad("unknown type");
-  if (typeof e.mode !== "number" || !Number.isInteger(e.mode) || e.mode < 0 || e.mode > 0o777) bad("mode out of range");
+  const broken = brokenField(e);
+  if (broken) bad(`${broken[0]} ${broken[1]}`);
   const allowed = e.type === "file" ? ["sha256", "size"] : e.type === "symlink" ? ["target"] : [];
   for (const key of ["sha256", "size", "target"]) if (key in e && !allowed.includes(key)) bad(`${key} on a ${String(e.type)}`);
-  if ("sha256" in e && (typeof e.sha256 !== "string" || !SHA256.test(e.sha256))) bad("sha256 is not 64 hex digits");
-  if ("size" in e && (typeof e.size !== "number" || !Number.isSafeInteger(e.size) || e.size < 0)) bad("size is not a natural number");
-  if ("target" in e && (typeof e.target !== "string" || e.target.length === 0)) bad("target is empty");
 }
 
 /** The rules the schema cannot express, over entries of the right shape; freezes and remembers. */
