@@ -44,7 +44,8 @@
 //     answers (a change is visible on the very next request).
 //   - Entries expire after TTL_MS anyway: the board's relative timestamps ("5 minutes ago") are
 //     words of the moment of rendering.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { consoleCookieValue, LOCAL_CONSOLE_COOKIE } from "../src/server/auth/console-cookie.mjs";
 
 /** How long an entry is served at most (its relative timestamps age). */
 export const TTL_MS = 10_000;
@@ -53,9 +54,8 @@ export const MAX_ENTRIES = 500;
 export const MAX_ENTRY_BYTES = 1024 * 1024;
 export const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 
-/** The local console cookie (src/server/auth/local-console.ts; the unit test checks they agree). */
-export const LOCAL_CONSOLE_COOKIE = "copyback_console";
-const COOKIE_CONTEXT = "copyback.local-console-cookie.v1";
+/** The local console cookie, from the module the app's sign-in uses too. */
+export { LOCAL_CONSOLE_COOKIE };
 
 /** The request headers an answer may depend on besides the URL; part of every key. */
 export const KEYED_HEADERS = [
@@ -158,7 +158,7 @@ function isOnlyTheConsoleCookie(cookieHeader, secret) {
   if (parts.length !== 1) return false;
   const eq = parts[0].indexOf("=");
   if (eq === -1 || parts[0].slice(0, eq).trim() !== LOCAL_CONSOLE_COOKIE) return false;
-  const expected = createHmac("sha256", secret).update(COOKIE_CONTEXT).digest("base64url");
+  const expected = consoleCookieValue(secret);
   return timingSafeEqual(digest(parts[0].slice(eq + 1).trim()), digest(expected));
 }
 

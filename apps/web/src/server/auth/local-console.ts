@@ -7,19 +7,13 @@
 // The cookie is not the secret itself but an HMAC of it, so a cookie copied out of a browser does
 // not reveal the link, and rotating the secret (delete the file, restart) invalidates every cookie.
 // Both comparisons are constant time over fixed-length digests.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { consoleCookieValue, LOCAL_CONSOLE_COOKIE } from "./console-cookie.mjs";
 
-export const LOCAL_CONSOLE_COOKIE = "copyback_console";
+export { consoleCookieValue, LOCAL_CONSOLE_COOKIE };
 export const LOCAL_SIGN_IN_PATH = "/api/local-sign-in";
 /** How long a browser stays signed in (the cookie's Max-Age): 30 days. */
 export const LOCAL_CONSOLE_COOKIE_MAX_AGE_SECONDS = 30 * 24 * 60 * 60;
-
-const COOKIE_CONTEXT = "copyback.local-console-cookie.v1";
-
-/** The cookie value that proves the browser once held the secret. */
-export function consoleCookieValue(secret: string): string {
-  return createHmac("sha256", secret).update(COOKIE_CONTEXT).digest("base64url");
-}
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
