@@ -8,53 +8,34 @@
 // oldest dropped first. An entry is only ever used for the same row version of the same run's
 // descriptor, and every value handed out is a fresh copy around the frozen baseline, so no caller
 // can change what the next one gets.
+import { VersionedLru } from "../memory/versioned-lru";
 import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
 
 const MAX_DESCRIPTORS = 8;
 /** About one 200,000-entry workspace (issue 14's large case), or many ordinary ones. */
 const MAX_BASELINE_ENTRIES = 200_000;
 
-interface Cached {
-  version: string;
-  descriptor: PreparedWorkspaceDescriptor;
-}
-
 export class DescriptorCache {
-  readonly #byRun = new Map<string, Cached>();
-  #entries = 0;
+  readonly #memory = new VersionedLru<PreparedWorkspaceDescriptor>({
+    maxValues: MAX_DESCRIPTORS,
+    maxWeight: MAX_BASELINE_ENTRIES,
+    weigh: (descriptor) => descriptor.baseline.entries.length,
+  });
 
   /** The row version remembered for this run's descriptor, if any. */
   versionOf(runKey: string): string | undefined {
-    return this.#byRun.get(runKey)?.version;
+    return this.#memory.versionOf(runKey);
   }
 
   /** A copy of the descriptor remembered with exactly this row version, or undefined. */
   get(runKey: string, version: string): PreparedWorkspaceDescriptor | undefined {
-    const cached = this.#byRun.get(runKey);
-    if (!cached || cached.version !== version) return undefined;
-    // Most recently used last: the oldest is the first dropped.
-    this.#byRun.delete(runKey);
-    this.#byRun.set(runKey, cached);
-    return copyOf(cached.descriptor);
+    const descriptor = this.#memory.get(runKey, version);
+    return descriptor && copyOf(descriptor);
   }
 
   /** Remembers a descriptor parsed from the row of this version (its baseline is frozen). */
   set(runKey: string, version: string, descriptor: PreparedWorkspaceDescriptor): void {
-    this.#drop(runKey);
-    const size = descriptor.baseline.entries.length;
-    if (size > MAX_BASELINE_ENTRIES) return;
-    this.#byRun.set(runKey, { version, descriptor: copyOf(descriptor) });
-    this.#entries += size;
-    while (this.#byRun.size > MAX_DESCRIPTORS || this.#entries > MAX_BASELINE_ENTRIES) {
-      this.#drop(this.#byRun.keys().next().value as string);
-    }
-  }
-
-  #drop(runKey: string): void {
-    const cached = this.#byRun.get(runKey);
-    if (!cached) return;
-    this.#entries -= cached.descriptor.baseline.entries.length;
-    this.#byRun.delete(runKey);
+    this.#memory.set(runKey, version, copyOf(descriptor));
   }
 }
 

@@ -11,6 +11,7 @@
 // caches and a bounded number of records in all, the oldest dropped first; a cache is never
 // changed after it is made (the scan returns a new one), so the entries are shared as they are.
 import type { WorkspaceStatCache } from "../../copyback/delta/types";
+import { VersionedLru } from "../../memory/versioned-lru";
 
 const MAX_CACHES = 4;
 /** Enough for a few ordinary workspaces; a 200,000-file cache (about 40 MiB decoded) is not kept. */
@@ -28,45 +29,9 @@ export function identityKey(stats: FileIdentity): string {
   return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
 }
 
-interface Remembered {
-  identity: string;
-  cache: WorkspaceStatCache;
-  records: number;
-}
-
-export class StatCacheMemory {
-  readonly #byFile = new Map<string, Remembered>();
-  #records = 0;
-
-  /** The cache remembered for this file with exactly this identity, or undefined. */
-  get(file: string, identity: string): WorkspaceStatCache | undefined {
-    const remembered = this.#byFile.get(file);
-    if (!remembered || remembered.identity !== identity) return undefined;
-    // Most recently used last: the oldest is the first dropped.
-    this.#byFile.delete(file);
-    this.#byFile.set(file, remembered);
-    return remembered.cache;
-  }
-
-  set(file: string, identity: string, cache: WorkspaceStatCache): void {
-    this.forget(file);
-    const records = Object.keys(cache.files).length;
-    if (records > MAX_RECORDS) return;
-    this.#byFile.set(file, { identity, cache, records });
-    this.#records += records;
-    while (this.#byFile.size > MAX_CACHES || this.#records > MAX_RECORDS) {
-      this.forget(this.#byFile.keys().next().value as string);
-    }
-  }
-
-  forget(file: string): void {
-    const remembered = this.#byFile.get(file);
-    if (!remembered) return;
-    this.#records -= remembered.records;
-    this.#byFile.delete(file);
-  }
-
-  get size(): number {
-    return this.#byFile.size;
+/** The caches by file, each for exactly one identity of that file. */
+export class StatCacheMemory extends VersionedLru<WorkspaceStatCache> {
+  constructor() {
+    super({ maxValues: MAX_CACHES, maxWeight: MAX_RECORDS, weigh: (cache) => Object.keys(cache.files).length });
   }
 }
