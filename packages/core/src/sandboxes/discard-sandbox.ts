@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
+import { DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql } from "../leases/lease-holds";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
@@ -24,7 +25,8 @@ import { decideDiscard } from "../recovery/policies/decide-discard";
 import { recordActivity, type Actor } from "../runs/record-activity";
 
 export const DISCARD_INTENT_SCHEMA = "copyback.sandbox-discard.v1";
-export const DESTRUCTION_RECEIPT_SCHEMA = "copyback.sandbox-destruction-receipt.v1";
+// The receipt's schema is read back by reconstruction (R-RC-1); one spelling, in leases/destruction-receipt.ts.
+export { DESTRUCTION_RECEIPT_SCHEMA };
 const CLAIM_MS = 15 * 60_000;
 
 export interface DiscardInput {

@@ -1,6 +1,7 @@
 import { attestRecoveryOwnerStop } from "./attest-owner-stop";
 import { getRecoveryForIssue } from "./for-issue";
 import { listOpenRecovery } from "./list-open";
+import { getReconstructionOffer, reconstructRecoveryWorkspace } from "./reconstruction";
 import { retryRecoveryWorkspaceExport } from "./retry-workspace-export";
 import { resolveRecovery } from "./resolve";
 
@@ -10,4 +11,6 @@ export const recoveryRouter = {
   attestOwnerStop: attestRecoveryOwnerStop,
   retryWorkspaceExport: retryRecoveryWorkspaceExport,
   resolve: resolveRecovery,
+  reconstructionOffer: getReconstructionOffer,
+  reconstructWorkspace: reconstructRecoveryWorkspace,
 };
