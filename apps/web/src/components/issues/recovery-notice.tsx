@@ -3,6 +3,7 @@ import { Timestamp } from "~/components/format/timestamp";
 import { runPath } from "~/components/nav/paths";
 import { ExportHoldDetails } from "./export-hold-details";
 import { FileRecoveryForm, fileRecoveryChoices } from "./file-recovery-form";
+import { ReconstructionOfferPanel, type ReconstructionOffer } from "./reconstruction-form";
 import type { TaskRecovery } from "./use-task-recovery";
 
 type Details = NonNullable<TaskRecovery["details"]>;
@@ -16,11 +17,26 @@ type Details = NonNullable<TaskRecovery["details"]>;
  * Recovery details (a disclosure) appear only when the server sent them (`runtime:manage`), and
  * the API call and SQL inside only for `runtime:confirm_owner_stop`. The notice is read-only for
  * everyone (R-UI-1, R-UI-5): no process id, host name, shutdown form or resume control, and
- * nothing here calls the API.
+ * nothing here calls the API. The one exception is "Continue from saved sources" (R-UI-3): its
+ * offer is passed in only for `runtime:manage` viewers and exists only after the exact sandbox's
+ * confirmed destruction (R-RC-1), so everyone else's notice stays exactly as it was.
  */
-export function RecoveryNotice({ companyId, issueId, recovery }: { companyId: string; issueId?: string; recovery: TaskRecovery | null }) {
+export function RecoveryNotice({
+  companyId,
+  issueId,
+  recovery,
+  reconstruction = null,
+}: {
+  companyId: string;
+  issueId?: string;
+  recovery: TaskRecovery | null;
+  reconstruction?: ReconstructionOffer | null;
+}) {
   if (!recovery || recovery.notice.kind === "none") return null;
   const { notice, details } = recovery;
+  // R-UI-3: only with Recovery details (runtime:manage) and the server's offer.
+  const offer =
+    issueId && details && reconstruction ? <ReconstructionOfferPanel companyId={companyId} issueId={issueId} offer={reconstruction} /> : null;
 
   if (notice.kind === "restoring") {
     return (
@@ -34,6 +50,7 @@ export function RecoveryNotice({ companyId, issueId, recovery }: { companyId: st
           <span aria-hidden="true" className="size-2 animate-pulse rounded-full bg-indigo-500" />
           {notice.message}
         </p>
+        {offer}
         {details ? <RecoveryDetails companyId={companyId} issueId={issueId} details={details} /> : null}
       </section>
     );
@@ -65,6 +82,7 @@ export function RecoveryNotice({ companyId, issueId, recovery }: { companyId: st
           </Link>
         ) : null}
       </div>
+      {offer}
       {details ? <RecoveryDetails companyId={companyId} issueId={issueId} details={details} /> : null}
     </section>
   );

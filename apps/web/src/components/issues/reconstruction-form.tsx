@@ -1,0 +1,259 @@
+"use client";
+
+// "Continue from saved sources" (NWF "Continue after confirmed source destruction"; R-UI-3,
+// R-RC-1..R-RC-3) in the task's recovery notice. The server's offer (recovery.reconstructionOffer)
+// exists only for board operators with `runtime:manage` and only after the exact sandbox's
+// destruction was confirmed (R-RC-1: a retained or unverified sandbox gets no offer and keeps the
+// export or file-recovery path), so this component decides nothing about eligibility: no offer,
+// nothing shown. A recorded intent shows its state instead of the form, never a second form.
+//
+// The form: the surviving attachments (name, size, short hash), a required description of the
+// missing work, and the observed external actions, each with an explicitly chosen outcome and
+// optional evidence. Its requestId is made once per opened form, so a double-click or a retry
+// adopts the first intent (R-RC-3), and it sends back the status version the viewer saw (a changed
+// task is refused, R-RC-2). A refusal is shown inline by its code and nothing typed is lost.
+// The pure rules (choices, validation, the body) are in reconstruction-draft.ts.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Timestamp } from "~/components/format/timestamp";
+import type { RouterOutputs } from "~/components/trpc-types";
+import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
+import { useTRPC } from "~/trpc/react";
+import {
+  addOutcomeRow,
+  attachmentLabel,
+  checkReconstructionDraft,
+  EMPTY_DRAFT,
+  OUTCOME_CHOICES,
+  refusalMessage,
+  removeOutcomeRow,
+  toggleAttachment,
+  updateOutcomeRow,
+  type Outcome,
+  type ReconstructionDraft,
+} from "./reconstruction-draft";
+
+export type ReconstructionOffer = NonNullable<RouterOutputs["recovery"]["reconstructionOffer"]>;
+export type ReconstructionIntent = NonNullable<ReconstructionOffer["pendingIntent"]>;
+
+/**
+ * The offer for this task, asked only when `enabled` (the caller passes whether the viewer received
+ * Recovery details, i.e. holds runtime:manage): others never send the query (R-UI-3, R-UI-5).
+ * Live updates refetch it with the rest of the `recovery` router.
+ */
+export function useReconstructionOffer(companyId: string, issueId: string | undefined, enabled: boolean): ReconstructionOffer | null {
+  const trpc = useTRPC();
+  const { data } = useQuery({
+    ...trpc.recovery.reconstructionOffer.queryOptions({ companyId, issueId: issueId ?? "" }),
+    enabled: enabled && issueId !== undefined,
+  });
+  return data ?? null;
+}
+
+/** The notice's part: the recorded intent's state, or the button that opens the form. */
+export function ReconstructionOfferPanel({ companyId, issueId, offer }: { companyId: string; issueId: string; offer: ReconstructionOffer }) {
+  const [open, setOpen] = useState(false);
+  // What this form recorded, shown at once (the offer's refetch then carries the same intent).
+  const [recorded, setRecorded] = useState<ReconstructionIntent | null>(null);
+  const intent = offer.pendingIntent ?? recorded;
+  if (intent) return <ReconstructionIntentState intent={intent} />;
+  if (!open) {
+    return (
+      <div className="flex flex-wrap items-center justify-between gap-3 rounded-md border border-slate-200 bg-white p-3" data-testid="reconstruction-offer">
+        <p className="text-sm text-slate-700">
+          The sandbox of this run was destroyed on <Timestamp date={new Date(offer.destroyedAt)} />. The task can continue in a fresh session from its saved
+          sources.
+        </p>
+        <button type="button" className="btn btn-primary" data-testid="reconstruction-open" onClick={() => setOpen(true)}>
+          Continue from saved sources
+        </button>
+      </div>
+    );
+  }
+  return <ReconstructionForm companyId={companyId} issueId={issueId} offer={offer} onRecorded={setRecorded} onCancel={() => setOpen(false)} />;
+}
+
+/** A recorded intent, calmly: what happens next, nothing to do. */
+export function ReconstructionIntentState({ intent }: { intent: ReconstructionIntent }) {
+  const count = intent.attachmentHashes.length;
+  return (
+    <div role="status" className="rounded-md border border-indigo-200 bg-indigo-50 p-3 text-sm text-slate-800" data-testid="reconstruction-intent" data-status={intent.status}>
+      <p className="font-medium">
+        {intent.status === "delivered"
+          ? "Continuing from saved sources: a fresh session has started."
+          : intent.status === "cancelled"
+            ? "Continuing from saved sources was withdrawn."
+            : "Continuing from saved sources: a fresh session will start."}
+      </p>
+      <p className="mt-1 text-xs text-slate-600">
+        Recorded <Timestamp date={new Date(intent.createdAt)} /> with {count} saved {count === 1 ? "attachment" : "attachments"}. The agent verifies them before it rebuilds
+        the missing work; the lost edits themselves are not recovered.
+      </p>
+    </div>
+  );
+}
+
+export function ReconstructionForm({
+  companyId,
+  issueId,
+  offer,
+  onRecorded,
+  onCancel,
+}: {
+  companyId: string;
+  issueId: string;
+  offer: ReconstructionOffer;
+  onRecorded: (intent: ReconstructionIntent) => void;
+  onCancel: () => void;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  // R-RC-3: one request id per opened form: a double-click or a retry adopts the first intent.
+  const [requestId] = useState(() => crypto.randomUUID());
+  // R-RC-2: the status version the viewer saw when the form opened, not whatever a refetch says.
+  const [seen] = useState(() => offer);
+  const [draft, setDraft] = useState<ReconstructionDraft>(EMPTY_DRAFT);
+  const [showProblems, setShowProblems] = useState(false);
+  const reconstruct = useMutation(
+    trpc.recovery.reconstructWorkspace.mutationOptions({
+      onSuccess: async (answer) => {
+        onRecorded(answer.intent);
+        await queryClient.invalidateQueries({ queryKey: trpc.recovery.pathKey() });
+      },
+    }),
+  );
+  const check = checkReconstructionDraft(seen, draft, requestId);
+  const editRow = (key: number, change: Parameters<typeof updateOutcomeRow>[2]) => setDraft({ ...draft, outcomes: updateOutcomeRow(draft.outcomes, key, change) });
+  const refusal = reconstruct.error ? refusalMessage(domainCodeOf(reconstruct.error), userMessageOf(reconstruct.error)) : null;
+
+  return (
+    <form
+      className="space-y-4 rounded-md border border-slate-200 bg-white p-3"
+      data-testid="reconstruction-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (check.kind !== "ready") {
+          setShowProblems(true);
+          return;
+        }
+        if (reconstruct.isPending) return;
+        reconstruct.mutate({ companyId, issueId, ...check.body });
+      }}
+    >
+      <div className="space-y-1">
+        <p className="text-sm font-medium text-slate-800">Continue from saved sources</p>
+        <p className="text-xs text-slate-600" data-testid="reconstruction-statement">
+          This is reconstruction, not recovery of the missing edits: the sandbox and its unsaved files are gone. A fresh session of the agent starts from the
+          attachments you select and your description of what was lost. The failed run, its result and its records stay as they are.
+        </p>
+      </div>
+
+      <fieldset className="space-y-1">
+        <legend className="text-xs font-medium uppercase tracking-wide text-slate-500">Surviving attachments</legend>
+        {seen.attachments.length === 0 ? (
+          <p className="text-sm text-slate-600" data-testid="reconstruction-no-attachments">
+            This task has no saved attachments to continue from.
+          </p>
+        ) : (
+          seen.attachments.map((attachment) => (
+            <label key={attachment.id} className="flex items-start gap-2 text-sm text-slate-700">
+              <input
+                type="checkbox"
+                className="mt-0.5"
+                data-testid="reconstruction-attachment"
+                value={attachment.id}
+                checked={draft.attachmentIds.includes(attachment.id)}
+                onChange={(event) => setDraft(toggleAttachment(draft, attachment.id, event.target.checked))}
+              />
+              <span className="font-mono text-xs">{attachmentLabel(attachment)}</span>
+            </label>
+          ))
+        )}
+      </fieldset>
+
+      <label className="block space-y-1">
+        <span className="text-xs font-medium uppercase tracking-wide text-slate-500">What work is missing</span>
+        <textarea
+          className="field w-full"
+          rows={3}
+          required
+          data-testid="reconstruction-description"
+          value={draft.description}
+          onChange={(event) => setDraft({ ...draft, description: event.target.value })}
+        />
+      </label>
+
+      <fieldset className="space-y-2">
+        <legend className="text-xs font-medium uppercase tracking-wide text-slate-500">External actions the run took</legend>
+        <p className="text-xs text-slate-600">Record what you observed of each: performed, not performed, or unknown. Nothing is assumed.</p>
+        {draft.outcomes.map((row, index) => (
+          <div key={row.key} className="grid gap-2 rounded-md bg-slate-50 p-2 sm:grid-cols-[minmax(0,1fr)_10rem]" data-testid="reconstruction-outcome">
+            <input
+              className="field w-full"
+              aria-label={`External action ${index + 1}`}
+              placeholder="What the action was"
+              data-testid="reconstruction-outcome-action"
+              value={row.action}
+              onChange={(event) => editRow(row.key, { action: event.target.value })}
+            />
+            <select
+              className="field w-full"
+              aria-label={`Outcome of external action ${index + 1}`}
+              data-testid="reconstruction-outcome-select"
+              value={row.outcome}
+              onChange={(event) => editRow(row.key, { outcome: event.target.value as Outcome | "" })}
+            >
+              <option value="">Choose…</option>
+              {OUTCOME_CHOICES.map((choice) => (
+                <option key={choice.value} value={choice.value}>
+                  {choice.label}
+                </option>
+              ))}
+            </select>
+            <input
+              className="field w-full"
+              aria-label={`Evidence for external action ${index + 1}`}
+              placeholder="Evidence (optional)"
+              data-testid="reconstruction-outcome-evidence"
+              value={row.evidence}
+              onChange={(event) => editRow(row.key, { evidence: event.target.value })}
+            />
+            <button
+              type="button"
+              className="btn btn-secondary text-xs"
+              data-testid="reconstruction-outcome-remove"
+              onClick={() => setDraft({ ...draft, outcomes: removeOutcomeRow(draft.outcomes, row.key) })}
+            >
+              Remove
+            </button>
+          </div>
+        ))}
+        <button type="button" className="btn btn-secondary text-xs" data-testid="reconstruction-outcome-add" onClick={() => setDraft({ ...draft, outcomes: addOutcomeRow(draft.outcomes) })}>
+          Add an external action
+        </button>
+      </fieldset>
+
+      {showProblems && check.kind === "incomplete" ? (
+        <ul className="list-disc space-y-0.5 pl-5 text-sm text-amber-800" data-testid="reconstruction-problems">
+          {check.problems.map((problem) => (
+            <li key={problem}>{problem}</li>
+          ))}
+        </ul>
+      ) : null}
+
+      <div className="flex flex-wrap items-center gap-3">
+        <button type="submit" className="btn btn-primary" data-testid="reconstruction-submit" disabled={reconstruct.isPending}>
+          {reconstruct.isPending ? "Recording…" : "Continue from saved sources"}
+        </button>
+        <button type="button" className="btn btn-secondary" onClick={onCancel} disabled={reconstruct.isPending}>
+          Cancel
+        </button>
+        {refusal ? (
+          <span role="alert" className="text-sm text-red-700" data-testid="reconstruction-error">
+            {refusal}
+          </span>
+        ) : null}
+      </div>
+    </form>
+  );
+}
