@@ -5,7 +5,7 @@ import {
   checkReconstructionDraft,
   EMPTY_DRAFT,
   OUTCOME_CHOICES,
-  refusalMessage,
+  describeRefusal,
   removeOutcomeRow,
   toggleAttachment,
   updateOutcomeRow,
@@ -119,9 +119,14 @@ describe("reconstruction draft", () => {
     expect(OUTCOME_CHOICES.map((c) => c.value)).toEqual(["performed", "not_performed", "unknown"]);
   });
 
-  it("R-RC-2 a stale status version reads as 'the task changed since you opened it; reload'; unknown codes keep the server's sentence", () => {
-    expect(refusalMessage("status_version_changed", "Conflict")).toMatch(/^The task changed since you opened it; reload/);
-    expect(refusalMessage("something_new", "The server's own sentence.")).toBe("The server's own sentence.");
-    expect(refusalMessage(null, "Fallback.")).toBe("Fallback.");
+  it("R-RC-2 a changed status version reads 'the task changed since you opened it; reload' and offers the reload; unknown codes keep the server's sentence", () => {
+    const stale = describeRefusal("status_version_changed", "Conflict");
+    expect(stale.message).toMatch(/^The task changed since you opened it; reload/);
+    expect(stale.reload).toBe(true);
+    // A fresh read cannot bring back a sandbox or an attachment's bytes: no reload offered.
+    expect(describeRefusal("source_not_destroyed", "x").reload).toBe(false);
+    expect(describeRefusal("attachment_changed", "x").reload).toBe(false);
+    expect(describeRefusal("something_new", "The server's own sentence.")).toEqual({ message: "The server's own sentence.", reload: false });
+    expect(describeRefusal(null, "Fallback.")).toEqual({ message: "Fallback.", reload: false });
   });
 });

@@ -131,24 +131,35 @@ export function checkReconstructionDraft(offer: OfferIdentity, draft: Reconstruc
 }
 
 /**
- * A refusal as the operator reads it, by the server's stable code. The typed fields are kept by
- * the form whatever the code; the sentences say what to do next. Unknown codes fall back to the
- * server's own sentence (written for board users by the domain error).
+ * A refusal as the operator reads it, by the server's stable code, and whether a fresh read of the
+ * task answers it (the form then offers "Reload the task", keeping every typed field). Unknown
+ * codes keep the server's own sentence (the domain error's, written for board users).
  */
-const RELOAD = "The task changed since you opened it; reload to see its current state, then submit again.";
-const REFUSALS: Partial<Record<string, string>> = {
+export interface Refusal {
+  message: string;
+  reload: boolean;
+}
+
+const CHANGED = "The task changed since you opened it; reload to see its current state, then submit again.";
+const REFUSALS: Partial<Record<string, Refusal>> = {
   // Codes of core's RECONSTRUCTION_REFUSALS (recovery/operator/reconstruct-workspace.ts).
-  status_version_changed: RELOAD,
-  task_reassigned: RELOAD,
-  newer_execution: "A newer run of this task exists, so the lost work cannot be rebuilt over it. Reload to see it.",
-  source_not_destroyed: "The sandbox's destruction is not confirmed, so this task cannot continue from saved sources. Use export or file recovery instead.",
-  competing_recovery: "Another recovery of this task is open. Reload to see it.",
-  active_copyback_owner: "A copyback of this run is still in progress. Try again once it has settled.",
-  foreign_attachment: "One of the selected attachments does not belong to this task. Reload and select again.",
-  attachment_unavailable: "The stored bytes of a selected attachment cannot be read, so the agent could not verify it. Deselect it or restore the file.",
-  attachment_changed: "The stored bytes of a selected attachment no longer match its recorded hash. Deselect it or restore the file.",
+  status_version_changed: { message: CHANGED, reload: true },
+  task_reassigned: { message: CHANGED, reload: true },
+  newer_execution: { message: "A newer run of this task exists, so the lost work cannot be rebuilt over it. Reload to see it.", reload: true },
+  competing_recovery: { message: "Another recovery of this task is open. Reload to see it.", reload: true },
+  foreign_attachment: { message: "One of the selected attachments does not belong to this task. Reload and select again.", reload: true },
+  source_not_destroyed: {
+    message: "The sandbox's destruction is not confirmed, so this task cannot continue from saved sources. Use export or file recovery instead.",
+    reload: false,
+  },
+  active_copyback_owner: { message: "A copyback of this run is still in progress. Try again once it has settled.", reload: false },
+  attachment_unavailable: {
+    message: "The stored bytes of a selected attachment cannot be read, so the agent could not verify them. Deselect it or restore the file.",
+    reload: false,
+  },
+  attachment_changed: { message: "The stored bytes of a selected attachment no longer match their recorded hash. Deselect it or restore the file.", reload: false },
 };
 
-export function refusalMessage(code: string | null, serverMessage: string): string {
-  return (code ? REFUSALS[code] : undefined) ?? serverMessage;
+export function describeRefusal(code: string | null, serverMessage: string): Refusal {
+  return (code ? REFUSALS[code] : undefined) ?? { message: serverMessage, reload: false };
 }

@@ -2,9 +2,10 @@
 // R-RC-3), to HTML: the offer's button for a board operator, nothing without Recovery details or
 // without an offer, the recorded intent's calm state instead of any form, and the opened form's
 // fields. The form renders inside the real tRPC and TanStack Query providers (a client whose link is
-// never called: rendering sends nothing).
+// never called: rendering sends nothing) and an App Router context (nothing navigates).
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
+import { AppRouterContext, type AppRouterInstance } from "next/dist/shared/lib/app-router-context.shared-runtime";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import superjson from "superjson";
@@ -58,7 +59,9 @@ function renderForm(): string {
   const queryClient = new QueryClient();
   const trpcClient = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "http://127.0.0.1:9/api/trpc", transformer: superjson })] });
   const form = createElement(ReconstructionForm, { companyId: COMPANY, issueId: ISSUE, offer: offer(), onRecorded: () => undefined, onCancel: () => undefined });
-  return renderToStaticMarkup(createElement(QueryClientProvider, { client: queryClient }, createElement(TRPCProvider, { trpcClient, queryClient, children: form })));
+  const router = { refresh: () => undefined } as unknown as AppRouterInstance;
+  const tree = createElement(TRPCProvider, { trpcClient, queryClient, children: createElement(AppRouterContext.Provider, { value: router }, form) });
+  return renderToStaticMarkup(createElement(QueryClientProvider, { client: queryClient }, tree));
 }
 
 describe("Continue from saved sources in the recovery notice", () => {

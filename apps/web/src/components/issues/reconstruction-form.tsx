@@ -14,6 +14,7 @@
 // task is refused, R-RC-2). A refusal is shown inline by its code and nothing typed is lost.
 // The pure rules (choices, validation, the body) are in reconstruction-draft.ts.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Timestamp } from "~/components/format/timestamp";
 import type { RouterOutputs } from "~/components/trpc-types";
@@ -25,7 +26,7 @@ import {
   checkReconstructionDraft,
   EMPTY_DRAFT,
   OUTCOME_CHOICES,
-  refusalMessage,
+  describeRefusal,
   removeOutcomeRow,
   toggleAttachment,
   updateOutcomeRow,
@@ -110,8 +111,11 @@ export function ReconstructionForm({
   const queryClient = useQueryClient();
   // R-RC-3: one request id per opened form: a double-click or a retry adopts the first intent.
   const [requestId] = useState(() => crypto.randomUUID());
-  // R-RC-2: the status version the viewer saw when the form opened, not whatever a refetch says.
-  const [seen] = useState(() => offer);
+  const router = useRouter();
+  // R-RC-2: the status version the viewer saw when the form opened, not whatever a refetch says;
+  // it moves only when the operator asks to reload the task after a refusal said it changed.
+  const [seen, setSeen] = useState(() => offer);
+  const [reloading, setReloading] = useState(false);
   const [draft, setDraft] = useState<ReconstructionDraft>(EMPTY_DRAFT);
   const [showProblems, setShowProblems] = useState(false);
   const reconstruct = useMutation(
@@ -124,7 +128,21 @@ export function ReconstructionForm({
   );
   const check = checkReconstructionDraft(seen, draft, requestId);
   const editRow = (key: number, change: Parameters<typeof updateOutcomeRow>[2]) => setDraft({ ...draft, outcomes: updateOutcomeRow(draft.outcomes, key, change) });
-  const refusal = reconstruct.error ? refusalMessage(domainCodeOf(reconstruct.error), userMessageOf(reconstruct.error)) : null;
+  const refusal = reconstruct.error ? describeRefusal(domainCodeOf(reconstruct.error), userMessageOf(reconstruct.error)) : null;
+  // The typed fields stay: the page's server parts and the offer are read again, the form is not
+  // remounted, and the operator submits once they have seen the task as it is now. No offer any
+  // more (the hold was resolved meanwhile) and the notice drops the form with it.
+  const reloadTask = async () => {
+    setReloading(true);
+    try {
+      router.refresh();
+      const fresh = await queryClient.fetchQuery({ ...trpc.recovery.reconstructionOffer.queryOptions({ companyId, issueId }), staleTime: 0 });
+      if (fresh) setSeen(fresh);
+      reconstruct.reset();
+    } finally {
+      setReloading(false);
+    }
+  };
 
   return (
     <form
@@ -250,8 +268,13 @@ export function ReconstructionForm({
         </button>
         {refusal ? (
           <span role="alert" className="text-sm text-red-700" data-testid="reconstruction-error">
-            {refusal}
+            {refusal.message}
           </span>
+        ) : null}
+        {refusal?.reload ? (
+          <button type="button" className="btn btn-secondary text-xs" data-testid="reconstruction-reload" disabled={reloading} onClick={() => void reloadTask()}>
+            {reloading ? "Reloading…" : "Reload the task"}
+          </button>
         ) : null}
       </div>
     </form>
