@@ -17,10 +17,15 @@
 // A repeated submission (the same requestId, or the same action) adopts the first intent and
 // writes nothing (R-RC-3); a refusal writes nothing (the transaction rolls back).
 // The delivery of a pending intent as a new run is runs/deliver-reconstruction.ts (R-RC-5).
+import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
-import type { PrismaClient } from "@copyback/db/client";
 import { DomainError } from "../../errors";
-import type { Actor } from "../../runs/record-activity";
+import { recordActivity, type Actor } from "../../runs/record-activity";
+import { decideReconstruction, type AttachmentHash } from "../policies/decide-reconstruction";
+import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attachment-bytes";
+import { outcomesDocument } from "../reconstruction/intent-document";
+import { intentView } from "../reconstruction/intent-view";
+import { loadReconstructionSnapshot } from "../reconstruction/load-snapshot";
 
 /** R-RC-2: one observed external action and what the operator saw of it. */
 export const externalActionOutcome = z.strictObject({
@@ -63,11 +68,7 @@ export interface ReconstructWorkspaceDeps {
   instanceRoot: string;
 }
 
-export interface AttachmentHash {
-  attachmentId: string;
-  sha256: string;
-  sizeBytes: number;
-}
+export type { AttachmentHash } from "../policies/decide-reconstruction";
 
 export interface ReconstructionIntentView {
   id: string;
@@ -110,6 +111,11 @@ export const RECONSTRUCTION_REFUSALS = {
   attachment_unavailable: "conflict",
   attachment_changed: "conflict",
   request_reused: "conflict",
+  // Later moments (delivery, claim, provider handoff; R-RC-5, R-RC-6):
+  sources_changed: "conflict",
+  human_block: "conflict",
+  retry_budget_exhausted: "conflict",
+  uncertain_predecessor: "conflict",
 } as const;
 export type ReconstructionRefusalCode = keyof typeof RECONSTRUCTION_REFUSALS;
 
@@ -129,8 +135,80 @@ export { reconstructionOffer } from "../reconstruction/offer";
 export async function reconstructWorkspace(deps: ReconstructWorkspaceDeps, rawInput: ReconstructWorkspaceInput): Promise<ReconstructWorkspaceOutcome> {
   const body = reconstructWorkspaceBody.safeParse(bodyOf(rawInput));
   if (!body.success) throw new DomainError("invalid", "invalid_request", `The reconstruction request is invalid: ${z.prettifyError(body.error)}`);
-  void deps;
-  throw new DomainError("unavailable", "not_implemented", "Continuing from saved sources is not available yet.");
+  const input = { ...rawInput, ...body.data };
+  const { db } = deps;
+  // R-RC-3: the stored bytes are hashed before any lock, and only this task's attachments are
+  // read (another task's or company's id is refused by the policy as foreign, unread).
+  const rows = input.attachmentIds.length
+    ? await db.issueAttachment.findMany({ where: { id: { in: input.attachmentIds }, companyId: input.companyId, issueId: input.issueId }, select: { id: true, storagePath: true } })
+    : [];
+  const stored = await hashStoredAttachments(deps.instanceRoot, rows);
+  try {
+    return await recordOnce(db, input, stored);
+  } catch (error) {
+    // Two first submissions at once: the loser's insert hits the unique recovery_action_id and
+    // rolls back; asked again it adopts the winner's intent (R-RC-3).
+    if (isUniqueViolation(error)) return recordOnce(db, input, stored);
+    throw error;
+  }
+}
+
+function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: Map<string, StoredBytes | null>): Promise<ReconstructWorkspaceOutcome> {
+  return withTransaction(db, async (tx) => {
+    const snapshot = await loadReconstructionSnapshot(tx, { stage: "record", request: input, intent: null, stored });
+    const decision = decideReconstruction(snapshot);
+    if (decision.kind === "reject") throw reconstructionRefusal(decision.code, decision.message, input);
+    if (decision.kind === "adopt") {
+      // R-RC-3: the first intent, unchanged; nothing is written.
+      const intent = await tx.reconstructionIntent.findUniqueOrThrow({ where: { id: decision.intentId } });
+      return { kind: "adopted" as const, intent: intentView(intent) };
+    }
+    // R-RC-3: the hashes and the durable fresh-session delivery intent; the old run, its result,
+    // its descriptor and its failed finalization are not written.
+    const intent = await tx.reconstructionIntent.create({
+      data: {
+        companyId: input.companyId,
+        issueId: input.issueId,
+        sourceRunId: input.sourceRunId,
+        recoveryActionId: input.actionId,
+        leaseId: input.leaseId,
+        status: "pending",
+        attachmentHashes: decision.attachmentHashes.map((h) => ({ ...h })),
+        description: input.description,
+        // R-RC-6: the identities and hashes of the decisions admitted, beside the observed outcomes.
+        externalActionOutcomes: outcomesDocument(input.externalActionOutcomes, decision.saved) as unknown as Prisma.InputJsonObject,
+        sourceStatusVersion: input.sourceStatusVersion,
+        requestId: input.requestId,
+        createdByUserId: input.actor.type === "user" ? input.actor.id : null,
+      },
+    });
+    await recordActivity(tx, {
+      companyId: input.companyId,
+      actor: input.actor,
+      action: "recovery.reconstruction_recorded",
+      entityType: "issue_recovery_action",
+      entityId: input.actionId,
+      details: {
+        issueId: input.issueId,
+        runId: input.sourceRunId,
+        leaseId: input.leaseId,
+        intentId: intent.id,
+        requestId: input.requestId,
+        attachmentIds: decision.attachmentHashes.map((h) => h.attachmentId),
+        externalActionOutcomes: input.externalActionOutcomes.map((o) => o.outcome),
+      },
+    });
+    return { kind: "recorded" as const, intent: intentView(intent) };
+  });
+}
+
+/** A refusal with its stable code, of the kind RECONSTRUCTION_REFUSALS gives it (404, 409 or 422 at the web shell). */
+export function reconstructionRefusal(code: ReconstructionRefusalCode, message: string, input: { actionId: string; sourceRunId: string; leaseId: string }): DomainError {
+  return new DomainError(RECONSTRUCTION_REFUSALS[code], code, message, { actionId: input.actionId, runId: input.sourceRunId, leaseId: input.leaseId });
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
 }
 
 function bodyOf(input: ReconstructWorkspaceInput): ReconstructWorkspaceBody {
