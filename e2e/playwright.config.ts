@@ -16,6 +16,9 @@ const root = path.resolve(import.meta.dirname, "..");
 // The local project's instance root, made once by the runner: workers load this file again and
 // inherit the variable, so the sign-in setup finds the launcher's console secret there.
 const localHome = (process.env.E2E_LOCAL_HOME ??= tmpHome("local"));
+// The authenticated project's instance root, the same way: tests that stage files the console
+// reads from it (task attachments under the instance's attachment store) find it here.
+const authHome = (process.env.E2E_AUTH_HOME ??= tmpHome("authenticated"));
 
 /** One launcher (console + worker + database) per deployment mode, each on its own home and port. */
 function launcher(opts: { mode: "local" | "authenticated"; home: string; port: number; workerPort: number; dbPort: number; databaseUrl?: string }) {
@@ -70,7 +73,7 @@ export default defineConfig({
     launcher({ mode: "local", home: localHome, port, workerPort, dbPort: Number(process.env.E2E_DB_PORT ?? 54339), databaseUrl: process.env.E2E_DATABASE_URL }),
     launcher({
       mode: "authenticated",
-      home: tmpHome("authenticated"),
+      home: authHome,
       port: authPort,
       workerPort: authWorkerPort,
       dbPort: Number(process.env.E2E_AUTH_DB_PORT ?? 54338),

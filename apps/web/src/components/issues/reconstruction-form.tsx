@@ -148,6 +148,8 @@ export function ReconstructionForm({
     <form
       className="space-y-4 rounded-md border border-slate-200 bg-white p-3"
       data-testid="reconstruction-form"
+      // The draft's own check lists every missing part at once (the browser's would stop at the first).
+      noValidate
       onSubmit={(event) => {
         event.preventDefault();
         if (check.kind !== "ready") {

@@ -1,0 +1,244 @@
+// "Continue from saved sources" (NWF "Continue after confirmed source destruction"; R-RC-1..R-RC-3,
+// R-UI-3, R-UI-5) as board members use it. A real run of a real agent in a local sandbox whose
+// environment carries the rehearsal fault `faults.failExports` ends in the exhausted-export hold
+// with its accepted result saved and its sandbox stopped and retained (as auth-export-recovery).
+// While the sandbox is retained there is no offer: the export path is the way (R-RC-1). A runtime
+// manager then discards the sandbox on the Sandboxes page (the real Discard, with its confirmed
+// destruction receipt); the task's notice now offers Continue from saved sources to them, never to
+// a member. The manager selects the task's surviving attachment (its bytes staged in the
+// authenticated launcher's attachment store), describes the missing work and records an external
+// action's outcome; a task that changed since the form opened is refused inline with nothing typed
+// lost; the submission records the intent (attachment hash, outcomes, the status version seen)
+// without touching the old run, and the notice shows the recorded state, also after a reload. The
+// same request again adopts the first intent.
+// Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) and E2E_AUTH_HOME
+// (its instance root, set by playwright.config.ts).
+import { expect, test } from "@playwright/test";
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { ACME, databaseUrl, signedInPage, until } from "./authenticated";
+
+const home = process.env.E2E_AUTH_HOME;
+
+test.describe("Continue from saved sources after a discarded sandbox", () => {
+  test.skip(!databaseUrl || !home, "E2E_AUTH_DATABASE_URL and E2E_AUTH_HOME are needed to stage the rehearsal environment and the attachment");
+
+  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), the recorded state survives a reload, a repeat adopts it, a member sees no form", async ({ browser, baseURL }) => {
+    test.setTimeout(300_000);
+    const sql = new pg.Client({ connectionString: databaseUrl });
+    await sql.connect();
+    try {
+      // --- a local environment with the rehearsal fault, an agent on it, a task, an attachment, a run ---
+      const { rows: envRows } = await sql.query<{ workspace_id: string; config: Record<string, unknown> }>(
+        `SELECT w.id AS workspace_id, e.config FROM agents a JOIN environments e ON e.id = a.environment_id, execution_workspaces w
+         WHERE a.company_id = $1 AND a.name = 'Builder' AND e.provider = 'local' AND w.company_id = $1 LIMIT 1`,
+        [ACME],
+      );
+      const base = envRows[0];
+      if (!base) throw new Error("the demo company has no local Builder or workspace: was the seed applied?");
+      const marker = `reconstruct-${Date.now()}`;
+      const environmentId = randomUUID();
+      await sql.query(
+        `INSERT INTO environments (id, company_id, name, provider, plugin_id, config, default_lease_policy, updated_at)
+         VALUES ($1, $2, $3, 'local', 'builtin.local', $4, 'reuse_by_environment', now())`,
+        [environmentId, ACME, `Rehearsal ${marker}`, JSON.stringify({ ...base.config, faults: { failExports: 9 } })],
+      );
+      const agentId = randomUUID();
+      const result = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Built the parser." });
+      await sql.query(
+        `INSERT INTO agents (id, company_id, name, command, adapter_config, environment_id) VALUES ($1, $2, $3, $4, '{"timeoutSeconds": 120}', $5)`,
+        [agentId, ACME, `Parser builder ${marker}`, ["/bin/sh", "-c", `mkdir -p e2e && printf '${marker}' > e2e/${marker}.txt && printf '%s' '${result}' > "$COPYBACK_RESULT_FILE"`], environmentId],
+      );
+      const { rows: issueRows } = await sql.query<{ id: string }>(
+        `WITH n AS (UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_counter)
+         INSERT INTO issues (id, company_id, number, identifier, title, status, assignee_agent_id, execution_workspace_id)
+         SELECT $2, $1, n.issue_counter, 'ACME-' || n.issue_counter, $3, 'todo', $4, $5 FROM n RETURNING id`,
+        [ACME, randomUUID(), `Build the parser ${marker}`, agentId, base.workspace_id],
+      );
+      const issueId = issueRows[0]!.id;
+      // The surviving source: an attachment of the task, its bytes in the instance's attachment store.
+      const attachmentId = randomUUID();
+      const bytes = Buffer.from(`# Parser design (${marker})\n\nTokens, grammar, error recovery.\n`);
+      const sha256 = createHash("sha256").update(bytes).digest("hex");
+      const storagePath = path.join("attachments", ACME, issueId, `${attachmentId}.md`);
+      await mkdir(path.dirname(path.join(home!, storagePath)), { recursive: true });
+      await writeFile(path.join(home!, storagePath), bytes);
+      await sql.query(
+        `INSERT INTO issue_attachments (id, company_id, issue_id, file_name, content_type, size_bytes, sha256, storage_path) VALUES ($1, $2, $3, 'parser-design.md', 'text/markdown', $4, $5, $6)`,
+        [attachmentId, ACME, issueId, bytes.length, sha256, storagePath],
+      );
+      const runId = randomUUID();
+      await sql.query(`INSERT INTO heartbeat_runs (id, company_id, agent_id, native_issue_id, runtime_mode, status) VALUES ($1, $2, $3, $4, 'native', 'queued')`, [runId, ACME, agentId, issueId]);
+
+      // --- three failing coordinator attempts (the retry times moved forward), then the hold ---
+      const action = await until(
+        "the exhausted-export hold",
+        async () => {
+          await sql.query(`UPDATE native_run_finalizations SET next_attempt_at = now() WHERE run_id = $1 AND phase = 'retryable_failure' AND next_attempt_at > now()`, [runId]);
+          return (await sql.query<{ id: string; lease_id: string }>(`SELECT id, lease_id FROM issue_recovery_actions WHERE run_id = $1 AND cause = 'native_workspace_sync_out_retry_exhausted' AND status = 'active'`, [runId])).rows[0];
+        },
+        200_000,
+      );
+      const lease = await until(
+        "the sandbox stopped and retained",
+        async () =>
+          (await sql.query<{ provider_lease_id: string }>(`SELECT provider_lease_id FROM environment_leases WHERE id = $1 AND status = 'released' AND metadata ? 'sandboxStopAndRetainReceipt'`, [action.lease_id])).rows[0],
+        60_000,
+      );
+      const taskUrl = `/companies/${ACME}/issues/${issueId}`;
+
+      // --- R-RC-1: while the sandbox is retained, the export path is the way: no offer ---
+      const manager = await signedInPage(browser, "linus@acme.test");
+      await manager.goto(taskUrl);
+      await expect(manager.getByTestId("recovery-notice")).toHaveAttribute("data-kind", "attention");
+      await manager.getByTestId("recovery-details").locator("summary").click();
+      await expect(manager.getByTestId("export-hold-details")).toHaveAttribute("data-kind", "retry_exhausted");
+      await expect(manager.getByTestId("reconstruction-offer")).toHaveCount(0);
+      await expect(manager.getByText("Continue from saved sources")).toHaveCount(0);
+
+      // --- the real Discard, on the Sandboxes page ---
+      await manager.goto(`/companies/${ACME}/sandboxes`);
+      const row = manager.getByTestId("sandbox-row").filter({ hasText: lease.provider_lease_id });
+      await expect(row).toHaveCount(1);
+      await row.getByTestId("sandbox-discard-open").click();
+      await row.getByTestId("sandbox-discard-allocation").fill(lease.provider_lease_id);
+      await row.getByRole("checkbox").check();
+      await row.getByTestId("sandbox-discard-reason").fill(`${marker}: the sandbox cannot be repaired; rebuild from the design notes`);
+      await row.getByTestId("sandbox-discard-submit").click();
+      await expect(manager.getByTestId("sandbox-row").filter({ hasText: lease.provider_lease_id })).toHaveCount(0, { timeout: 30_000 });
+      const destroyed = await sql.query<{ status: string; metadata: { sandboxDestructionReceipt?: { confirmed?: boolean } } }>(`SELECT status::text AS status, metadata FROM environment_leases WHERE id = $1`, [action.lease_id]);
+      expect(destroyed.rows[0]?.status).toBe("destroyed");
+      expect(destroyed.rows[0]?.metadata.sandboxDestructionReceipt?.confirmed).toBe(true);
+
+      // What the reconstruction must leave as it is (R-RC-3): the old run, its result, its finalization.
+      const oldRun = async () =>
+        (
+          await sql.query(
+            `SELECT r.status::text AS status, r.error_code, r.result_json, r.finished_at, f.phase::text AS phase, f.attempt, f.failure_code, f.result_id,
+                    (SELECT json_agg(json_build_object('id', x.id, 'status', x.schema_status::text, 'sha', x.canonical_sha256)) FROM native_run_results x WHERE x.run_id = r.id) AS results
+             FROM heartbeat_runs r JOIN native_run_finalizations f ON f.run_id = r.id WHERE r.id = $1`,
+            [runId],
+          )
+        ).rows[0];
+      const before = await oldRun();
+      expect(before).toMatchObject({ error_code: "native_workspace_sync_out_retry_exhausted" });
+      expect(before.results).toEqual([expect.objectContaining({ status: "accepted" })]);
+
+      // --- R-UI-3 R-UI-5: a member never gets the offer or a form ---
+      const member = await signedInPage(browser, "margaret@acme.test");
+      await member.goto(taskUrl);
+      await expect(member.getByTestId("recovery-notice")).toHaveAttribute("data-kind", "attention");
+      await expect(member.getByTestId("reconstruction-offer")).toHaveCount(0);
+      await expect(member.getByTestId("recovery-notice").locator("form, input, textarea, select, button")).toHaveCount(0);
+
+      // --- the runtime manager: the offer in the notice, the form ---
+      await manager.goto(taskUrl);
+      const notice = manager.getByTestId("recovery-notice");
+      await expect(notice.getByTestId("reconstruction-offer")).toBeVisible({ timeout: 15_000 });
+      await notice.getByRole("button", { name: "Continue from saved sources" }).click();
+      const form = notice.getByTestId("reconstruction-form");
+      await expect(form.getByTestId("reconstruction-statement")).toContainText("This is reconstruction, not recovery of the missing edits");
+      const attachment = form.getByTestId("reconstruction-attachment");
+      await expect(attachment).toHaveCount(1);
+      await expect(form.getByText(`parser-design.md · ${bytes.length} B · sha256 ${sha256.slice(0, 12)}`)).toBeVisible();
+      // An empty draft says what is missing, and sends nothing.
+      await form.getByTestId("reconstruction-submit").click();
+      await expect(form.getByTestId("reconstruction-problems")).toContainText("Describe the work that was lost.");
+      await attachment.check();
+      const description = `${marker}: rebuild src/parser.ts from the design notes; the tokenizer and the grammar were lost with the sandbox.`;
+      await form.getByTestId("reconstruction-description").fill(description);
+      await form.getByTestId("reconstruction-outcome-add").click();
+      await form.getByTestId("reconstruction-outcome-add").click();
+      await expect(form.getByTestId("reconstruction-outcome")).toHaveCount(2);
+      await form.getByTestId("reconstruction-outcome-remove").nth(1).click();
+      await expect(form.getByTestId("reconstruction-outcome")).toHaveCount(1);
+      await form.getByTestId("reconstruction-outcome-action").fill("Opened a pull request for the parser");
+      await form.getByTestId("reconstruction-outcome-select").selectOption("not_performed");
+      await form.getByTestId("reconstruction-outcome-evidence").fill("The repository shows no pull request from the agent.");
+
+      // --- R-RC-2: the task changes while the form is open (another operator's edit): refused inline, nothing lost ---
+      await sql.query(`UPDATE issues SET status_version = status_version + 1 WHERE id = $1`, [issueId]);
+      await form.getByTestId("reconstruction-submit").click();
+      await expect(form.getByTestId("reconstruction-error")).toHaveText(/^The task changed since you opened it; reload/, { timeout: 15_000 });
+      await expect(form.getByTestId("reconstruction-description")).toHaveValue(description);
+      await expect(attachment).toBeChecked();
+      await expect(form.getByTestId("reconstruction-outcome-select")).toHaveValue("not_performed");
+      expect((await sql.query(`SELECT 1 FROM reconstruction_intents WHERE issue_id = $1`, [issueId])).rowCount).toBe(0);
+
+      // --- the operator reloads the task from the form: the fields are still as typed; submit ---
+      await form.getByTestId("reconstruction-reload").click();
+      await expect(form.getByTestId("reconstruction-error")).toHaveCount(0);
+      await expect(form.getByTestId("reconstruction-description")).toHaveValue(description);
+      await expect(form.getByTestId("reconstruction-attachment")).toBeChecked();
+      await expect(form.getByTestId("reconstruction-outcome-action")).toHaveValue("Opened a pull request for the parser");
+      await expect(form.getByTestId("reconstruction-outcome-evidence")).toHaveValue("The repository shows no pull request from the agent.");
+      // A double-click: the form's one requestId makes the second request adopt the first intent.
+      await form.getByTestId("reconstruction-submit").dblclick();
+      const state = notice.getByTestId("reconstruction-intent");
+      await expect(state).toBeVisible({ timeout: 15_000 });
+      await expect(state).toContainText("Continuing from saved sources: a fresh session");
+      await expect(notice.getByTestId("reconstruction-form")).toHaveCount(0);
+
+      const { rows: intents } = await sql.query<{
+        id: string;
+        status: string;
+        request_id: string;
+        source_run_id: string;
+        lease_id: string;
+        recovery_action_id: string;
+        attachment_hashes: { attachmentId: string; sha256: string; sizeBytes: number }[];
+        external_action_outcomes: { observed?: unknown };
+        description: string;
+        source_status_version: number;
+        status_version: number;
+      }>(
+        `SELECT ri.id, ri.status::text AS status, ri.request_id, ri.source_run_id, ri.lease_id, ri.recovery_action_id, ri.attachment_hashes, ri.external_action_outcomes,
+                ri.description, ri.source_status_version, i.status_version
+         FROM reconstruction_intents ri JOIN issues i ON i.id = ri.issue_id WHERE ri.issue_id = $1`,
+        [issueId],
+      );
+      // R-RC-3: one intent, with the exact source, the stored bytes' hash and the outcomes as recorded.
+      expect(intents).toHaveLength(1);
+      const intent = intents[0]!;
+      expect(intent).toMatchObject({ source_run_id: runId, lease_id: action.lease_id, recovery_action_id: action.id, description });
+      expect(intent.source_status_version).toBe(intent.status_version);
+      expect(intent.attachment_hashes).toEqual([{ attachmentId, sha256, sizeBytes: bytes.length }]);
+      expect(intent.external_action_outcomes.observed).toEqual([{ action: "Opened a pull request for the parser", outcome: "not_performed", evidence: "The repository shows no pull request from the agent." }]);
+      // The old run, its result and its failed finalization stay as they were.
+      expect(await oldRun()).toEqual(before);
+
+      // --- a reload keeps the recorded state, and still no second form ---
+      await manager.reload();
+      await expect(manager.getByTestId("reconstruction-intent")).toBeVisible({ timeout: 15_000 });
+      await expect(manager.getByTestId("reconstruction-form")).toHaveCount(0);
+      await expect(manager.getByTestId("reconstruction-open")).toHaveCount(0);
+
+      // --- R-RC-3: the same request again (a retry of the form's own call, its requestId) adopts the first intent ---
+      const body = {
+        companyId: ACME,
+        issueId,
+        actionId: action.id,
+        sourceRunId: runId,
+        leaseId: action.lease_id,
+        attachmentIds: [attachmentId],
+        description,
+        externalActionOutcomes: [{ action: "Opened a pull request for the parser", outcome: "not_performed", evidence: "The repository shows no pull request from the agent." }],
+        sourceStatusVersion: intent.source_status_version,
+        requestId: intent.request_id,
+      };
+      const repeated = await manager.request.post(`/api/trpc/recovery.reconstructWorkspace`, { headers: { origin: baseURL ?? "" }, data: { json: body } });
+      expect(repeated.status(), await repeated.text()).toBe(200);
+      expect(await repeated.json()).toMatchObject({ result: { data: { json: { kind: "adopted", intent: { id: intent.id } } } } });
+      expect((await sql.query(`SELECT 1 FROM reconstruction_intents WHERE issue_id = $1`, [issueId])).rowCount).toBe(1);
+
+      // --- the member's page: still no form ---
+      await member.reload();
+      await expect(member.getByTestId("reconstruction-form")).toHaveCount(0);
+      await expect(member.getByTestId("reconstruction-offer")).toHaveCount(0);
+    } finally {
+      await sql.end().catch(() => undefined);
+    }
+  });
+});
