@@ -261,6 +261,19 @@ export function ReconstructionForm({
         </ul>
       ) : null}
 
+      {refusal ? (
+        <div className="flex flex-wrap items-center gap-3 rounded-md bg-red-50 px-3 py-2">
+          <p role="alert" className="text-sm text-red-800" data-testid="reconstruction-error">
+            {refusal.message}
+          </p>
+          {refusal.reload ? (
+            <button type="button" className="btn btn-secondary text-xs" data-testid="reconstruction-reload" disabled={reloading} onClick={() => void reloadTask()}>
+              {reloading ? "Reloading…" : "Reload the task"}
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+
       <div className="flex flex-wrap items-center gap-3">
         <button type="submit" className="btn btn-primary" data-testid="reconstruction-submit" disabled={reconstruct.isPending}>
           {reconstruct.isPending ? "Recording…" : "Continue from saved sources"}
@@ -268,16 +281,6 @@ export function ReconstructionForm({
         <button type="button" className="btn btn-secondary" onClick={onCancel} disabled={reconstruct.isPending}>
           Cancel
         </button>
-        {refusal ? (
-          <span role="alert" className="text-sm text-red-700" data-testid="reconstruction-error">
-            {refusal.message}
-          </span>
-        ) : null}
-        {refusal?.reload ? (
-          <button type="button" className="btn btn-secondary text-xs" data-testid="reconstruction-reload" disabled={reloading} onClick={() => void reloadTask()}>
-            {reloading ? "Reloading…" : "Reload the task"}
-          </button>
-        ) : null}
       </div>
     </form>
   );
