@@ -19,6 +19,7 @@
 // failure is settled only through this controller's exact live recovery claim; another owner or a
 // stale claim settles nothing and this controller cleans nothing up (R-FO-4).
 import type { Prisma, PrismaClient } from "@copyback/db";
+import { withTransaction } from "@copyback/db/client";
 import type { DirectoryMergeLocks } from "../copyback/locks/index";
 import { DomainError, isDomainError } from "../errors";
 import { leaseOutcomeAfterFinalize } from "../finalization/finalize-outcome-policy";
@@ -45,6 +46,7 @@ import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-co
 import { requeueRun } from "./requeue-run";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
+import { carriesReconstruction, reconstructionGate } from "../recovery/reconstruction/dispatch-gate";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
 import type { StopRequestRecord } from "../runs/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
@@ -106,6 +108,8 @@ class RunSteps {
   /** The lease bound to the run as soon as it is acquired (the file-recovery pin names it, R-FO-1). */
   #boundLeaseId: string | null = null;
   #leaseReleased = false;
+  /** The reconstruction context the handoff's recheck admitted (R-RC-5), or null for an ordinary run. */
+  #reconstruction: object | null = null;
 
   constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
     this.#deps = deps;
@@ -144,6 +148,19 @@ class RunSteps {
       environmentId: context.environmentId,
       executionWorkspaceId: context.executionWorkspaceId,
     });
+
+    // R-RC-5: immediately before the provider gets the run (its sandbox is acquired next), a
+    // reconstruction's run rechecks its exact intent, sources and execution gates once more.
+    const gate = (await carriesReconstruction(db, context.runId))
+      ? await withTransaction(db, (tx) => reconstructionGate(tx, { runId: context.runId, stage: "handoff", instanceRoot: this.#deps.instanceRoot }))
+      : ({ kind: "ordinary" } as const);
+    if (gate.kind === "reject") {
+      const message = `The reconstruction's run stopped before its provider handoff (${gate.code}): ${gate.message}`;
+      await this.#event("warn", "run.rejected", message, { code: gate.code, intentId: gate.intentId });
+      await this.settleFailure(gate.code, message);
+      return;
+    }
+    this.#reconstruction = gate.kind === "admit" ? gate.context : null;
 
     // 1. The environment lease. A busy lease is waited for briefly, then the run is requeued.
     const acquired = await waitForLease(
@@ -358,6 +375,8 @@ class RunSteps {
       COPYBACK_ISSUE_ID: context.issueId,
       ...(this.#deps.apiUrl ? { COPYBACK_API_URL: this.#deps.apiUrl } : {}),
       [RUN_AGENT_KEY_VARIABLE]: runKey.secret,
+      // R-RC-5: the fresh session's context: description, attachments with their hashes to verify, outcomes.
+      ...(this.#reconstruction ? { COPYBACK_RECONSTRUCTION: JSON.stringify(this.#reconstruction) } : {}),
     };
     const started = Date.now();
     let exec: ExecResult;

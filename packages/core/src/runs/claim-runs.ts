@@ -6,6 +6,8 @@
 import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
+import { RECONSTRUCTION_AUTHORITY_KEY } from "../recovery/reconstruction/authority";
+import { reconstructionGate } from "../recovery/reconstruction/dispatch-gate";
 import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
 import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
 import { recordRunEvent } from "./run-log";
@@ -22,6 +24,8 @@ export interface ClaimQueuedRunsInput {
   limit: number;
   /** The process that will drive the claimed runs. */
   controller: ProcessIdentity;
+  /** The instance root: a reconstruction's run rechecks its attachments' stored bytes there at claim (R-RC-5). */
+  instanceRoot?: string;
 }
 
 interface QueuedRow {
@@ -30,6 +34,8 @@ interface QueuedRow {
   company_id: string;
   agent_id: string;
   native_issue_id: string;
+  /** The run carries a reconstruction's authority (RECONSTRUCTION_AUTHORITY_KEY): its claim is rechecked. */
+  reconstruction: boolean;
 }
 
 export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsInput): Promise<ClaimedRun[]> {
@@ -40,13 +46,14 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
   return withTransaction(db, async (tx) => {
     const queued = await selectForUpdateSkipLocked<QueuedRow>(
       tx,
-      Prisma.sql`SELECT id, company_id, agent_id, native_issue_id, runtime_mode::text AS runtime_mode FROM heartbeat_runs
+      Prisma.sql`SELECT id, company_id, agent_id, native_issue_id, runtime_mode::text AS runtime_mode,
+                        runner_profile_json ? ${RECONSTRUCTION_AUTHORITY_KEY} AS reconstruction FROM heartbeat_runs
                  WHERE status = 'queued' AND runtime_mode IN ('native', 'legacy')
                  ORDER BY created_at, id LIMIT ${input.limit}`,
     );
     const claimed: ClaimedRun[] = [];
     for (const row of queued) {
-      const run = await startOne(tx, row, input.controller);
+      const run = await startOne(tx, row, input);
       if (run) claimed.push(run);
     }
     return claimed;
@@ -54,7 +61,18 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
 }
 
 /** Starts one locked queued run, or cancels it when its task or agent went away meanwhile. */
-async function startOne(tx: TransactionClient, row: QueuedRow, controller: ProcessIdentity): Promise<ClaimedRun | null> {
+async function startOne(tx: TransactionClient, row: QueuedRow, input: ClaimQueuedRunsInput): Promise<ClaimedRun | null> {
+  const { controller } = input;
+  // R-RC-5: a reconstruction's queued run rechecks its exact intent, sources and gates when
+  // claimed (before the issue lock: its snapshot locks the source run, then the issue). A refusal
+  // cancels the run and leaves the task exactly as it is: a later human block is never overwritten.
+  const gate = row.reconstruction ? await reconstructionGate(tx, { runId: row.id, stage: "claim", instanceRoot: input.instanceRoot }) : { kind: "ordinary" as const };
+  if (gate.kind === "reject") {
+    const message = `The reconstruction's run was not started (${gate.code}): ${gate.message}`;
+    await tx.heartbeatRun.update({ where: { id: row.id }, data: { status: "cancelled", errorCode: gate.code, errorMessage: message, finishedAt: new Date() } });
+    await recordRunEvent(tx, { companyId: row.company_id, runId: row.id, level: "warn", code: "run.cancelled", message, payload: { errorCode: gate.code, intentId: gate.intentId } });
+    return null;
+  }
   // Lock order heartbeat -> issue, as in publication and failRun.
   await tx.$queryRaw`SELECT id FROM issues WHERE id = ${row.native_issue_id}::uuid FOR UPDATE`;
   const issue = await tx.issue.findUniqueOrThrow({

@@ -5,6 +5,7 @@
 // never replayed. Only the task's latest run can be retried (a newer run says the task moved on).
 import type { PrismaClient } from "@copyback/db/client";
 import { conflict, notFound } from "../errors";
+import { readReconstructionAuthority, reconstructionAuthority } from "../recovery/reconstruction/authority";
 import type { Actor } from "./record-activity";
 import { wakeAgent } from "./wake-agent";
 
@@ -19,15 +20,19 @@ export interface RetryRunInput {
 export async function retryRun(db: PrismaClient, input: RetryRunInput): Promise<{ runId: string; created: boolean; predecessorRunId: string }> {
   const run = await db.heartbeatRun.findFirst({
     where: { id: input.runId, companyId: input.companyId },
-    select: { id: true, nativeIssueId: true, status: true, createdAt: true },
+    select: { id: true, nativeIssueId: true, status: true, createdAt: true, runnerProfileJson: true },
   });
   if (!run) throw notFound("The run");
+  // R-RC-5: a bounded retry of a reconstruction's run keeps the same reconstruction authority (it
+  // names the intent; claim and handoff recheck the intent, the chain and the retry budget).
+  const authority = readReconstructionAuthority(run.runnerProfileJson);
   const woken = await wakeAgent(db, {
     companyId: input.companyId,
     issueId: run.nativeIssueId,
     actor: input.actor,
     reason: "retry",
     predecessorRunId: run.id,
+    ...(authority.kind === "present" ? { runnerProfile: reconstructionAuthority(authority.intentId) } : {}),
     // Under the task's row lock, after the hold check: the run must still be the task's latest.
     admit: async (tx) => {
       const current = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: run.id }, select: { status: true } });

@@ -2,7 +2,7 @@
 // task's assignee. The issue row lock serializes concurrent wakes, so a task has at most one
 // queued or running run and a repeated wake returns it. Activity is written in the same
 // transaction (pg_notify triggers announce the rows to live consoles).
-import type { Issue, PrismaClient, TransactionClient } from "@copyback/db/client";
+import type { Issue, Prisma, PrismaClient, TransactionClient } from "@copyback/db/client";
 import { withTransaction } from "@copyback/db/client";
 import { runtimeModeOfAdapter } from "../dispatch/adapter-config";
 import { conflict, notFound } from "../errors";
@@ -30,6 +30,8 @@ export interface WakeAgentInput {
   predecessorRunId?: string;
   /** A further check under the task's row lock, after the hold check (Retry: the run is still the task's latest). */
   admit?: (tx: TransactionClient, issue: Issue) => Promise<void>;
+  /** Keys the new run's runner_profile_json starts with (a reconstruction's authority, R-RC-5). */
+  runnerProfile?: Record<string, unknown>;
 }
 
 export interface AssignOutcome {
@@ -47,63 +49,67 @@ export function assignAgent(db: PrismaClient, input: AssignAgentInput): Promise<
 }
 
 export function wakeAgent(db: PrismaClient, input: WakeAgentInput): Promise<{ runId: string; created: boolean }> {
-  return withTransaction(db, async (tx) => {
-    let issue = await lockIssue(tx, input.companyId, input.issueId);
-    if (input.agentId !== undefined) {
-      await assignInTransaction(tx, issue, input.agentId, input.actor);
-      issue = await lockIssue(tx, input.companyId, input.issueId);
-    }
-    // R-ORP-3, R-RR-7: an open recovery hold keeps the task's saved work for its own recovery;
-    // a wake cannot start (or pretend to resume) work past it. Refused with the reason.
-    const hold = await findOpenHold(tx, input.companyId, issue.id);
-    if (hold) throw holdRefusal(hold, "The agent cannot be woken");
-    await input.admit?.(tx, issue);
-    const active = await activeRun(tx, issue.id);
-    if (active) return { runId: active.id, created: false };
+  return withTransaction(db, (tx) => wakeInTransaction(tx, input));
+}
 
-    if (issue.status === "done" || issue.status === "cancelled") {
-      throw conflict("issue_closed", `The task is ${issue.status}; reopen it before waking an agent.`);
-    }
-    if (!issue.assigneeAgentId) throw conflict("issue_unassigned", "Assign an agent to the task before waking it.");
-    const agent = await requireUsableAgent(tx, input.companyId, issue.assigneeAgentId);
-    if (!agent.environmentId) {
-      throw conflict("agent_without_environment", "The agent has no environment to run in.");
-    }
-    if (!issue.executionWorkspaceId) {
-      throw conflict("issue_without_workspace", "The task has no execution workspace for the run's files.");
-    }
+/** The wake inside the caller's transaction (a reconstruction's delivery creates its run with its other writes, R-RC-5). */
+export async function wakeInTransaction(tx: TransactionClient, input: WakeAgentInput): Promise<{ runId: string; created: boolean }> {
+  let issue = await lockIssue(tx, input.companyId, input.issueId);
+  if (input.agentId !== undefined) {
+    await assignInTransaction(tx, issue, input.agentId, input.actor);
+    issue = await lockIssue(tx, input.companyId, input.issueId);
+  }
+  // R-ORP-3, R-RR-7: an open recovery hold keeps the task's saved work for its own recovery;
+  // a wake cannot start (or pretend to resume) work past it. Refused with the reason.
+  const hold = await findOpenHold(tx, input.companyId, issue.id);
+  if (hold) throw holdRefusal(hold, "The agent cannot be woken");
+  await input.admit?.(tx, issue);
+  const active = await activeRun(tx, issue.id);
+  if (active) return { runId: active.id, created: false };
 
-    const run = await tx.heartbeatRun.create({
-      data: {
-        companyId: input.companyId,
-        agentId: agent.id,
-        nativeIssueId: issue.id,
-        // A `legacy` adapter's runs copy back by the older protocol (dispatch/legacy-copyback.ts).
-        runtimeMode: runtimeModeOfAdapter(agent.adapterConfig),
-        status: "queued",
-        wakeReason: input.reason ?? (input.agentId !== undefined ? "issue_assigned" : "manual_wake"),
-        ...(input.predecessorRunId ? { predecessorRunId: input.predecessorRunId } : {}),
-      },
-      select: { id: true, wakeReason: true },
-    });
-    await tx.issue.update({ where: { id: issue.id }, data: { lastActivityAt: new Date() } });
-    await recordActivity(tx, {
+  if (issue.status === "done" || issue.status === "cancelled") {
+    throw conflict("issue_closed", `The task is ${issue.status}; reopen it before waking an agent.`);
+  }
+  if (!issue.assigneeAgentId) throw conflict("issue_unassigned", "Assign an agent to the task before waking it.");
+  const agent = await requireUsableAgent(tx, input.companyId, issue.assigneeAgentId);
+  if (!agent.environmentId) {
+    throw conflict("agent_without_environment", "The agent has no environment to run in.");
+  }
+  if (!issue.executionWorkspaceId) {
+    throw conflict("issue_without_workspace", "The task has no execution workspace for the run's files.");
+  }
+
+  const run = await tx.heartbeatRun.create({
+    data: {
       companyId: input.companyId,
-      actor: input.actor,
-      action: "run.queued",
-      entityType: "run",
-      entityId: run.id,
-      details: { issueId: issue.id, agentId: agent.id, wakeReason: run.wakeReason },
-    });
-    await recordRunEvent(tx, {
-      companyId: input.companyId,
-      runId: run.id,
-      level: "info",
-      code: "run.queued",
-      message: `Run queued for ${agent.name} (${run.wakeReason}).`,
-    });
-    return { runId: run.id, created: true };
+      agentId: agent.id,
+      nativeIssueId: issue.id,
+      // A `legacy` adapter's runs copy back by the older protocol (dispatch/legacy-copyback.ts).
+      runtimeMode: runtimeModeOfAdapter(agent.adapterConfig),
+      status: "queued",
+      wakeReason: input.reason ?? (input.agentId !== undefined ? "issue_assigned" : "manual_wake"),
+      ...(input.predecessorRunId ? { predecessorRunId: input.predecessorRunId } : {}),
+      ...(input.runnerProfile ? { runnerProfileJson: input.runnerProfile as Prisma.InputJsonObject } : {}),
+    },
+    select: { id: true, wakeReason: true },
   });
+  await tx.issue.update({ where: { id: issue.id }, data: { lastActivityAt: new Date() } });
+  await recordActivity(tx, {
+    companyId: input.companyId,
+    actor: input.actor,
+    action: "run.queued",
+    entityType: "run",
+    entityId: run.id,
+    details: { issueId: issue.id, agentId: agent.id, wakeReason: run.wakeReason },
+  });
+  await recordRunEvent(tx, {
+    companyId: input.companyId,
+    runId: run.id,
+    level: "info",
+    code: "run.queued",
+    message: `Run queued for ${agent.name} (${run.wakeReason}).`,
+  });
+  return { runId: run.id, created: true };
 }
 
 async function assignInTransaction(

@@ -301,6 +301,7 @@ function checkChain(s: ReconstructionSnapshot): ReconstructionDecision | null {
   const agentId = s.sourceRun?.agentId;
   if (!chain || chain.length === 0 || !intent?.saved) return reject("sources_changed", "The dispatched run has no predecessor chain to the reconstruction.");
   const first = chain[chain.length - 1] as (typeof chain)[number];
+  if (first.id !== intent.deliveredRunId && chain.length > intent.saved.retryBudget + 1) return reject("retry_budget_exhausted", "The reconstruction's bounded retries are used up.");
   if (first.id !== intent.deliveredRunId || first.wakeReason !== RECONSTRUCTION_WAKE_REASON) {
     return reject("sources_changed", "The dispatched run's predecessor chain does not lead back to the approved first run.");
   }

@@ -139,7 +139,7 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
   const existingByAction = stage === "record" ? await tx.reconstructionIntent.findUnique({ where: { recoveryActionId: r.actionId }, select: { id: true, requestId: true } }) : null;
   const existingByRequest =
     stage === "record"
-      ? await tx.reconstructionIntent.findFirst({ where: { companyId: r.companyId, issueId: r.issueId, requestId: r.requestId }, select: { id: true, recoveryActionId: true } })
+      ? await tx.reconstructionIntent.findFirst({ where: { companyId: r.companyId, requestId: r.requestId }, select: { id: true, recoveryActionId: true } })
       : null;
   const exportRetry = action ? readExportRetry(action.evidence) : null;
   const resolvedBy = readResolvedByIntent(action?.resolutionEvidence);

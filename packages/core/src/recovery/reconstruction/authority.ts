@@ -1,0 +1,50 @@
+// R-RC-5: the reconstruction authority a run carries (heartbeat_runs.runner_profile_json key
+// `reconstruction`): the delivered run gets it in the transaction that creates it, and a bounded
+// retry of a run that carries it inherits it (runs/retry-run.ts), so "bounded retries keep the
+// same reconstruction authority". It names the intent only: every claim and handoff rechecks the
+// intent, its sources and the chain back to the delivered run (dispatch-gate.ts); the key by itself
+// grants nothing. Parsed with zod at the boundary.
+import type { ReconstructionIntent } from "@copyback/db/client";
+import { z } from "zod";
+import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
+
+export const RECONSTRUCTION_AUTHORITY_KEY = "reconstruction";
+export const RECONSTRUCTION_AUTHORITY_SCHEMA = "copyback.reconstruction-authority.v1";
+export const RECONSTRUCTION_CONTEXT_SCHEMA = "copyback.reconstruction-context.v1";
+
+const authoritySchema = z.object({ schema: z.literal(RECONSTRUCTION_AUTHORITY_SCHEMA), intentId: z.uuid() });
+export type ReconstructionAuthority = z.infer<typeof authoritySchema>;
+
+/** The authority a run carries: none, or the intent it names (malformed: present, and refused by the gate). */
+export function readReconstructionAuthority(runnerProfileJson: unknown): { kind: "none" } | { kind: "present"; intentId: string } | { kind: "malformed" } {
+  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || !(RECONSTRUCTION_AUTHORITY_KEY in runnerProfileJson)) return { kind: "none" };
+  const parsed = authoritySchema.safeParse((runnerProfileJson as Record<string, unknown>)[RECONSTRUCTION_AUTHORITY_KEY]);
+  return parsed.success ? { kind: "present", intentId: parsed.data.intentId } : { kind: "malformed" };
+}
+
+export function reconstructionAuthority(intentId: string): Record<string, ReconstructionAuthority> {
+  return { [RECONSTRUCTION_AUTHORITY_KEY]: { schema: RECONSTRUCTION_AUTHORITY_SCHEMA, intentId } };
+}
+
+/**
+ * What the fresh session is told (the agent's COPYBACK_RECONSTRUCTION, R-RC-5): reconstruction,
+ * not recovery of the lost edits; the description of the missing work; the selected attachments
+ * with the sha256 and size it must verify before rebuilding any file; the observed outcomes of
+ * external actions, so that none is performed twice. Nothing of the old turn is replayed.
+ */
+export function reconstructionContext(intent: ReconstructionIntent, attachments: ReadonlyMap<string, { name: string; contentType: string }>) {
+  const observed = readOutcomesDocument(intent.externalActionOutcomes)?.observed ?? [];
+  return {
+    schema: RECONSTRUCTION_CONTEXT_SCHEMA,
+    intentId: intent.id,
+    sourceRunId: intent.sourceRunId,
+    destroyedLeaseId: intent.leaseId,
+    description: intent.description,
+    attachments: (readAttachmentHashes(intent.attachmentHashes) ?? []).map((h) => ({ ...h, name: attachments.get(h.attachmentId)?.name ?? null, contentType: attachments.get(h.attachmentId)?.contentType ?? null })),
+    externalActionOutcomes: observed,
+    instructions:
+      "The earlier run's sandbox was destroyed with its unexported files; this is a fresh session that rebuilds the missing work from the saved sources. " +
+      "Verify each attachment's sha256 and size before using it to rebuild files, and stop if one differs. " +
+      "Do not repeat an external action whose outcome is recorded as performed or unknown; nothing of the earlier turn is replayed.",
+  };
+}

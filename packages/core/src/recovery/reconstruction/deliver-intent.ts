@@ -1,0 +1,125 @@
+// R-RC-5: delivery of a pending reconstruction intent as a FRESH session: a new queued run of the
+// task's agent, created in the one transaction that also marks the intent delivered (its
+// delivered_run_id) and resolves the hold it answers (outcome `reconstructed`). Normal admission
+// first: decideReconstruction at its "deliver" moment rechecks the source identity, the
+// attachments (their stored bytes hashed again, unchanged), the authority (the same agent), the
+// holds and the task's eligibility against what the operator's decision saved. A refusal writes
+// nothing and the intent stays pending for a later pass (a newer run may settle, a hold may be
+// resolved); a changed source or receipt never passes, so it needs a fresh decision.
+//
+// Not a replay: the new run has no predecessor, the old run, its result, its descriptor and its
+// failed finalization are not touched, no completed action is repeated, and the source action's
+// attempts and the source coordinator's attempt keep their counts (no new budget, no new work
+// window: the run is an ordinary queued run that claim and handoff recheck again).
+import { withTransaction, type PrismaClient, type ReconstructionIntent, type TransactionClient } from "@copyback/db/client";
+import { isDomainError } from "../../errors";
+import { recordRecoveryResolution } from "../actions";
+import { decideReconstruction, RECONSTRUCTION_WAKE_REASON } from "../policies/decide-reconstruction";
+import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
+import { recordRunEvent, type DbOrTx } from "../../runs/run-log";
+import { wakeInTransaction } from "../../runs/wake-agent";
+import { hashStoredAttachments, type StoredBytes } from "./attachment-bytes";
+import { reconstructionAuthority, reconstructionContext } from "./authority";
+import { readAttachmentHashes } from "./intent-document";
+import { loadReconstructionSnapshot, RECONSTRUCTION_RESOLUTION_SCHEMA } from "./load-snapshot";
+
+export const RECONSTRUCTED_OUTCOME = "reconstructed";
+
+export type DeliveryOutcome =
+  | { kind: "delivered"; intentId: string; runId: string }
+  | { kind: "refused"; intentId: string; code: string; message: string }
+  | { kind: "not_pending"; intentId: string };
+
+export interface DeliveryDeps {
+  db: PrismaClient;
+  /** Where the attachment store keeps its bytes (issue_attachments.storage_path is relative to it). */
+  instanceRoot: string;
+}
+
+/** The stored bytes of an intent's saved attachments (only its own task's rows are read). */
+export async function storedBytesOfIntent(db: DbOrTx, root: string, intent: ReconstructionIntent): Promise<Map<string, StoredBytes | null>> {
+  const ids = (readAttachmentHashes(intent.attachmentHashes) ?? []).map((h) => h.attachmentId);
+  const rows = ids.length ? await db.issueAttachment.findMany({ where: { id: { in: ids }, companyId: intent.companyId, issueId: intent.issueId }, select: { id: true, storagePath: true } }) : [];
+  return hashStoredAttachments(root, rows);
+}
+
+export function requestOfIntent(intent: ReconstructionIntent) {
+  return {
+    companyId: intent.companyId,
+    issueId: intent.issueId,
+    actionId: intent.recoveryActionId,
+    sourceRunId: intent.sourceRunId,
+    leaseId: intent.leaseId,
+    attachmentIds: (readAttachmentHashes(intent.attachmentHashes) ?? []).map((h) => h.attachmentId),
+    sourceStatusVersion: intent.sourceStatusVersion,
+    requestId: intent.requestId,
+  };
+}
+
+export async function deliverReconstruction(deps: DeliveryDeps, intentId: string): Promise<DeliveryOutcome> {
+  const { db } = deps;
+  const first = await db.reconstructionIntent.findUnique({ where: { id: intentId } });
+  if (!first || first.status !== "pending") return { kind: "not_pending", intentId };
+  // Hashed before the transaction: file I/O never runs under row locks.
+  const stored = await storedBytesOfIntent(db, deps.instanceRoot, first);
+  return withTransaction(db, (tx) => deliverInTransaction(tx, intentId, stored)).catch((error: unknown) => {
+    // The wake's own refusals (an open hold the snapshot did not count, an archived agent, ...):
+    // rolled back, the intent stays pending.
+    if (isDomainError(error)) return { kind: "refused" as const, intentId, code: error.code, message: error.message };
+    throw error;
+  });
+}
+
+async function deliverInTransaction(tx: TransactionClient, intentId: string, stored: Map<string, StoredBytes | null>): Promise<DeliveryOutcome> {
+  await tx.$queryRaw`SELECT id FROM reconstruction_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
+  const intent = await tx.reconstructionIntent.findUnique({ where: { id: intentId } });
+  if (!intent || intent.status !== "pending") return { kind: "not_pending" as const, intentId };
+  const snapshot = await loadReconstructionSnapshot(tx, { stage: "deliver", request: requestOfIntent(intent), intent, stored });
+  const decision = decideReconstruction(snapshot);
+  if (decision.kind !== "admit") {
+    return { kind: "refused" as const, intentId, code: decision.kind === "reject" ? decision.code : "sources_changed", message: decision.kind === "reject" ? decision.message : "The intent was adopted elsewhere." };
+  }
+  // The hold this intent answers is resolved first: a wake refuses while it is open (R-RR-7).
+  const won = await recordRecoveryResolution(tx, {
+    actionId: intent.recoveryActionId,
+    outcome: RECONSTRUCTED_OUTCOME,
+    status: "resolved",
+    actor: SYSTEM_ACTOR,
+    note: "Continued from saved sources: a fresh session of the task's agent rebuilds the missing work.",
+    resolutionEvidence: { schema: RECONSTRUCTION_RESOLUTION_SCHEMA, intentId: intent.id, requestId: intent.requestId, sourceRunId: intent.sourceRunId, leaseId: intent.leaseId },
+  });
+  if (!won) return { kind: "refused" as const, intentId, code: "action_closed", message: "The recovery action was resolved meanwhile." };
+  const attachments = await tx.issueAttachment.findMany({
+    where: { id: { in: decision.attachmentHashes.map((h) => h.attachmentId) }, companyId: intent.companyId, issueId: intent.issueId },
+    select: { id: true, fileName: true, contentType: true },
+  });
+  const context = reconstructionContext(intent, new Map(attachments.map((a) => [a.id, { name: a.fileName, contentType: a.contentType }])));
+  const woken = await wakeInTransaction(tx, {
+    companyId: intent.companyId,
+    issueId: intent.issueId,
+    actor: SYSTEM_ACTOR,
+    reason: RECONSTRUCTION_WAKE_REASON,
+    runnerProfile: reconstructionAuthority(intent.id),
+  });
+  // The snapshot saw no other queued or running run; one appearing here would be a bug (rolled back).
+  if (!woken.created) throw new Error(`reconstruction delivery: the task already has run ${woken.runId}`);
+  const delivered = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "delivered", deliveredRunId: woken.runId } });
+  if (delivered.count !== 1) throw new Error("reconstruction delivery: the locked intent changed");
+  await recordActivity(tx, {
+    companyId: intent.companyId,
+    actor: SYSTEM_ACTOR,
+    action: "recovery.reconstruction_delivered",
+    entityType: "issue_recovery_action",
+    entityId: intent.recoveryActionId,
+    details: { issueId: intent.issueId, intentId: intent.id, runId: woken.runId, sourceRunId: intent.sourceRunId, attachmentIds: decision.attachmentHashes.map((h) => h.attachmentId) },
+  });
+  await recordRunEvent(tx, {
+    companyId: intent.companyId,
+    runId: woken.runId,
+    level: "info",
+    code: "reconstruction.delivered",
+    message: "A fresh session continues this task from saved sources; the agent verifies the selected attachments before rebuilding files. Nothing of the earlier run is replayed.",
+    payload: context,
+  });
+  return { kind: "delivered" as const, intentId, runId: woken.runId };
+}
