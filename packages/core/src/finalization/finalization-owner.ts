@@ -64,6 +64,32 @@ export interface OwnershipDeps {
   databaseUrl: string;
   /** This controller process (R-OWN-7). */
   controller: ProcessIdentity;
+  /**
+   * The dedicated lock connection, already being opened by the caller (openOwnerConnection)
+   * while it read what it needed; absent: opened here. Either way the attempt owns it from the
+   * call on: kept by the ownership it returns, closed in every other outcome.
+   */
+  connection?: Promise<DedicatedConnection>;
+}
+
+const OWNER_CONNECTION_NAME = "copyback-finalization-owner";
+
+/**
+ * R-OWN-6: the copyback's own connection, outside the application pool. Opened ahead by a caller
+ * that hands it to takeFinalizationOwnership (issue 14: its setup then overlaps the caller's
+ * reads instead of adding to the copyback's latency); a caller that ends up not making the
+ * attempt gives it to discardOwnerConnection.
+ */
+export function openOwnerConnection(databaseUrl: string): Promise<DedicatedConnection> {
+  const opening = openDedicatedConnection(databaseUrl, { applicationName: OWNER_CONNECTION_NAME });
+  opening.catch(() => undefined); // observed at once; its taker reads the failure
+  return opening;
+}
+
+/** Closes a connection from openOwnerConnection that no ownership attempt took; never throws. */
+export async function discardOwnerConnection(opening: Promise<DedicatedConnection>): Promise<void> {
+  const connection = await opening.catch(() => null);
+  if (connection) await closeLockConnection(connection);
 }
 
 export interface OwnershipKey {
@@ -112,7 +138,7 @@ export async function takeFinalizationOwnership(deps: OwnershipDeps, key: Owners
 }
 
 async function tryTakeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
-  const connection = await openDedicatedConnection(deps.databaseUrl, { applicationName: "copyback-finalization-owner" });
+  const connection = await (deps.connection ?? openDedicatedConnection(deps.databaseUrl, { applicationName: OWNER_CONNECTION_NAME }));
   let handedOver = false;
   let stopProbe: (() => Promise<void>) | null = null;
   try {

@@ -41,7 +41,15 @@ import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy"
 import { exportForMerge, type ExportReport } from "./export-for-merge";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
 import { recordPathChanges, type PathChanges } from "../workspace/path-history";
-import { FINALIZATION_OWNERSHIP_LOST, takeFinalizationOwnership, type FinalizationOwnership, type OwnershipAttempt, type OwnershipKey } from "./finalization-owner";
+import {
+  discardOwnerConnection,
+  FINALIZATION_OWNERSHIP_LOST,
+  openOwnerConnection,
+  takeFinalizationOwnership,
+  type FinalizationOwnership,
+  type OwnershipAttempt,
+  type OwnershipKey,
+} from "./finalization-owner";
 import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
 import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
@@ -100,20 +108,30 @@ const MAX_STORED_CONFLICTS = 200;
 
 export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string }): Promise<FinalizeOutcome> {
   const exportTimeoutMs = exportTimeoutOf(deps.exportTimeoutMs);
-  const run = await deps.db.heartbeatRun.findUnique({
-    where: { id: input.runId },
-    select: { id: true, companyId: true, nativeIssueId: true, runtimeMode: true },
-  });
-  if (!run) throw notFound("Run");
-  if (run.runtimeMode !== "native") {
-    throw new DomainError("invalid", "run_not_native", "Only native runs finalize through the copyback coordinator.");
+  // Issue 14: the lock connection (R-OWN-6) is set up while the run is read, not after; it is
+  // only a connection until takeFinalizationOwnership takes the lock on it.
+  const connection = openOwnerConnection(deps.databaseUrl);
+  let key: OwnershipKey;
+  let controller: ProcessIdentity | null;
+  try {
+    const run = await deps.db.heartbeatRun.findUnique({
+      where: { id: input.runId },
+      select: { id: true, companyId: true, nativeIssueId: true, runtimeMode: true },
+    });
+    if (!run) throw notFound("Run");
+    if (run.runtimeMode !== "native") {
+      throw new DomainError("invalid", "run_not_native", "Only native runs finalize through the copyback coordinator.");
+    }
+    key = { companyId: run.companyId, runId: run.id, issueId: run.nativeIssueId };
+    controller = deps.controller ?? (await readProcessIdentity(process.pid));
+    if (!controller) {
+      throw new DomainError("unavailable", "controller_identity_unknown", "This process's identity could not be read from /proc.");
+    }
+  } catch (error) {
+    await discardOwnerConnection(connection);
+    throw error;
   }
-  const key: OwnershipKey = { companyId: run.companyId, runId: run.id, issueId: run.nativeIssueId };
-  const controller = deps.controller ?? (await readProcessIdentity(process.pid));
-  if (!controller) {
-    throw new DomainError("unavailable", "controller_identity_unknown", "This process's identity could not be read from /proc.");
-  }
-  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller }, key);
+  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller, connection }, key);
   if (taken.kind === "busy") return { kind: "busy", reason: taken.reason };
   if (taken.kind === "owner_unverified") return holdUnverifiedOwner(deps.db, key, taken);
   if (taken.takeover !== "none") {
@@ -139,6 +157,8 @@ export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string 
 
 class Finalization {
   private readonly now: () => Date;
+  /** The removal of the current attempt's staging while its outcome is written (exportAndMerge). */
+  private stagingCleanup: Promise<void> | null = null;
 
   constructor(
     private readonly deps: FinalizeRunDeps,
@@ -150,6 +170,15 @@ class Finalization {
   }
 
   async run(): Promise<FinalizeOutcome> {
+    try {
+      return await this.decideAndRun();
+    } finally {
+      // R-OWN-9: all of the copyback's work, its staging removal included, ends before the token goes.
+      await this.joinStagingCleanup();
+    }
+  }
+
+  private async decideAndRun(): Promise<FinalizeOutcome> {
     const { db } = this.deps;
     // R-OWN-3, R-OWN-4: read again under ownership, never from an earlier snapshot.
     // Two independent reads: side by side on the pool (one round trip of waiting, not two).
@@ -241,23 +270,35 @@ class Finalization {
     const { plugin, lease } = await this.pinnedPlugin(descriptor);
     // Checked before the retry loop: a missing capability is permanent, not a provider hiccup.
     requireCapability(plugin, "exportWorkspace");
-    await recordRunEvent(db, this.event("info", "workspace.export_started", "Exporting the sandbox workspace.", {
+    // Issue 14: the attempt's informational run events (export started, exported, a delta
+    // fallback) are written while the export and the merge go on instead of before them (each is
+    // a round trip and a commit); their time is taken when they are made, so the log's order
+    // stays. They are joined before the attempt's outcome is recorded: the barrier is never
+    // written ahead of its own export events, and a failed write fails the attempt as before.
+    const events = new PendingWrites();
+    events.add(recordRunEvent(db, this.event("info", "workspace.export_started", "Exporting the sandbox workspace.", {
       operationId,
       attempt,
       leaseId: lease.leaseId,
-    }));
+    })));
     const staging = await createStagingDir(this.deps.instanceRoot, `${this.key.runId}-${attempt}`);
     // Retry events are written while the backoff runs and awaited before this attempt settles.
     const retryEvents: Promise<void>[] = [];
+    let merged = false;
     try {
-      return await runWithCopybackRetries(
+      const result = await runWithCopybackRetries(
         async (tryNumber) => {
           const workDir = join(staging, `try-${tryNumber}`);
           await mkdir(workDir, { mode: 0o700 });
+          let done = false;
           try {
-            return await this.exportAndMergeOnce(plugin, lease, descriptor, workDir, tryNumber);
+            const once = await this.exportAndMergeOnce(plugin, lease, descriptor, workDir, tryNumber, events);
+            done = true;
+            return once;
           } finally {
-            await removeStagingDir(workDir);
+            // A failed try's files go before the next try; a merged try's leftovers (the staging
+            // directories its moved files lived in) go with the whole staging, below.
+            if (!done) await removeStagingDir(workDir);
           }
         },
         {
@@ -276,9 +317,36 @@ class Finalization {
           },
         },
       );
+      await events.join();
+      merged = true;
+      return result;
     } finally {
       await Promise.allSettled(retryEvents);
-      await removeStagingDir(staging);
+      await events.settle();
+      // Issue 14: once the merge is done, the private staging is removed while the barrier and
+      // the commit are written (its rmdir calls wait on the filesystem's journal, the commit on
+      // the database); joined before ownership is released (run(), R-OWN-9). A failed attempt's
+      // is removed before its failure is recorded.
+      const cleanup = removeStagingDir(staging);
+      cleanup.catch(() => undefined); // observed at once; joinStagingCleanup reads its outcome
+      this.stagingCleanup = cleanup;
+      if (!merged) await this.joinStagingCleanup();
+    }
+  }
+
+  /** The staging removal started by exportAndMerge, awaited; a removal that fails is reported, never the copyback's failure. */
+  private async joinStagingCleanup(): Promise<void> {
+    const cleanup = this.stagingCleanup;
+    this.stagingCleanup = null;
+    if (cleanup === null) return;
+    try {
+      await cleanup;
+    } catch (error) {
+      // Private files of this attempt only: the host and the records are unaffected. A later
+      // attempt of this run with the same number removes the directory first (createStagingDir).
+      await recordRunEvent(this.deps.db, this.event("warn", "workspace.staging_cleanup_failed", "The copyback's private staging directory could not be removed.", {
+        errorCode: errorCodeOf(error, "staging_cleanup_failed"),
+      })).catch(() => undefined);
     }
   }
 
@@ -288,6 +356,7 @@ class Finalization {
     descriptor: PreparedWorkspaceDescriptor,
     workDir: string,
     tryNumber: number,
+    events: PendingWrites,
   ): Promise<CopybackResult> {
     // Issue 14: the delta export where the plugin offers it, else (or when the host refuses the
     // delta) the full export, in this try (export-for-merge.ts). The export deadline: a hung
@@ -300,7 +369,10 @@ class Finalization {
       baseline: descriptor.baseline,
       exclude: descriptor.excludedPaths,
       timeoutMs: this.exportTimeoutMs,
-      log: (level, code, message, payload) => recordRunEvent(this.deps.db, this.event(level, code, message, { ...payload, try: tryNumber })),
+      log: (level, code, message, payload) => {
+        events.add(recordRunEvent(this.deps.db, this.event(level, code, message, { ...payload, try: tryNumber })));
+        return Promise.resolve();
+      },
     });
     if (exported.kind === "omitted") return exported;
     const outcome = await mergeSnapshot({
@@ -564,6 +636,29 @@ class Finalization {
 
   private event(level: RunEventEntry["level"], code: string, message: string, payload: Prisma.InputJsonObject): RunEventEntry {
     return { companyId: this.key.companyId, runId: this.key.runId, level, code, message, payload };
+  }
+}
+
+/**
+ * Database writes started and not awaited at once (run events written while the copyback goes
+ * on): `join` awaits them all and throws the first failure; `settle` awaits them and ignores
+ * failures (a path that already fails for another reason). No write is left unawaited.
+ */
+class PendingWrites {
+  private readonly writes: Promise<void>[] = [];
+
+  add(write: Promise<void>): void {
+    // Observed at once, so a failure that nobody joined yet is never an unhandled rejection.
+    write.catch(() => undefined);
+    this.writes.push(write);
+  }
+
+  async join(): Promise<void> {
+    await Promise.all(this.writes);
+  }
+
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.writes);
   }
 }
 

@@ -410,6 +410,51 @@ describe("finalizeRun", () => {
     }
   });
 
+  it("R-OWN-6 the lock connection set up while the run is read is closed when no ownership attempt follows (an unknown run, a run that is not native)", async () => {
+    // Connections of this test database that the finalizer opened for ownership.
+    const ownerConnections = async () =>
+      Number(
+        (
+          await db.prisma().$queryRaw<{ n: bigint }[]>`
+            SELECT count(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'copyback-finalization-owner' AND pid <> pg_backend_pid()`
+        )[0]?.n ?? 0,
+      );
+    const closed = async () => {
+      // A closed client's backend leaves pg_stat_activity a moment after the client is done.
+      for (let i = 0; i < 100 && (await ownerConnections()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      return ownerConnections();
+    };
+    const legacy = await preparedRun(world);
+    await db.prisma().heartbeatRun.update({ where: { id: legacy.runId }, data: { runtimeMode: "legacy" } });
+    for (let i = 0; i < 5; i++) {
+      await expect(finalizeRun(world.deps(), { runId: "00000000-0000-4000-8000-000000000000" })).rejects.toMatchObject({ kind: "not_found" });
+      await expect(finalizeRun(world.deps(), { runId: legacy.runId })).rejects.toMatchObject({ code: "run_not_native" });
+    }
+    expect(await closed()).toBe(0);
+    await db.prisma().heartbeatRun.update({ where: { id: legacy.runId }, data: { runtimeMode: "native" } });
+    expect((await finalizeRun(world.deps(), { runId: legacy.runId })).kind).toBe("committed");
+    expect(await closed()).toBe(0);
+  });
+
+  it("the attempt's run events, written while the copyback goes on, are all there in the order they were made, none after the barrier", async () => {
+    const run = await preparedRun(world);
+    await writeFile(join(run.sandbox, "events.txt"), "new");
+    expect((await finalizeRun(world.deps(), { runId: run.runId })).kind).toBe("committed");
+    const s = await state(run.runId);
+    const order = ["workspace.export_started", "workspace.exported", "workspace.merged", "run.committed"];
+    const events = s.events.filter((e) => order.includes(e.code));
+    expect(events.map((e) => e.code)).toEqual(order);
+    const times = events.map((e) => e.createdAt.getTime());
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    const barrier = finalizeOps(s)[0]!;
+    expect(barrier.status).toBe("succeeded");
+    // The export's events were written before the barrier that closes their attempt.
+    for (const e of events.slice(0, 2)) expect(e.createdAt.getTime()).toBeLessThanOrEqual(barrier.finishedAt!.getTime());
+    expect(events[1]!.payload).toMatchObject({ path: "full", try: 1 });
+    expect(await stagingEntries()).toEqual([]);
+  });
+
   it("a run without an accepted result is not finalizable and nothing is written; an unknown run is not found", async () => {
     const { claimedRun } = await import("./finalization-fixture");
     const run = await claimedRun(world);
