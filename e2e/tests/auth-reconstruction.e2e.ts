@@ -1,16 +1,19 @@
 // "Continue from saved sources" (NWF "Continue after confirmed source destruction"; R-RC-1..R-RC-3,
-// R-UI-3, R-UI-5) as board members use it. A real run of a real agent in a local sandbox whose
-// environment carries the rehearsal fault `faults.failExports` ends in the exhausted-export hold
-// with its accepted result saved and its sandbox stopped and retained (as auth-export-recovery).
-// While the sandbox is retained there is no offer: the export path is the way (R-RC-1). A runtime
-// manager then discards the sandbox on the Sandboxes page (the real Discard, with its confirmed
-// destruction receipt); the task's notice now offers Continue from saved sources to them, never to
-// a member. The manager selects the task's surviving attachment (its bytes staged in the
-// authenticated launcher's attachment store), describes the missing work and records an external
-// action's outcome; a task that changed since the form opened is refused inline with nothing typed
-// lost; the submission records the intent (attachment hash, outcomes, the status version seen)
-// without touching the old run, and the notice shows the recorded state, also after a reload. The
-// same request again adopts the first intent.
+// R-RC-5, R-UI-3, R-UI-5) as board members use it. A real run of a real agent in a local sandbox
+// whose environment carries the rehearsal fault `faults.failExports` ends in the exhausted-export
+// hold with its accepted result saved and its sandbox stopped and retained (as
+// auth-export-recovery). While the sandbox is retained there is no offer: the export path is the
+// way (R-RC-1). A runtime manager then discards the sandbox on the Sandboxes page (the real
+// Discard, with its confirmed destruction receipt); the task's notice now offers Continue from
+// saved sources to them, never to a member. The manager selects the task's surviving attachment
+// (its bytes staged in the authenticated launcher's attachment store), describes the missing work
+// and records an external action's outcome; a task that changed since the form opened is refused
+// inline and reloaded in place with nothing typed lost; the submission records one intent
+// (attachment hash, outcomes, the status version seen) and the notice says a fresh session will
+// start; the same request again adopts it. The worker delivers the intent as a fresh run of the
+// agent (no replay: the old run, result and finalization are unchanged), the hold resolves and the
+// open page loses the notice; after a reload the task shows normal work, no form is offered again,
+// and the fresh session's result moves the task to review.
 // Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) and E2E_AUTH_HOME
 // (its instance root, set by playwright.config.ts).
 import { expect, test } from "@playwright/test";
@@ -25,7 +28,7 @@ const home = process.env.E2E_AUTH_HOME;
 test.describe("Continue from saved sources after a discarded sandbox", () => {
   test.skip(!databaseUrl || !home, "E2E_AUTH_DATABASE_URL and E2E_AUTH_HOME are needed to stage the rehearsal environment and the attachment");
 
-  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), the recorded state survives a reload, a repeat adopts it, a member sees no form", async ({ browser, baseURL }) => {
+  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
     test.setTimeout(300_000);
     const sql = new pg.Client({ connectionString: databaseUrl });
     await sql.connect();
@@ -111,6 +114,8 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       const destroyed = await sql.query<{ status: string; metadata: { sandboxDestructionReceipt?: { confirmed?: boolean } } }>(`SELECT status::text AS status, metadata FROM environment_leases WHERE id = $1`, [action.lease_id]);
       expect(destroyed.rows[0]?.status).toBe("destroyed");
       expect(destroyed.rows[0]?.metadata.sandboxDestructionReceipt?.confirmed).toBe(true);
+      // The rehearsal is over: the fresh session's exports succeed.
+      await sql.query(`UPDATE environments SET config = config - 'faults' WHERE id = $1`, [environmentId]);
 
       // What the reconstruction must leave as it is (R-RC-3): the old run, its result, its finalization.
       const oldRun = async () =>
@@ -177,13 +182,12 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       // A double-click: the form's one requestId makes the second request adopt the first intent.
       await form.getByTestId("reconstruction-submit").dblclick();
       const state = notice.getByTestId("reconstruction-intent");
-      await expect(state).toBeVisible({ timeout: 15_000 });
-      await expect(state).toContainText("Continuing from saved sources: a fresh session");
+      await expect(state).toHaveText(/^Continuing from saved sources: a fresh session will start\./, { timeout: 15_000 });
       await expect(notice.getByTestId("reconstruction-form")).toHaveCount(0);
+      await expect(notice.getByTestId("reconstruction-open")).toHaveCount(0);
 
       const { rows: intents } = await sql.query<{
         id: string;
-        status: string;
         request_id: string;
         source_run_id: string;
         lease_id: string;
@@ -194,26 +198,18 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
         source_status_version: number;
         status_version: number;
       }>(
-        `SELECT ri.id, ri.status::text AS status, ri.request_id, ri.source_run_id, ri.lease_id, ri.recovery_action_id, ri.attachment_hashes, ri.external_action_outcomes,
+        `SELECT ri.id, ri.request_id, ri.source_run_id, ri.lease_id, ri.recovery_action_id, ri.attachment_hashes, ri.external_action_outcomes,
                 ri.description, ri.source_status_version, i.status_version
          FROM reconstruction_intents ri JOIN issues i ON i.id = ri.issue_id WHERE ri.issue_id = $1`,
         [issueId],
       );
-      // R-RC-3: one intent, with the exact source, the stored bytes' hash and the outcomes as recorded.
+      // R-RC-3: one intent (the double-click sent one request), with the exact source, the stored
+      // bytes' hash, the outcomes as recorded and the status version the operator saw.
       expect(intents).toHaveLength(1);
       const intent = intents[0]!;
       expect(intent).toMatchObject({ source_run_id: runId, lease_id: action.lease_id, recovery_action_id: action.id, description });
-      expect(intent.source_status_version).toBe(intent.status_version);
       expect(intent.attachment_hashes).toEqual([{ attachmentId, sha256, sizeBytes: bytes.length }]);
       expect(intent.external_action_outcomes.observed).toEqual([{ action: "Opened a pull request for the parser", outcome: "not_performed", evidence: "The repository shows no pull request from the agent." }]);
-      // The old run, its result and its failed finalization stay as they were.
-      expect(await oldRun()).toEqual(before);
-
-      // --- a reload keeps the recorded state, and still no second form ---
-      await manager.reload();
-      await expect(manager.getByTestId("reconstruction-intent")).toBeVisible({ timeout: 15_000 });
-      await expect(manager.getByTestId("reconstruction-form")).toHaveCount(0);
-      await expect(manager.getByTestId("reconstruction-open")).toHaveCount(0);
 
       // --- R-RC-3: the same request again (a retry of the form's own call, its requestId) adopts the first intent ---
       const body = {
@@ -233,10 +229,36 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       expect(await repeated.json()).toMatchObject({ result: { data: { json: { kind: "adopted", intent: { id: intent.id } } } } });
       expect((await sql.query(`SELECT 1 FROM reconstruction_intents WHERE issue_id = $1`, [issueId])).rowCount).toBe(1);
 
-      // --- the member's page: still no form ---
+      // --- the intent is delivered as a fresh session: the hold resolves, the open page loses the notice ---
+      const delivered = await until(
+        "the intent delivered as a fresh run",
+        async () => (await sql.query<{ run_id: string }>(`SELECT delivered_run_id AS run_id FROM reconstruction_intents WHERE id = $1 AND status = 'delivered'`, [intent.id])).rows[0],
+        60_000,
+      );
+      await expect(manager.getByTestId("recovery-notice")).toHaveCount(0, { timeout: 15_000 });
+      const { rows: fresh } = await sql.query<{ agent_id: string; predecessor_run_id: string | null }>(`SELECT agent_id, predecessor_run_id FROM heartbeat_runs WHERE id = $1`, [delivered.run_id]);
+      // A fresh session of the same agent, not a replay of the old run.
+      expect(delivered.run_id).not.toBe(runId);
+      expect(fresh[0]).toEqual({ agent_id: agentId, predecessor_run_id: null });
+      const { rows: hold } = await sql.query<{ status: string }>(`SELECT status::text AS status FROM issue_recovery_actions WHERE id = $1`, [action.id]);
+      expect(hold[0]?.status).toBe("resolved");
+      // The old run, its result and its failed finalization stay as they were.
+      expect(await oldRun()).toEqual(before);
+
+      // --- a reload keeps it: normal work, no notice, no form offered again; the fresh session finishes ---
+      await manager.reload();
+      await expect(manager.getByTestId("issue-header")).toBeVisible();
+      await expect(manager.getByTestId("recovery-notice")).toHaveCount(0);
+      await expect(manager.getByTestId("reconstruction-form")).toHaveCount(0);
+      await expect(manager.getByTestId("issue-header").getByTestId("issue-status")).toHaveText("In review", { timeout: 90_000 });
+      const { rows: done } = await sql.query<{ status: string }>(`SELECT status::text AS status FROM heartbeat_runs WHERE id = $1`, [delivered.run_id]);
+      expect(done[0]?.status).toBe("succeeded");
+
+      // --- the member's page: normal work, never a form ---
       await member.reload();
+      await expect(member.getByTestId("issue-header")).toBeVisible();
+      await expect(member.getByTestId("recovery-notice")).toHaveCount(0);
       await expect(member.getByTestId("reconstruction-form")).toHaveCount(0);
-      await expect(member.getByTestId("reconstruction-offer")).toHaveCount(0);
     } finally {
       await sql.end().catch(() => undefined);
     }
