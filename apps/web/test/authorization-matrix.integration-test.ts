@@ -59,6 +59,8 @@ const routes = await enumerateRoutes();
 
 /** Implemented routes whose allowed request is accepted for later (202), not done at once. */
 const ACCEPTED_ROUTES: ReadonlySet<string> = new Set(["POST /api/runs/:id/stop"]);
+/** Routes that answer 201: they create a record (R-RC-3: the reconstruction's intent). */
+const CREATED_ROUTES: ReadonlySet<string> = new Set(["POST /api/issues/:id/recovery-actions/reconstruct-workspace"]);
 
 describe("the matrix covers the whole application", () => {
   it("every tRPC procedure has an expectation and a call, and no entry is stale", () => {
@@ -117,8 +119,8 @@ describe("the matrix covers the whole application", () => {
       // POST /api/runs/:id/stop answers 202: the worker executing the run finishes the Stop (R-RC-7).
       expect(
         ROUTE_CALLS[key]?.allowedStatus,
-        `${key}: implemented routes answer 200 (202 when accepted for later), stubs 501`,
-      ).toBe(entry.implemented ? (ACCEPTED_ROUTES.has(key) ? 202 : 200) : 501);
+        `${key}: implemented routes answer 200 (202 when accepted for later, 201 when they create a record), stubs 501`,
+      ).toBe(entry.implemented ? (ACCEPTED_ROUTES.has(key) ? 202 : CREATED_ROUTES.has(key) ? 201 : 200) : 501);
     }
   });
 

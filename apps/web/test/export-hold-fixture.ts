@@ -7,9 +7,11 @@ import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
+import { createDestroyedSource as createDestroyedUnder, type DestroyedSource } from "@copyback/core/testing/destroyed-source";
 import { createExportHold as createHoldUnder, type ExportHold, type ExportHoldPlace } from "@copyback/core/testing/export-hold";
 
 export { exportRetryReadmitted, type ExportHold, type ExportHoldPlace } from "@copyback/core/testing/export-hold";
+export type { DestroyedSource } from "@copyback/core/testing/destroyed-source";
 
 let sharedRoot: Promise<string> | undefined;
 
@@ -21,6 +23,11 @@ export function exportHoldInstanceRoot(): Promise<string> {
     return root;
   })();
   return sharedRoot;
+}
+
+/** R-RC-1: the export hold whose sandbox was discarded (a confirmed destruction receipt) with a stored attachment, under the console's root. */
+export async function createDestroyedSource(db: PrismaClient, place: ExportHoldPlace): Promise<DestroyedSource> {
+  return createDestroyedUnder(db, place, await exportHoldInstanceRoot());
 }
 
 export async function createExportHold(db: PrismaClient, place: ExportHoldPlace): Promise<ExportHold> {

@@ -11,6 +11,7 @@ import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recov
 import { POST as retryWorkspaceExport } from "~/app/api/issues/[id]/recovery-actions/retry-workspace-export/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
 import { createFileHold, fileHoldState, restoredBody } from "./file-hold-fixture";
+import { createDestroyedSource, createExportHold } from "./export-hold-fixture";
 import { POST as reconstructWorkspace } from "~/app/api/issues/[id]/recovery-actions/reconstruct-workspace/route";
 import { GET as getLease } from "~/app/api/environment-leases/[leaseId]/route";
 import { GET as getRun } from "~/app/api/runs/[id]/route";
@@ -264,27 +265,55 @@ describe("422: invalid bodies", () => {
     expect((await testDb.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: other.actionId } })).status).toBe("active");
   });
 
-  it("validates the reconstruction body (R-UI-3: runtime managers may send it)", async () => {
-    const key = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.manager.id);
-    const path = `/api/issues/${world.a.issue.id}/recovery-actions/reconstruct-workspace`;
-    const bad = await call(reconstructWorkspace, { id: world.a.issue.id }, { path, body: { actionId: world.a.olderHold.id }, headers: bearer(key.secret) });
+  it("R-RC-2 R-RC-3 the reconstruction route: 422 for a bad body, 201 with the recorded intent, 200 adopting it on a repeat, 409 for a retained sandbox, 403 for a member (nothing written)", async () => {
+    const prisma = testDb.prisma();
+    const key = await insertBoardKey(prisma, world.companyA.id, world.users.manager.id);
+    const place = { companyId: world.companyA.id, agentId: world.a.agent.id, environmentId: world.a.environment.id };
+    const source = await createDestroyedSource(prisma, place);
+    const path = `/api/issues/${source.issueId}/recovery-actions/reconstruct-workspace`;
+    const body = {
+      actionId: source.actionId,
+      sourceRunId: source.runId,
+      leaseId: source.leaseId,
+      attachmentIds: source.attachmentIds,
+      description: "Rebuild the README changes",
+      externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
+      sourceStatusVersion: 2,
+      requestId: "req-1",
+    };
+    const bad = await call(reconstructWorkspace, { id: source.issueId }, { path, body: { actionId: source.actionId }, headers: bearer(key.secret) });
     expect(bad.status).toBe(422);
-    const good = await call(reconstructWorkspace, { id: world.a.issue.id }, {
-      path,
-      body: {
-        actionId: world.a.olderHold.id,
-        sourceRunId: world.a.run.id,
-        leaseId: world.a.lease.id,
-        attachmentIds: [],
-        description: "Rebuild the README changes",
-        externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
-        sourceStatusVersion: 0,
-        requestId: "req-1",
-      },
+
+    // R-UI-3: a member without runtime:manage is refused and nothing is written.
+    const memberKey = await insertBoardKey(prisma, world.companyA.id, world.users.member.id);
+    const refused = await call(reconstructWorkspace, { id: source.issueId }, { path, body, headers: bearer(memberKey.secret) });
+    expect(refused.status).toBe(403);
+    expect(await prisma.reconstructionIntent.count({ where: { recoveryActionId: source.actionId } })).toBe(0);
+
+    const recorded = await call(reconstructWorkspace, { id: source.issueId }, { path, body, headers: bearer(key.secret) });
+    expect(recorded.status).toBe(201);
+    const answer = await json(recorded);
+    expect(answer).toMatchObject({ kind: "recorded", intent: { status: "pending", actionId: source.actionId, sourceRunId: source.runId, leaseId: source.leaseId, attachmentHashes: [{ attachmentId: source.attachmentIds[0], sizeBytes: 37 }] } });
+    const again = await call(reconstructWorkspace, { id: source.issueId }, { path, body, headers: bearer(key.secret) });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual({ ...answer, kind: "adopted" });
+    expect(await prisma.reconstructionIntent.count({ where: { recoveryActionId: source.actionId } })).toBe(1);
+
+    // R-RC-1: a retained sandbox is refused with its stable code; R-RC-2: an attachment of another task is 422.
+    const retained = await createExportHold(prisma, place);
+    const retainedPath = `/api/issues/${retained.issueId}/recovery-actions/reconstruct-workspace`;
+    const held = await call(reconstructWorkspace, { id: retained.issueId }, { path: retainedPath, body: { ...body, actionId: retained.actionId, sourceRunId: retained.runId, leaseId: retained.leaseId, attachmentIds: [], requestId: "req-2" }, headers: bearer(key.secret) });
+    expect(held.status).toBe(409);
+    expect(await json(held)).toMatchObject({ code: "source_not_destroyed" });
+    const other = await createDestroyedSource(prisma, place);
+    const foreign = await call(reconstructWorkspace, { id: other.issueId }, {
+      path: `/api/issues/${other.issueId}/recovery-actions/reconstruct-workspace`,
+      body: { ...body, actionId: other.actionId, sourceRunId: other.runId, leaseId: other.leaseId, attachmentIds: source.attachmentIds, requestId: "req-3" },
       headers: bearer(key.secret),
     });
-    expect(good.status).toBe(501);
-    expect(await json(good)).toMatchObject({ code: "not_implemented" });
+    expect(foreign.status).toBe(422);
+    expect(await json(foreign)).toMatchObject({ code: "foreign_attachment" });
+    expect(await prisma.reconstructionIntent.count({ where: { recoveryActionId: { in: [retained.actionId, other.actionId] } } })).toBe(0);
   });
 });
 

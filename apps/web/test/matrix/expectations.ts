@@ -79,6 +79,8 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   // R-ATT-2: the same permission as POST .../resume-workspace-finalization.
   "recovery.attestOwnerStop": perm("runtime:confirm_owner_stop"),
   "recovery.retryWorkspaceExport": perm("runtime:manage"),
+  "recovery.reconstructionOffer": perm("runtime:manage"),
+  "recovery.reconstructWorkspace": perm("runtime:manage"),
   "recovery.resolve": perm("runtime:manage"),
   "runs.get": perm("runs:read"),
   "runs.listForIssue": perm("runs:read"),

@@ -330,6 +330,38 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       };
     },
   },
+  "recovery.reconstructionOffer": {
+    // R-UI-3, R-RC-1: the offer of a fresh discarded sandbox's hold.
+    prepare: async ({ world }) => {
+      const source = await world.fresh.destroyedSource();
+      return {
+        input: { companyId: world.companyId, issueId: source.issueId },
+        checkResult: (data) => expect(data).toMatchObject({ actionId: source.actionId, sourceRunId: source.runId, leaseId: source.leaseId, pendingIntent: null }),
+      };
+    },
+  },
+  "recovery.reconstructWorkspace": {
+    // R-RC-2, R-RC-3: a fresh discarded sandbox per cell: an allowed call records the intent, a refused one none.
+    prepare: async ({ world, tag }) => {
+      const source = await world.fresh.destroyedSource();
+      return {
+        input: {
+          companyId: world.companyId,
+          issueId: source.issueId,
+          actionId: source.actionId,
+          sourceRunId: source.runId,
+          leaseId: source.leaseId,
+          attachmentIds: source.attachmentIds,
+          description: "Rebuild the work from the saved notes.",
+          externalActionOutcomes: [{ action: "pushed a branch", outcome: "unknown" }],
+          sourceStatusVersion: 2,
+          requestId: `matrix ${tag}`,
+        },
+        tookEffect: async () => (await world.prisma.reconstructionIntent.count({ where: { recoveryActionId: source.actionId } })) === 1,
+        checkResult: (data) => expect(data).toMatchObject({ kind: "recorded", intent: { actionId: source.actionId, status: "pending" } }),
+      };
+    },
+  },
   "recovery.retryWorkspaceExport": {
     // R-EX-2: a fresh export-retry hold (a real stopped local sandbox) per cell: an allowed retry
     // re-admits its run, a refused one leaves it terminal.

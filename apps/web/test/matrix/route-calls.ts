@@ -1,6 +1,6 @@
 // A valid request to every route.ts handler for company A's issue, run and lease, and what an
-// authorized request answers: 200, or 501 `not_implemented` for the documented recovery endpoints
-// that are stubs until the recovery issues (authorization passed; nothing changed). The finish
+// authorized request answers: 200 (201 when it creates a record, 202 when accepted for later;
+// 501 `not_implemented` would be a stub: none is left). The finish
 // route gets a fresh running run per cell, the attestation a fresh unverified-owner hold.
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
@@ -22,35 +22,13 @@ export interface PreparedRequest {
 
 export interface RouteCall {
   /** The status of an authorized, valid request. */
-  allowedStatus: 200 | 202 | 303 | 501;
+  allowedStatus: 200 | 201 | 202 | 303 | 501;
   prepare(ctx: CellContext): Promise<PreparedRequest> | PreparedRequest;
   /** Allowed requests only: checks the answer beyond its status. */
   checkAllowed?: (response: Response, ctx: CellContext) => Promise<void>;
 }
 
 const json = async (response: Response) => (await response.json()) as Record<string, unknown>;
-
-const notImplemented = async (response: Response) => {
-  expect(await json(response)).toMatchObject({ code: "not_implemented" });
-};
-
-function issueAction(segment: string, body: (ctx: CellContext) => unknown): RouteCall {
-  return {
-    allowedStatus: 501,
-    prepare: (ctx) => {
-      const id = ctx.world.auth.a.issue.id;
-      return {
-        params: { id },
-        request: {
-          method: "POST",
-          path: `/api/issues/${id}/recovery-actions/${segment}`,
-          body: body(ctx),
-        },
-      };
-    },
-    checkAllowed: notImplemented,
-  };
-}
 
 export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
   "GET /api/auth/:all": {
@@ -153,19 +131,33 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       );
     },
   },
-  "POST /api/issues/:id/recovery-actions/reconstruct-workspace": issueAction(
-    "reconstruct-workspace",
-    ({ world, tag }) => ({
-      actionId: world.auth.a.olderHold.id,
-      sourceRunId: world.auth.a.run.id,
-      leaseId: world.auth.a.lease.id,
-      attachmentIds: [],
-      description: "The sandbox was destroyed; the saved sources are complete.",
-      externalActionOutcomes: [],
-      sourceStatusVersion: 0,
-      requestId: `matrix ${tag}`,
-    }),
-  ),
+  "POST /api/issues/:id/recovery-actions/reconstruct-workspace": {
+    allowedStatus: 201,
+    // R-RC-2, R-RC-3: a fresh discarded sandbox (its confirmed destruction receipt) per cell: an
+    // allowed request records the intent, a refused one writes none.
+    prepare: async ({ world, tag }) => {
+      const source = await world.fresh.destroyedSource();
+      return {
+        params: { id: source.issueId },
+        request: {
+          method: "POST",
+          path: `/api/issues/${source.issueId}/recovery-actions/reconstruct-workspace`,
+          body: {
+            actionId: source.actionId,
+            sourceRunId: source.runId,
+            leaseId: source.leaseId,
+            attachmentIds: source.attachmentIds,
+            description: "The sandbox was destroyed; rebuild the work from the saved notes.",
+            externalActionOutcomes: [],
+            sourceStatusVersion: 2,
+            requestId: `matrix ${tag}`,
+          },
+        },
+        tookEffect: async () => (await world.prisma.reconstructionIntent.count({ where: { recoveryActionId: source.actionId } })) === 1,
+      };
+    },
+    checkAllowed: async (response) => expect(await json(response)).toMatchObject({ kind: "recorded", intent: { status: "pending" } }),
+  },
   "POST /api/issues/:id/recovery-actions/resolve": {
     allowedStatus: 200,
     // R-RR-5: a fresh legacy repair hold per cell; an allowed resolution records it, a refused one leaves it open.

@@ -18,7 +18,7 @@ import {
   type AuthWorld,
 } from "../auth-fixture";
 import { createFileHold, type FileHold } from "../file-hold-fixture";
-import { createExportHold, type ExportHold } from "../export-hold-fixture";
+import { createDestroyedSource, createExportHold, type DestroyedSource, type ExportHold } from "../export-hold-fixture";
 import { createOwnerHold, type OwnerHold } from "../recovery-fixture";
 import type { DeploymentMode } from "./expectations";
 import type { Credential, PrincipalName } from "./principals";
@@ -60,6 +60,8 @@ export interface FreshTargets {
   ownerHold(): Promise<OwnerHold>;
   /** An export-retry hold of company A: a real local sandbox stopped and retained (export-hold-fixture). */
   exportHold(): Promise<ExportHold>;
+  /** An export hold of company A whose sandbox was discarded (R-RC-1), with a stored attachment. */
+  destroyedSource(): Promise<DestroyedSource>;
   /** A legacy repair hold of company A, its lease stopped and retained (file-hold-fixture). */
   fileHold(): Promise<FileHold>;
 }
@@ -172,6 +174,8 @@ export async function buildMatrixWorld(
     // the world's issue off the board's first page (issues.list's cells look for it there).
     exportHold: () =>
       createExportHold(prisma, { companyId, agentId: auth.a.agent.id, environmentId: auth.a.environment.id, lastActivityAt: new Date(Date.UTC(2020, 0, 1)) }),
+    destroyedSource: () =>
+      createDestroyedSource(prisma, { companyId, agentId: auth.a.agent.id, environmentId: auth.a.environment.id, lastActivityAt: new Date(Date.UTC(2020, 0, 1)) }),
     ownerHold: () =>
       createOwnerHold(prisma, {
         companyId,

@@ -34,7 +34,7 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(listRecoveryActionsRoute, "issue", true),
   entry(resumeWorkspaceFinalizationRoute, "issue", true),
   entry(retryWorkspaceExportRoute, "issue", true),
-  entry(reconstructWorkspaceRoute, "issue", false),
+  entry(reconstructWorkspaceRoute, "issue", true),
   entry(resolveRecoveryActionRoute, "issue", true),
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
