@@ -133,10 +133,17 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
 
       // --- R-UI-3 R-UI-5: a member never gets the offer or a form ---
       const member = await signedInPage(browser, "margaret@acme.test");
+      // Not even asked: the offer's query is sent only by viewers who received Recovery details.
+      const memberAsked: string[] = [];
+      member.on("request", (request) => {
+        if (request.url().includes("recovery.reconstructionOffer")) memberAsked.push(request.url());
+      });
       await member.goto(taskUrl);
+      await expect(member.getByTestId("live-indicator")).toHaveAttribute("data-state", "live");
       await expect(member.getByTestId("recovery-notice")).toHaveAttribute("data-kind", "attention");
       await expect(member.getByTestId("reconstruction-offer")).toHaveCount(0);
       await expect(member.getByTestId("recovery-notice").locator("form, input, textarea, select, button")).toHaveCount(0);
+      expect(memberAsked).toEqual([]);
 
       // --- the runtime manager: the offer in the notice, the form ---
       await manager.goto(taskUrl);
