@@ -455,12 +455,15 @@ class RunSteps {
   }
 
   async #readRunState(runId: string): Promise<{ runStatus: string; acceptedResultId: string | null }> {
-    const run = await this.#deps.db.heartbeatRun.findUnique({ where: { id: runId }, select: { status: true } });
-    const accepted = await this.#deps.db.nativeRunResult.findFirst({
-      where: { runId, schemaStatus: "accepted" },
-      select: { id: true },
-      orderBy: { createdAt: "asc" },
-    });
+    // Two independent reads side by side (one round trip of waiting before finalization, not two).
+    const [run, accepted] = await Promise.all([
+      this.#deps.db.heartbeatRun.findUnique({ where: { id: runId }, select: { status: true } }),
+      this.#deps.db.nativeRunResult.findFirst({
+        where: { runId, schemaStatus: "accepted" },
+        select: { id: true },
+        orderBy: { createdAt: "asc" },
+      }),
+    ]);
     return { runStatus: run?.status ?? "missing", acceptedResultId: accepted?.id ?? null };
   }
 
