@@ -87,8 +87,8 @@ export function ReconstructionIntentState({ intent }: { intent: ReconstructionIn
             : "Continuing from saved sources: a fresh session will start."}
       </p>
       <p className="mt-1 text-xs text-slate-600">
-        Recorded <Timestamp date={new Date(intent.createdAt)} /> with {count} saved {count === 1 ? "attachment" : "attachments"}. The agent verifies them before it rebuilds
-        the missing work; the lost edits themselves are not recovered.
+        Recorded <Timestamp date={new Date(intent.createdAt)} /> with {count} saved {count === 1 ? "attachment" : "attachments"}. The fresh session gets them with their
+        hashes to verify before it rebuilds the missing work; the lost edits themselves are not recovered.
       </p>
     </div>
   );
@@ -205,7 +205,7 @@ export function ReconstructionForm({
 
       <fieldset className="space-y-2">
         <legend className="text-xs font-medium uppercase tracking-wide text-slate-500">External actions the run took</legend>
-        <p className="text-xs text-slate-600">Record what you observed of each: performed, not performed, or unknown. Nothing is assumed.</p>
+        <p className="text-xs text-slate-600">Record what you observed of each: performed, not performed, or unknown. Nothing is assumed; the fresh session is told these so that it does not repeat an action that was performed or whose outcome is unknown.</p>
         {draft.outcomes.map((row, index) => (
           <div key={row.key} className="grid gap-2 rounded-md bg-slate-50 p-2 sm:grid-cols-[minmax(0,1fr)_10rem]" data-testid="reconstruction-outcome">
             <input
