@@ -324,6 +324,25 @@ function addRecoveryCommands(program: Command, run: Runner): void {
       ),
     );
   recovery
+    .command("reconstruct")
+    .description(
+      "continue a task from saved sources after its sandbox's confirmed destruction (R-RC-2): the surviving attachments, a description of the missing work and the observed outcomes of external actions; a fresh run of the task's agent follows. Recorded as the system actor",
+    )
+    .requiredOption("--issue <id>", "the task", uuid)
+    .requiredOption("--action <id>", "the export-failure recovery action whose sandbox was discarded")
+    .requiredOption("--run <id>", "its run (the source)")
+    .requiredOption("--lease <id>", "its destroyed lease")
+    .requiredOption("--description <text>", "the missing work, for the fresh session")
+    .requiredOption("--status-version <n>", "the task's status version you saw (copyback recovery show)", wholeNumber)
+    .option("--attachment <id>", "a surviving attachment of the task (repeat for each)", collect, [])
+    .option("--outcome <outcome=action>", "an external action and what you observed: performed=..., not_performed=... or unknown=... (repeat for each)", collect, [])
+    .option("--request-id <id>", "idempotency key (default: a fresh one)")
+    .action(
+      run("recovery reconstruct", async (ctx, opts: { issue: string; action: string; run: string; lease: string; description: string; statusVersion: number; attachment: string[]; outcome: string[]; requestId?: string }) =>
+        (await import("./commands/recovery-reconstruct")).recoveryReconstruct(ctx, opts),
+      ),
+    );
+  recovery
     .command("resolve")
     .description(
       "record a file hold's repair (R-RR-5): the legacy repair hold or the file-recovery obligation, with the task's unchanged status, the source run and lease, and the evidence; changes nothing else. Recorded as the system actor",
@@ -416,6 +435,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function uuid(value: string): string {
   if (!UUID.test(value)) throw new InvalidArgumentError("expected an id (a UUID)");
   return value.toLowerCase();
+}
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError("expected a whole number");
+  return n;
 }
 
 function positiveInt(value: string): number {

@@ -1,0 +1,65 @@
+// `copyback recovery reconstruct` against a real PostgreSQL, a real discarded local sandbox and a
+// real attachment store under the instance root (testing/destroyed-source.ts): a thin shell over
+// reconstructWorkspace (R-RC-2, R-RC-3): the same body schema, the system actor, refusals as exit 1
+// with their stable code, and nothing written on a refusal or a malformed command line.
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { EXIT } from "../../src/cli/exit-codes";
+import { createDestroyedSource, createRetainedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
+import { exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { parseJson, runCli } from "./helpers";
+
+const db = useTestDatabase();
+let home = "";
+let place: { companyId: string; agentId: string; environmentId: string };
+
+beforeAll(async () => {
+  home = await exportHoldInstanceRoot();
+  const prisma = db.prisma();
+  const company = await prisma.company.create({ data: { name: `CLI reconstruct ${path.basename(home)}`, issuePrefix: "ACME" } });
+  const environment = await prisma.environment.create({ data: { companyId: company.id, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment" } });
+  const agent = await prisma.agent.create({ data: { companyId: company.id, name: "Builder", command: ["/bin/true"], environmentId: environment.id } });
+  place = { companyId: company.id, agentId: agent.id, environmentId: environment.id };
+});
+afterAll(async () => {
+  const { rm } = await import("node:fs/promises");
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+const cli = (argv: string[]) => runCli(argv, { databaseUrl: db.url(), copybackHome: home });
+const args = (s: DestroyedSource, overrides: Record<string, string> = {}) => {
+  const flags = { "--issue": s.issueId, "--action": s.actionId, "--run": s.runId, "--lease": s.leaseId, "--description": "Rebuild the README changes", "--status-version": "2", "--request-id": `cli-${s.actionId}`, ...overrides };
+  return ["--json", "recovery", "reconstruct", ...Object.entries(flags).flat(), ...s.attachmentIds.flatMap((id) => ["--attachment", id]), "--outcome", "not_performed=opened a pull request"];
+};
+const intents = (s: DestroyedSource) => db.prisma().reconstructionIntent.count({ where: { recoveryActionId: s.actionId } });
+
+describe("copyback recovery reconstruct", () => {
+  it("R-RC-2 R-RC-3 records the intent through the one service as the system actor; a repeat adopts it and writes nothing", async () => {
+    const s = await createDestroyedSource(db.prisma(), place, home);
+    const first = await cli(args(s));
+    expect(first.code, first.stderr).toBe(EXIT.ok);
+    expect(parseJson(first)).toMatchObject({ kind: "recorded", intent: { actionId: s.actionId, sourceRunId: s.runId, leaseId: s.leaseId, status: "pending", attachmentHashes: [{ attachmentId: s.attachmentIds[0] }] }, actor: { type: "system", id: null } });
+    const row = await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { recoveryActionId: s.actionId } });
+    expect(row.externalActionOutcomes).toMatchObject({ observed: [{ action: "opened a pull request", outcome: "not_performed" }] });
+    const repeat = await cli(args(s));
+    expect(repeat.code).toBe(EXIT.ok);
+    expect(parseJson(repeat)).toMatchObject({ kind: "adopted", intent: { id: row.id } });
+    expect(await intents(s)).toBe(1);
+  });
+
+  it("R-RC-1 a retained sandbox exits 1 with source_not_destroyed; a malformed line exits 2; another task's action is not found: nothing written", async () => {
+    const s = await createRetainedSource(db.prisma(), place, home);
+    const refused = await cli(args(s));
+    expect(refused.code).toBe(EXIT.failed);
+    expect((parseJson(refused) as { error: { code: string } }).error.code).toBe("source_not_destroyed");
+    const blank = await cli(args(s, { "--description": "  " }));
+    expect(blank.code).toBe(EXIT.usage);
+    expect((parseJson(blank) as { error: { code: string } }).error.code).toBe("invalid_request");
+    const badOutcome = await cli([...args(s), "--outcome", "maybe=sent an email"]);
+    expect(badOutcome.code).toBe(EXIT.usage);
+    const elsewhere = await cli(args(s, { "--issue": "00000000-0000-4000-8000-000000000000" }));
+    expect(elsewhere.code).toBe(EXIT.failed);
+    expect(await intents(s)).toBe(0);
+  });
+});
