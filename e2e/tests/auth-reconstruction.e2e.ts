@@ -234,6 +234,11 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       const repeated = await manager.request.post(`/api/trpc/recovery.reconstructWorkspace`, { headers: { origin: baseURL ?? "" }, data: { json: body } });
       expect(repeated.status(), await repeated.text()).toBe(200);
       expect(await repeated.json()).toMatchObject({ result: { data: { json: { kind: "adopted", intent: { id: intent.id } } } } });
+      // And through the documented REST route (R-RC-2), the same body: 200, the first intent.
+      const { companyId: _company, issueId: _issue, ...restBody } = body;
+      const viaRest = await manager.request.post(`/api/issues/${issueId}/recovery-actions/reconstruct-workspace`, { headers: { origin: baseURL ?? "" }, data: restBody });
+      expect(viaRest.status(), await viaRest.text()).toBe(200);
+      expect(await viaRest.json()).toMatchObject({ kind: "adopted", intent: { id: intent.id } });
       expect((await sql.query(`SELECT 1 FROM reconstruction_intents WHERE issue_id = $1`, [issueId])).rowCount).toBe(1);
 
       // --- the intent is delivered as a fresh session: the hold resolves, the open page loses the notice ---
