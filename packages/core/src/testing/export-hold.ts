@@ -36,6 +36,14 @@ export interface ExportHold {
   instanceRoot: string;
 }
 
+/** A company with a `local` environment and an agent in it: where the holds of these fixtures live. */
+export async function createExportHoldPlace(db: PrismaClient, name: string): Promise<ExportHoldPlace> {
+  const company = await db.company.create({ data: { name: `${name} ${randomUUID()}`, issuePrefix: "ACME" } });
+  const environment = await db.environment.create({ data: { companyId: company.id, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment" } });
+  const agent = await db.agent.create({ data: { companyId: company.id, name: "Builder", command: ["/bin/true"], environmentId: environment.id } });
+  return { companyId: company.id, agentId: agent.id, environmentId: environment.id };
+}
+
 let issueNumber = 60_000;
 /** A fresh instance root (the CLI's `--home`). */
 export async function exportHoldInstanceRoot(): Promise<string> {

@@ -2,12 +2,11 @@
 // real attachment store under the instance root (testing/destroyed-source.ts): a thin shell over
 // reconstructWorkspace (R-RC-2, R-RC-3): the same body schema, the system actor, refusals as exit 1
 // with their stable code, and nothing written on a refusal or a malformed command line.
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { createDestroyedSource, createRetainedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { parseJson, runCli } from "./helpers";
 
 const db = useTestDatabase();
@@ -16,11 +15,7 @@ let place: { companyId: string; agentId: string; environmentId: string };
 
 beforeAll(async () => {
   home = await exportHoldInstanceRoot();
-  const prisma = db.prisma();
-  const company = await prisma.company.create({ data: { name: `CLI reconstruct ${path.basename(home)}`, issuePrefix: "ACME" } });
-  const environment = await prisma.environment.create({ data: { companyId: company.id, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment" } });
-  const agent = await prisma.agent.create({ data: { companyId: company.id, name: "Builder", command: ["/bin/true"], environmentId: environment.id } });
-  place = { companyId: company.id, agentId: agent.id, environmentId: environment.id };
+  place = await createExportHoldPlace(db.prisma(), "CLI reconstruct");
 });
 afterAll(async () => {
   const { rm } = await import("node:fs/promises");

@@ -21,7 +21,7 @@ import { claimQueuedRuns } from "../../src/runs/claim-runs";
 import { retryRun } from "../../src/runs/retry-run";
 import { STOP_ACKNOWLEDGEMENT_SCHEMA, STOP_RETENTION_SCHEMA } from "../../src/runs/run-stop-records";
 import { createDestroyedSource, createRetainedSource, createStoredAttachment, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";
 
 const db = useTestDatabase();
@@ -30,17 +30,9 @@ let other: { companyId: string; agentId: string; environmentId: string };
 let home = "";
 const actor = { type: "user" as const, id: null };
 
-async function makePlace(name: string) {
-  const prisma = db.prisma();
-  const company = await prisma.company.create({ data: { name: `${name} ${randomUUID()}`, issuePrefix: "ACME" } });
-  const environment = await prisma.environment.create({ data: { companyId: company.id, name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment" } });
-  const agent = await prisma.agent.create({ data: { companyId: company.id, name: "Builder", command: ["/bin/true"], environmentId: environment.id } });
-  return { companyId: company.id, agentId: agent.id, environmentId: environment.id };
-}
-
 beforeAll(async () => {
-  place = await makePlace("Reconstruct");
-  other = await makePlace("Other");
+  place = await createExportHoldPlace(db.prisma(), "Reconstruct");
+  other = await createExportHoldPlace(db.prisma(), "Other");
   home = await exportHoldInstanceRoot();
 });
 afterAll(async () => {

@@ -22,16 +22,8 @@ import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from 
 import type { StoredBytes } from "./attachment-bytes";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
 
-export interface SnapshotRequest {
-  companyId: string;
-  issueId: string;
-  actionId: string;
-  sourceRunId: string;
-  leaseId: string;
-  attachmentIds: readonly string[];
-  sourceStatusVersion: number;
-  requestId: string;
-}
+/** The policy's request, with the company and task it is scoped to. */
+export type SnapshotRequest = ReconstructionSnapshot["request"] & { companyId: string; issueId: string };
 
 export interface SnapshotInput {
   stage: ReconstructionStage;

@@ -1,0 +1,109 @@
+// R-RC-5 end to end on a real PostgreSQL, a real local sandbox and real processes: a recorded
+// reconstruction is delivered as a fresh run, claimed, rechecked immediately before the provider
+// handoff and executed; the agent's COPYBACK_RECONSTRUCTION carries the description, the selected
+// attachments with their hashes and the observed outcomes, and the fresh session's own files reach
+// the host through the ordinary copyback. A source changed after the claim stops the run at the
+// handoff, before any sandbox is acquired.
+import { writeFile, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "@copyback/db/testing";
+import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
+import { executeRun, type ExecuteRunDeps } from "../../src/dispatch/execute-run";
+import { readProcessIdentity } from "../../src/process/read-process-identity";
+import { createDefaultRegistry } from "../../src/providers/index";
+import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
+import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
+import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { createDestroyedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
+import { submitResult } from "./dispatch-fixture";
+
+const db = useTestDatabase({ poolSize: 8 });
+let home = "";
+let place: ExportHoldPlace;
+let deps: ExecuteRunDeps;
+
+beforeAll(async () => {
+  home = await exportHoldInstanceRoot();
+  place = await createExportHoldPlace(db.prisma(), "Reconstruction run");
+  // The fresh session writes what it was told into its workspace, then submits its result.
+  await db.prisma().agent.update({
+    where: { id: place.agentId },
+    data: { command: ["/bin/sh", "-c", `printf '%s' "$COPYBACK_RECONSTRUCTION" > reconstruction.json && ${submitResult()}`], adapterConfig: { timeoutSeconds: 60 } },
+  });
+  const controller = await readProcessIdentity(process.pid);
+  if (!controller) throw new Error("no /proc identity for the test process");
+  deps = { db: db.prisma(), registry: createDefaultRegistry({ instanceRoot: home, localIsolation: "none" }), instanceRoot: home, locks: new DirectoryMergeLocks({ instanceRoot: home }), databaseUrl: db.url(), controller, retry: { backoffMs: 0 } };
+});
+afterAll(async () => {
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+async function delivered(source: DestroyedSource): Promise<string> {
+  const issue = await db.prisma().issue.findUniqueOrThrow({ where: { id: source.issueId } });
+  const recorded = await reconstructWorkspace(
+    { db: db.prisma(), instanceRoot: home },
+    {
+      companyId: place.companyId,
+      issueId: source.issueId,
+      actor: { type: "user", id: null },
+      actionId: source.actionId,
+      sourceRunId: source.runId,
+      leaseId: source.leaseId,
+      attachmentIds: source.attachmentIds,
+      description: "Rebuild the README changes described in notes.md",
+      externalActionOutcomes: [{ action: "opened a pull request", outcome: "performed", evidence: "PR #12" }],
+      sourceStatusVersion: issue.statusVersion,
+      requestId: `run-${source.actionId}`,
+    },
+  );
+  const outcome = await deliverReconstruction({ db: db.prisma(), instanceRoot: home }, recorded.intent.id);
+  if (outcome.kind !== "delivered") throw new Error(`not delivered: ${JSON.stringify(outcome)}`);
+  return outcome.runId;
+}
+
+async function claimAndExecute(runId: string): Promise<void> {
+  const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: deps.controller, instanceRoot: home });
+  const mine = claimed.find((c) => c.runId === runId);
+  if (!mine) throw new Error(`run ${runId} was not claimed`);
+  await executeRun(deps, mine, new AbortController().signal);
+}
+
+describe("a reconstruction's fresh session (R-RC-5)", () => {
+  it("R-RC-5 the delivered run passes claim and handoff, its agent gets the context and its own work is copied back; the old run stays failed", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await delivered(source);
+    await claimAndExecute(runId);
+    const run = await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status, JSON.stringify(await db.prisma().runEvent.findMany({ where: { runId }, select: { code: true, message: true } }))).toBe("succeeded");
+    const workspace = await db.prisma().executionWorkspace.findFirstOrThrow({ where: { issues: { some: { id: source.issueId } } } });
+    const context = JSON.parse(await readFile(path.join(workspace.hostPath, "reconstruction.json"), "utf8")) as Record<string, unknown>;
+    const attachment = await db.prisma().issueAttachment.findUniqueOrThrow({ where: { id: source.attachmentIds[0] } });
+    expect(context).toMatchObject({
+      schema: "copyback.reconstruction-context.v1",
+      sourceRunId: source.runId,
+      description: "Rebuild the README changes described in notes.md",
+      attachments: [{ attachmentId: attachment.id, sha256: attachment.sha256, sizeBytes: 37, name: "notes.md" }],
+      externalActionOutcomes: [{ action: "opened a pull request", outcome: "performed", evidence: "PR #12" }],
+    });
+    // Not a replay: the old run, its failed finalization and its destroyed lease are as they were.
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: source.runId } })).toMatchObject({ status: "failed" });
+    expect(await db.prisma().nativeRunFinalization.findUniqueOrThrow({ where: { runId: source.runId } })).toMatchObject({ phase: "terminal_failure", attempt: 3 });
+    expect(await db.prisma().environmentLease.findUniqueOrThrow({ where: { id: source.leaseId } })).toMatchObject({ status: "destroyed" });
+  });
+
+  it("R-RC-5 an attachment changed after the claim stops the run immediately before the provider handoff: no sandbox is acquired", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await delivered(source);
+    const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: deps.controller, instanceRoot: home });
+    const mine = claimed.find((c) => c.runId === runId);
+    if (!mine) throw new Error("not claimed");
+    const attachment = await db.prisma().issueAttachment.findUniqueOrThrow({ where: { id: source.attachmentIds[0] } });
+    await writeFile(path.join(home, attachment.storagePath), "changed between claim and handoff\n");
+    await executeRun(deps, mine, new AbortController().signal);
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "failed", errorCode: "attachment_changed" });
+    expect(await db.prisma().environmentLease.count({ where: { runId } })).toBe(0);
+    expect(await db.prisma().runEvent.count({ where: { runId, code: "agent.started" } })).toBe(0);
+  });
+});
