@@ -62,8 +62,8 @@ export function ReconstructionOfferPanel({ companyId, issueId, offer }: { compan
     return (
       <div className="flex flex-wrap items-center justify-between gap-3 rounded-md border border-slate-200 bg-white p-3" data-testid="reconstruction-offer">
         <p className="text-sm text-slate-700">
-          The sandbox of this run was destroyed on <Timestamp date={new Date(offer.destroyedAt)} />. The task can continue in a fresh session from its saved
-          sources.
+          This run&apos;s sandbox was destroyed (<Timestamp date={new Date(offer.destroyedAt)} />), so its unsaved work cannot be recovered. The task can
+          continue in a fresh session from its saved sources.
         </p>
         <button type="button" className="btn btn-primary" data-testid="reconstruction-open" onClick={() => setOpen(true)}>
           Continue from saved sources
