@@ -105,5 +105,7 @@ describe("a reconstruction's fresh session (R-RC-5)", () => {
     expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "failed", errorCode: "attachment_changed" });
     expect(await db.prisma().environmentLease.count({ where: { runId } })).toBe(0);
     expect(await db.prisma().runEvent.count({ where: { runId, code: "agent.started" } })).toBe(0);
+    // Nothing was prepared, so no file obligation holds the task.
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId } })).toBe(0);
   });
 });

@@ -133,6 +133,22 @@ describe("reconstructWorkspace (record)", () => {
     await refusedWithNothingWritten(second, await request(second, { requestId: input.requestId }), "request_reused");
   });
 
+  it("R-RC-3 two first submissions at once record one intent: the other adopts it (the action's row lock serializes them)", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const [a, b] = await Promise.all([reconstructWorkspace(deps(), await request(source)), reconstructWorkspace(deps(), await request(source))]);
+    expect([a.kind, b.kind].sort()).toEqual(["adopted", "recorded"]);
+    expect(a.intent.id).toBe(b.intent.id);
+    expect((await written(source)).intents).toBe(1);
+    expect((await written(source)).activity).toBe(1);
+  });
+
+  it("R-RC-2 another company cannot read or adopt a task's intent through its action id", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    await reconstructWorkspace(deps(), await request(source));
+    const theirs = await createDestroyedSource(db.prisma(), other, home);
+    await expect(reconstructWorkspace(deps(), { ...(await request(theirs)), companyId: other.companyId, actionId: source.actionId })).rejects.toMatchObject({ code: "action_not_found" });
+  });
+
   it("R-RC-1 a retained (not destroyed) sandbox is refused source_not_destroyed and nothing is written", async () => {
     const source = await createRetainedSource(db.prisma(), place, home);
     await refusedWithNothingWritten(source, await request(source), "source_not_destroyed");
