@@ -128,8 +128,8 @@ describe("decideReconstruction: record", () => {
     expect(codeOf(base({ otherOpenActions: [{ id: "o", cause: "native_workspace_file_recovery_required", givenUpLeaseId: null }] }))).toBe("competing_recovery");
     expect(codeOf(base({ otherPendingIntentIds: ["p"] }))).toBe("competing_recovery");
     expect(codeOf(base({ action: { ...base().action!, exportRetryInFlight: true } }))).toBe("competing_recovery");
-    // An action whose files were given up on this same destroyed lease is not a competitor.
-    expect(codeOf(base({ otherOpenActions: [{ id: "o", cause: "native_workspace_file_recovery_required", givenUpLeaseId: ids.lease }] }))).toBe("admit");
+    // One whose files were given up with this same sandbox competes too: the delivering wake would refuse it.
+    expect(codeOf(base({ otherOpenActions: [{ id: "o", cause: "native_workspace_file_recovery_required", givenUpLeaseId: ids.lease }] }))).toBe("competing_recovery");
   });
 
   it("R-RC-2 rejects unreconciled newer executions of the task", () => {

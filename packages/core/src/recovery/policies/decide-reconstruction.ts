@@ -104,7 +104,7 @@ export interface ReconstructionSnapshot {
   issue: { id: string; status: string; assigneeAgentId: string | null; executionRunId: string | null; checkoutRunId: string | null; statusVersion: number } | null;
   /** Runs that hold the task's execution or checkout and are still queued or running (not the run being claimed). */
   executionOwnerRunIds: string[];
-  /** Other open recovery actions of the task; one whose files were given up on this same lease is not a competitor. */
+  /** Other open recovery actions of the task (each one competes; givenUpLeaseId says whether its files were given up with a lease). */
   otherOpenActions: { id: string; cause: string; givenUpLeaseId: string | null }[];
   /** Other pending reconstruction intents of the task. */
   otherPendingIntentIds: string[];
@@ -202,10 +202,12 @@ export function decideReconstruction(s: ReconstructionSnapshot): ReconstructionD
     if (issue.checkoutRunId !== null) return reject("execution_owner", "A run holds the task's checkout.");
   }
 
-  // Competing recovery: another open hold (not one given up on this same lease), another pending intent, an export retry under way.
+  // Competing recovery: another open hold, another pending intent, an export retry under way.
   if (action.exportRetryInFlight) return reject("competing_recovery", "An export-only retry of the source run is under way.");
-  const competitor = s.otherOpenActions.find((a) => a.givenUpLeaseId !== lease.id);
-  if (competitor) return reject("competing_recovery", `Another recovery action of the task is open (${competitor.cause}).`);
+  // Every other open hold competes, one given up on this same discarded lease too: the wake that
+  // delivers the fresh session refuses while any is open (R-RR-7), so it is closed first.
+  const competitor = s.otherOpenActions[0];
+  if (competitor) return reject("competing_recovery", `Another recovery action of the task is open (${competitor.cause}${competitor.givenUpLeaseId === lease.id ? ", its files given up with this sandbox: close it with the cancelled disposition first" : ""}).`);
   if (s.otherPendingIntentIds.length > 0) return reject("competing_recovery", "Another reconstruction of the task is pending.");
 
   // R-RC-5: claim and handoff: the dispatched run's chain back to the approved first run.
