@@ -21,7 +21,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { ACME, databaseUrl, signedInPage, until } from "./authenticated";
+import { ACME, databaseUrl, signedInPage, stageFailingExportRun, until, untilExportHoldRetained } from "./authenticated";
 
 const home = process.env.E2E_AUTH_HOME;
 
@@ -33,34 +33,9 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
     const sql = new pg.Client({ connectionString: databaseUrl });
     await sql.connect();
     try {
-      // --- a local environment with the rehearsal fault, an agent on it, a task, an attachment, a run ---
-      const { rows: envRows } = await sql.query<{ workspace_id: string; config: Record<string, unknown> }>(
-        `SELECT w.id AS workspace_id, e.config FROM agents a JOIN environments e ON e.id = a.environment_id, execution_workspaces w
-         WHERE a.company_id = $1 AND a.name = 'Builder' AND e.provider = 'local' AND w.company_id = $1 LIMIT 1`,
-        [ACME],
-      );
-      const base = envRows[0];
-      if (!base) throw new Error("the demo company has no local Builder or workspace: was the seed applied?");
+      // --- a local environment with the rehearsal fault, an agent on it, a task and its run ---
       const marker = `reconstruct-${Date.now()}`;
-      const environmentId = randomUUID();
-      await sql.query(
-        `INSERT INTO environments (id, company_id, name, provider, plugin_id, config, default_lease_policy, updated_at)
-         VALUES ($1, $2, $3, 'local', 'builtin.local', $4, 'reuse_by_environment', now())`,
-        [environmentId, ACME, `Rehearsal ${marker}`, JSON.stringify({ ...base.config, faults: { failExports: 9 } })],
-      );
-      const agentId = randomUUID();
-      const result = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Built the parser." });
-      await sql.query(
-        `INSERT INTO agents (id, company_id, name, command, adapter_config, environment_id) VALUES ($1, $2, $3, $4, '{"timeoutSeconds": 120}', $5)`,
-        [agentId, ACME, `Parser builder ${marker}`, ["/bin/sh", "-c", `mkdir -p e2e && printf '${marker}' > e2e/${marker}.txt && printf '%s' '${result}' > "$COPYBACK_RESULT_FILE"`], environmentId],
-      );
-      const { rows: issueRows } = await sql.query<{ id: string }>(
-        `WITH n AS (UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_counter)
-         INSERT INTO issues (id, company_id, number, identifier, title, status, assignee_agent_id, execution_workspace_id)
-         SELECT $2, $1, n.issue_counter, 'ACME-' || n.issue_counter, $3, 'todo', $4, $5 FROM n RETURNING id`,
-        [ACME, randomUUID(), `Build the parser ${marker}`, agentId, base.workspace_id],
-      );
-      const issueId = issueRows[0]!.id;
+      const { environmentId, agentId, issueId, runId } = await stageFailingExportRun(sql, marker, { agent: `Parser builder ${marker}`, task: `Build the parser ${marker}` });
       // The surviving source: an attachment of the task, its bytes in the instance's attachment store.
       const attachmentId = randomUUID();
       const bytes = Buffer.from(`# Parser design (${marker})\n\nTokens, grammar, error recovery.\n`);
@@ -72,24 +47,9 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
         `INSERT INTO issue_attachments (id, company_id, issue_id, file_name, content_type, size_bytes, sha256, storage_path) VALUES ($1, $2, $3, 'parser-design.md', 'text/markdown', $4, $5, $6)`,
         [attachmentId, ACME, issueId, bytes.length, sha256, storagePath],
       );
-      const runId = randomUUID();
-      await sql.query(`INSERT INTO heartbeat_runs (id, company_id, agent_id, native_issue_id, runtime_mode, status) VALUES ($1, $2, $3, $4, 'native', 'queued')`, [runId, ACME, agentId, issueId]);
 
-      // --- three failing coordinator attempts (the retry times moved forward), then the hold ---
-      const action = await until(
-        "the exhausted-export hold",
-        async () => {
-          await sql.query(`UPDATE native_run_finalizations SET next_attempt_at = now() WHERE run_id = $1 AND phase = 'retryable_failure' AND next_attempt_at > now()`, [runId]);
-          return (await sql.query<{ id: string; lease_id: string }>(`SELECT id, lease_id FROM issue_recovery_actions WHERE run_id = $1 AND cause = 'native_workspace_sync_out_retry_exhausted' AND status = 'active'`, [runId])).rows[0];
-        },
-        200_000,
-      );
-      const lease = await until(
-        "the sandbox stopped and retained",
-        async () =>
-          (await sql.query<{ provider_lease_id: string }>(`SELECT provider_lease_id FROM environment_leases WHERE id = $1 AND status = 'released' AND metadata ? 'sandboxStopAndRetainReceipt'`, [action.lease_id])).rows[0],
-        60_000,
-      );
+      // --- three failing coordinator attempts, then the hold with the sandbox stopped and retained ---
+      const exhausted = await untilExportHoldRetained(sql, runId);
       const taskUrl = `/companies/${ACME}/issues/${issueId}`;
 
       // --- R-RC-1: while the sandbox is retained, the export path is the way: no offer ---
@@ -103,15 +63,15 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
 
       // --- the real Discard, on the Sandboxes page ---
       await manager.goto(`/companies/${ACME}/sandboxes`);
-      const row = manager.getByTestId("sandbox-row").filter({ hasText: lease.provider_lease_id });
+      const row = manager.getByTestId("sandbox-row").filter({ hasText: exhausted.providerLeaseId });
       await expect(row).toHaveCount(1);
       await row.getByTestId("sandbox-discard-open").click();
-      await row.getByTestId("sandbox-discard-allocation").fill(lease.provider_lease_id);
+      await row.getByTestId("sandbox-discard-allocation").fill(exhausted.providerLeaseId);
       await row.getByRole("checkbox").check();
       await row.getByTestId("sandbox-discard-reason").fill(`${marker}: the sandbox cannot be repaired; rebuild from the design notes`);
       await row.getByTestId("sandbox-discard-submit").click();
-      await expect(manager.getByTestId("sandbox-row").filter({ hasText: lease.provider_lease_id })).toHaveCount(0, { timeout: 30_000 });
-      const destroyed = await sql.query<{ status: string; metadata: { sandboxDestructionReceipt?: { confirmed?: boolean } } }>(`SELECT status::text AS status, metadata FROM environment_leases WHERE id = $1`, [action.lease_id]);
+      await expect(manager.getByTestId("sandbox-row").filter({ hasText: exhausted.providerLeaseId })).toHaveCount(0, { timeout: 30_000 });
+      const destroyed = await sql.query<{ status: string; metadata: { sandboxDestructionReceipt?: { confirmed?: boolean } } }>(`SELECT status::text AS status, metadata FROM environment_leases WHERE id = $1`, [exhausted.leaseId]);
       expect(destroyed.rows[0]?.status).toBe("destroyed");
       expect(destroyed.rows[0]?.metadata.sandboxDestructionReceipt?.confirmed).toBe(true);
       // The rehearsal is over: the fresh session's exports succeed.
@@ -214,7 +174,7 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       // bytes' hash, the outcomes as recorded and the status version the operator saw.
       expect(intents).toHaveLength(1);
       const intent = intents[0]!;
-      expect(intent).toMatchObject({ source_run_id: runId, lease_id: action.lease_id, recovery_action_id: action.id, description });
+      expect(intent).toMatchObject({ source_run_id: runId, lease_id: exhausted.leaseId, recovery_action_id: exhausted.actionId, description });
       expect(intent.attachment_hashes).toEqual([{ attachmentId, sha256, sizeBytes: bytes.length }]);
       expect(intent.external_action_outcomes.observed).toEqual([{ action: "Opened a pull request for the parser", outcome: "not_performed", evidence: "The repository shows no pull request from the agent." }]);
 
@@ -222,9 +182,9 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       const body = {
         companyId: ACME,
         issueId,
-        actionId: action.id,
+        actionId: exhausted.actionId,
         sourceRunId: runId,
-        leaseId: action.lease_id,
+        leaseId: exhausted.leaseId,
         attachmentIds: [attachmentId],
         description,
         externalActionOutcomes: [{ action: "Opened a pull request for the parser", outcome: "not_performed", evidence: "The repository shows no pull request from the agent." }],
@@ -252,7 +212,7 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       // A fresh session of the same agent, not a replay of the old run.
       expect(delivered.run_id).not.toBe(runId);
       expect(fresh[0]).toEqual({ agent_id: agentId, predecessor_run_id: null });
-      const { rows: hold } = await sql.query<{ status: string }>(`SELECT status::text AS status FROM issue_recovery_actions WHERE id = $1`, [action.id]);
+      const { rows: hold } = await sql.query<{ status: string }>(`SELECT status::text AS status FROM issue_recovery_actions WHERE id = $1`, [exhausted.actionId]);
       expect(hold[0]?.status).toBe("resolved");
       // The old run, its result and its failed finalization stay as they were.
       expect(await oldRun()).toEqual(before);
