@@ -9,8 +9,8 @@
 // surviving attachments, a description of the missing work and the observed outcomes of external
 // actions. The caller has checked `runtime:manage` (R-UI-3). In order, ONE transaction:
 //   1. the run's finalization advisory lock (as the finalizer and the export retry take it: an
-//      active copyback owner makes it busy), then row locks issue -> run -> lease -> action;
-//   2. the snapshot (reconstruction-snapshot.ts) and decideReconstruction (pure);
+//      active copyback owner makes it busy), then row locks action -> run -> issue -> lease;
+//   2. the snapshot (reconstruction/load-snapshot.ts) and decideReconstruction (pure);
 //   3. admitted: the attachment hashes (sha256 of the stored bytes) and the durable fresh-session
 //      delivery intent (reconstruction_intents, status pending) with its activity row. The old
 //      run, its result, its descriptor and its failed finalization are not touched (R-RC-3).

@@ -1,7 +1,8 @@
 // The snapshot decideReconstruction reads, loaded inside the caller's transaction under the locks
 // the spec names (R-RC-2): the source run's finalization advisory lock (tried, as the finalizer
-// and the export retry take it: busy means a copyback owner is active), then row locks in the
-// order of publication and failRun, run -> issue, then the lease and the recovery action. The
+// and the export retry take it: busy means a copyback owner is active), then row locks on the
+// recovery action, the source run, the issue and the lease (run before issue, as publication and
+// failRun lock them). The
 // attachments' stored bytes are hashed before the transaction (file I/O never runs under row
 // locks) and passed in; the rows are read again here so a changed row is seen.
 import { createHash } from "node:crypto";
@@ -44,12 +45,15 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
   const { request: r, stage } = input;
   const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
     SELECT pg_try_advisory_xact_lock(hashtextextended(${finalizationLockKey(r.companyId, r.sourceRunId)}, 0)) AS locked`;
-  // Lock order: the dispatched run (claim), the source run, the issue, the lease, the action.
+  // Lock order: the dispatched run (claim: already locked by its SKIP LOCKED select), then the
+  // recovery action, the source run, the issue and the lease: the order of the resolve service on
+  // the same action (action -> run -> issue -> lease). The export retry takes the same advisory
+  // lock first, so it and this never wait on each other's rows in opposite orders.
   if (input.dispatchedRunId) await tx.$queryRaw`SELECT id FROM heartbeat_runs WHERE id = ${input.dispatchedRunId}::uuid FOR UPDATE`;
+  await tx.$queryRaw`SELECT id FROM issue_recovery_actions WHERE id = ${r.actionId}::uuid AND company_id = ${r.companyId}::uuid FOR UPDATE`;
   await tx.$queryRaw`SELECT id FROM heartbeat_runs WHERE id = ${r.sourceRunId}::uuid AND company_id = ${r.companyId}::uuid FOR UPDATE`;
   await tx.$queryRaw`SELECT id FROM issues WHERE id = ${r.issueId}::uuid AND company_id = ${r.companyId}::uuid FOR UPDATE`;
   await tx.$queryRaw`SELECT id FROM environment_leases WHERE id = ${r.leaseId}::uuid AND company_id = ${r.companyId}::uuid FOR UPDATE`;
-  await tx.$queryRaw`SELECT id FROM issue_recovery_actions WHERE id = ${r.actionId}::uuid AND company_id = ${r.companyId}::uuid FOR UPDATE`;
 
   const run = await tx.heartbeatRun.findFirst({
     where: { id: r.sourceRunId, companyId: r.companyId },
