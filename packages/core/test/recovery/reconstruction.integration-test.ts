@@ -276,6 +276,15 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     expect(gate).toMatchObject({ kind: "admit", intentId: intent.id, context: { sourceRunId: source.runId, attachments: [{ attachmentId: source.attachmentIds[0] }] } });
   });
 
+  it("R-RC-5 the delivery sweep's due selection can go through its partial index (O(due), not a scan of all intents)", async () => {
+    const plan = await db.prisma().$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
+      return tx.$queryRaw<{ "QUERY PLAN": unknown }[]>`
+        EXPLAIN (FORMAT JSON) SELECT id AS "intentId" FROM reconstruction_intents WHERE status = 'pending' ORDER BY created_at, id LIMIT 50`;
+    });
+    expect(JSON.stringify(plan)).toContain("reconstruction_intents_pending");
+  });
+
   it("R-RC-5 a changed attachment at claim stops the run: cancelled, the task left as it is", async () => {
     const source = await createDestroyedSource(db.prisma(), place, home);
     const recorded = await reconstructWorkspace(deps(), await request(source));

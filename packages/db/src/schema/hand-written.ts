@@ -106,6 +106,16 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
       "WHERE ((status = 'cancelled'::run_status) AND (runner_profile_json ? 'stopAcknowledgement'::text) AND (NOT (runner_profile_json ? 'stopRetention'::text)))",
     ],
   },
+  {
+    // R-RC-5: pending reconstruction intents (the reconstruction delivery sweep).
+    name: "reconstruction_intents_pending",
+    table: "reconstruction_intents",
+    reason: "partial index (WHERE status = 'pending')",
+    definitionIncludes: [
+      "CREATE INDEX reconstruction_intents_pending ON public.reconstruction_intents USING btree (created_at, id)",
+      "WHERE (status = 'pending'::reconstruction_intent_status)",
+    ],
+  },
 ];
 
 export interface HandWrittenTrigger {
