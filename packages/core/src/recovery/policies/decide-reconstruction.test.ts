@@ -201,7 +201,8 @@ describe("decideReconstruction: delivery, claim and handoff (R-RC-5)", () => {
     expect(codeOf(later("deliver", { attachments: [{ ...a, stored: { sha256: "b".repeat(64), sizeBytes: 5 } }] }))).toBe("attachment_changed");
     expect(codeOf(later("deliver", { lease: { ...base().lease!, destructionRequestId: "destroy-2" } }))).toBe("sources_changed");
     expect(codeOf(later("deliver", { otherOpenActions: [{ id: "o", cause: "x", givenUpLeaseId: null }] }))).toBe("competing_recovery");
-    expect(codeOf(later("deliver", { issue: { ...base().issue!, statusVersion: 3 } }))).toBe("human_block");
+    // A status change alone (a person moved the task to todo) is no block; a person's block is.
+    expect(codeOf(later("deliver", { issue: { ...base().issue!, status: "todo", statusVersion: 3 } }))).toBe("admit");
     expect(codeOf(later("deliver", { humanChangedSince: true }))).toBe("human_block");
     expect(codeOf(later("deliver", { issue: { ...base().issue!, status: "cancelled" } }))).toBe("task_closed");
     expect(codeOf(later("deliver", { issue: { ...base().issue!, assigneeAgentId: "other" } }))).toBe("task_reassigned");

@@ -112,7 +112,7 @@ export interface ReconstructionSnapshot {
   newerRuns: NewerRunFacts[];
   /** claim/handoff: the run being dispatched and its predecessor chain back to the delivered run, newest first. */
   chain: { id: string; agentId: string; wakeReason: string | null; status: string; predecessorRunId: string | null; acceptedResult: boolean }[] | null;
-  /** claim/handoff: a person changed the task's status or assignee after the intent was recorded (a later human block). */
+  /** deliver/claim/handoff: a person blocked the task or changed its assignee after the intent was recorded (a later human block). */
   humanChangedSince: boolean;
   attachments: { id: string; companyId: string; issueId: string; recordedSha256: string; sizeBytes: number; stored: { sha256: string; sizeBytes: number } | null }[];
   companyId: string;
@@ -191,10 +191,7 @@ export function decideReconstruction(s: ReconstructionSnapshot): ReconstructionD
   }
   if (s.stage !== "record" && s.humanChangedSince) {
     // R-RC-5: a later human block (or reassignment) is never overwritten by automatic checkout.
-    return reject("human_block", "A person changed the task's status or assignee after the reconstruction was recorded.");
-  }
-  if (s.stage === "deliver" && issue.statusVersion !== request.sourceStatusVersion) {
-    return reject("human_block", "The task's status changed after the reconstruction was recorded.");
+    return reject("human_block", "A person blocked or reassigned the task after the reconstruction was recorded.");
   }
   // R-RC-4: whatever the displayed status (in_progress after an older run-only Stop too), no run may own the task.
   if (s.executionOwnerRunIds.length > 0) return reject("execution_owner", "Another run owns the task's execution or checkout.");

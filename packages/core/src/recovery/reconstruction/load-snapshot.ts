@@ -112,19 +112,21 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
   const newerRuns: NewerRunFacts[] = [];
   for (const n of newer) newerRuns.push(await newerRunFacts(tx, r.companyId, r.issueId, n));
 
+  // R-RC-5: a later human block: a person set the task to blocked, or changed its assignee, after
+  // the intent (the activity rows the console's status and assignment changes write).
+  const since = input.intent && stage !== "record" ? input.intent.createdAt : null;
   const humanChangedSince =
-    input.intent && stage !== "record"
-      ? (await tx.activityLog.count({
-          where: {
-            companyId: r.companyId,
-            entityType: "issue",
-            entityId: r.issueId,
-            action: { in: ["issue.status_changed", "issue.assigned"] },
-            actorType: { in: ["user", "local_board"] },
-            createdAt: { gt: input.intent.createdAt },
-          },
-        })) > 0
-      : false;
+    since !== null &&
+    (await tx.activityLog.count({
+      where: {
+        companyId: r.companyId,
+        entityType: "issue",
+        entityId: r.issueId,
+        actorType: { in: ["user", "local_board"] },
+        createdAt: { gt: since },
+        OR: [{ action: "issue.status_changed", details: { path: ["to"], equals: "blocked" } }, { action: "issue.assigned" }],
+      },
+    })) > 0;
 
   const savedHashes = input.intent ? readAttachmentHashes(input.intent.attachmentHashes) : null;
   const attachmentIds = stage === "record" ? r.attachmentIds : (savedHashes ?? []).map((h) => h.attachmentId);
