@@ -251,6 +251,7 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     const sweep = reconstructionDeliverySweep(deps());
     expect(await sweep.due(10)).toContainEqual({ intentId: recorded.intent.id });
     expect(await sweep.handle({ intentId: recorded.intent.id })).toBe("delivered");
+    expect(await sweep.due(10)).not.toContainEqual({ intentId: recorded.intent.id });
     expect(await deliverReconstruction(deps(), recorded.intent.id)).toEqual({ kind: "not_pending", intentId: recorded.intent.id });
 
     const runs = await db.prisma().heartbeatRun.findMany({ where: { nativeIssueId: source.issueId, id: { not: source.runId } } });
@@ -285,6 +286,18 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     expect(JSON.stringify(plan)).toContain("reconstruction_intents_pending");
   });
 
+  it("R-RC-5 a transient refusal at delivery (another hold opened meanwhile) keeps the intent pending for a later pass", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const recorded = await reconstructWorkspace(deps(), await request(source));
+    const other = await db.prisma().issueRecoveryAction.create({
+      data: { companyId: place.companyId, issueId: source.issueId, cause: "native_workspace_finalization_owner_unverified", fingerprint: randomUUID(), ownerType: "board", status: "active", evidence: {}, nextAction: "x" },
+    });
+    expect(await deliverReconstruction(deps(), recorded.intent.id)).toMatchObject({ kind: "refused", code: "competing_recovery" });
+    expect((await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { id: recorded.intent.id } })).status).toBe("pending");
+    await db.prisma().issueRecoveryAction.update({ where: { id: other.id }, data: { status: "resolved", resolvedAt: new Date() } });
+    expect(await deliverReconstruction(deps(), recorded.intent.id)).toMatchObject({ kind: "delivered" });
+  });
+
   it("R-RC-5 a changed attachment at claim stops the run: cancelled, the task left as it is", async () => {
     const source = await createDestroyedSource(db.prisma(), place, home);
     const recorded = await reconstructWorkspace(deps(), await request(source));
@@ -305,7 +318,15 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     // A person blocks the task again after the intent (the console's status change writes this activity).
     await db.prisma().activityLog.create({ data: { companyId: place.companyId, actorType: "user", actorId: null, action: "issue.status_changed", entityType: "issue", entityId: source.issueId, details: { from: "blocked", to: "blocked" } } });
     expect(await deliverReconstruction(deps(), recorded.intent.id)).toMatchObject({ kind: "refused", code: "human_block" });
-    expect((await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { id: recorded.intent.id } })).status).toBe("pending");
+    // The decision no longer holds: cancelled, nothing queued, the hold still open; the offer asks again
+    // and a fresh decision replaces the cancelled intent (one per action).
+    expect((await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { id: recorded.intent.id } })).status).toBe("cancelled");
+    expect((await written(source)).runs).toBe(1);
+    expect((await written(source)).action.status).toBe("active");
+    expect((await reconstructionOffer(db.prisma(), { companyId: place.companyId, issueId: source.issueId }))?.pendingIntent).toBeNull();
+    const fresh = await reconstructWorkspace(deps(), await request(source));
+    expect(fresh).toMatchObject({ kind: "recorded", intent: { id: recorded.intent.id, status: "pending" } });
+    expect(await deliverReconstruction(deps(), recorded.intent.id)).toMatchObject({ kind: "delivered" });
 
     // Delivered first, blocked by a person before the claim: the run is cancelled, the block stays.
     const second = await createDestroyedSource(db.prisma(), place, home);

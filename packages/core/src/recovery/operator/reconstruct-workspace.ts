@@ -165,23 +165,27 @@ function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: 
     }
     // R-RC-3: the hashes and the durable fresh-session delivery intent; the old run, its result,
     // its descriptor and its failed finalization are not written.
-    const intent = await tx.reconstructionIntent.create({
-      data: {
-        companyId: input.companyId,
-        issueId: input.issueId,
-        sourceRunId: input.sourceRunId,
-        recoveryActionId: input.actionId,
-        leaseId: input.leaseId,
-        status: "pending",
-        attachmentHashes: decision.attachmentHashes.map((h) => ({ ...h })),
-        description: input.description,
-        // R-RC-6: the identities and hashes of the decisions admitted, beside the observed outcomes.
-        externalActionOutcomes: outcomesDocument(input.externalActionOutcomes, decision.saved) as unknown as Prisma.InputJsonObject,
-        sourceStatusVersion: input.sourceStatusVersion,
-        requestId: input.requestId,
-        createdByUserId: input.actor.type === "user" ? input.actor.id : null,
-      },
-    });
+    // A cancelled intent of this action (its delivery found the decision stale) is replaced by this
+    // fresh decision in place: one intent per action (reconstruction_intents.recovery_action_id).
+    const replaced = snapshot.existing.byAction?.status === "cancelled" ? snapshot.existing.byAction.id : null;
+    const data: Prisma.ReconstructionIntentUncheckedCreateInput = {
+      companyId: input.companyId,
+      issueId: input.issueId,
+      sourceRunId: input.sourceRunId,
+      recoveryActionId: input.actionId,
+      leaseId: input.leaseId,
+      status: "pending",
+      attachmentHashes: decision.attachmentHashes.map((h) => ({ ...h })),
+      description: input.description,
+      // R-RC-6: the identities and hashes of the decisions admitted, beside the observed outcomes.
+      externalActionOutcomes: outcomesDocument(input.externalActionOutcomes, decision.saved) as unknown as Prisma.InputJsonObject,
+      sourceStatusVersion: input.sourceStatusVersion,
+      requestId: input.requestId,
+      createdByUserId: input.actor.type === "user" ? input.actor.id : null,
+    };
+    const intent = replaced
+      ? await tx.reconstructionIntent.update({ where: { id: replaced }, data: { ...data, status: "pending", deliveredRunId: null, createdAt: new Date() } })
+      : await tx.reconstructionIntent.create({ data });
     await recordActivity(tx, {
       companyId: input.companyId,
       actor: input.actor,
@@ -196,6 +200,7 @@ function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: 
         requestId: input.requestId,
         attachmentIds: decision.attachmentHashes.map((h) => h.attachmentId),
         externalActionOutcomes: input.externalActionOutcomes.map((o) => o.outcome),
+        ...(replaced ? { replacedCancelledIntent: true } : {}),
       },
     });
     return { kind: "recorded" as const, intent: intentView(intent) };

@@ -151,9 +151,11 @@ describe("decideReconstruction: record", () => {
   });
 
   it("R-RC-3 a repeated submission (same action, or same request id) adopts the first intent whatever changed since", () => {
-    expect(decideReconstruction(base({ existing: { byAction: { id: ids.intent, requestId: "req-1" }, byRequest: { id: ids.intent, actionId: ids.action } }, lockAcquired: false }))).toEqual({ kind: "adopt", intentId: ids.intent });
-    expect(decideReconstruction(base({ existing: { byAction: { id: ids.intent, requestId: "req-0" }, byRequest: null }, issue: { ...base().issue!, statusVersion: 9 } }))).toEqual({ kind: "adopt", intentId: ids.intent });
+    expect(decideReconstruction(base({ existing: { byAction: { id: ids.intent, requestId: "req-1", status: "pending" }, byRequest: { id: ids.intent, actionId: ids.action } }, lockAcquired: false }))).toEqual({ kind: "adopt", intentId: ids.intent });
+    expect(decideReconstruction(base({ existing: { byAction: { id: ids.intent, requestId: "req-0", status: "delivered" }, byRequest: null }, issue: { ...base().issue!, statusVersion: 9 } }))).toEqual({ kind: "adopt", intentId: ids.intent });
     expect(codeOf(base({ existing: { byAction: null, byRequest: { id: ids.intent, actionId: "another-action" } } }))).toBe("request_reused");
+    // A cancelled intent is not adopted: the fresh decision is admitted (and replaces it).
+    expect(codeOf(base({ existing: { byAction: { id: ids.intent, requestId: "req-0", status: "cancelled" }, byRequest: null } }))).toBe("admit");
   });
 
   it("R-RC-4 an in_progress task after an older run-only Stop is accepted only with no execution or checkout owner", () => {

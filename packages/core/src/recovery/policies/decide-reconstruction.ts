@@ -70,7 +70,7 @@ export interface ReconstructionSnapshot {
     requestId: string;
   };
   /** record: the intent already recorded for this action, or under this request id (any action). */
-  existing: { byAction: { id: string; requestId: string } | null; byRequest: { id: string; actionId: string } | null };
+  existing: { byAction: { id: string; requestId: string; status: string } | null; byRequest: { id: string; actionId: string } | null };
   /** deliver, claim, handoff: the intent being delivered (its saved decision and hashes). */
   intent: { id: string; status: string; deliveredRunId: string | null; saved: SavedDecision | null; attachmentHashes: AttachmentHash[] | null; createdAt: number } | null;
   action: {
@@ -134,7 +134,8 @@ export function decideReconstruction(s: ReconstructionSnapshot): ReconstructionD
     if (s.existing.byRequest && s.existing.byRequest.actionId !== request.actionId) {
       return reject("request_reused", "This request id already recorded a reconstruction for another recovery action.");
     }
-    if (s.existing.byAction) return { kind: "adopt", intentId: s.existing.byAction.id };
+    // A cancelled intent (its delivery found the sources changed) is not adopted: a fresh decision replaces it.
+    if (s.existing.byAction && s.existing.byAction.status !== "cancelled") return { kind: "adopt", intentId: s.existing.byAction.id };
   } else {
     const intent = s.intent;
     if (!intent || intent.saved === null || intent.attachmentHashes === null) return reject("sources_changed", "The reconstruction intent is missing or unreadable.");
@@ -316,6 +317,14 @@ function checkChain(s: ReconstructionSnapshot): ReconstructionDecision | null {
   }
   return null;
 }
+
+/**
+ * Refusals at delivery that may pass on a later pass without a new decision (another hold or run
+ * still settling, a copyback owner still active): the intent stays pending. Every other refusal
+ * means the decision no longer holds (changed sources, hashes or repair decisions, another later
+ * run, a human block, a closed task): the intent is cancelled and the operator decides afresh.
+ */
+export const TRANSIENT_DELIVERY_REFUSALS: readonly string[] = ["competing_recovery", "execution_owner", "active_copyback_owner", "recovery_hold_open", "issue_run_active"];
 
 /**
  * R-RC-5: how many bounded retries (Retry of a failed run of the chain) keep the reconstruction's

@@ -14,7 +14,7 @@
 import { withTransaction, type PrismaClient, type ReconstructionIntent, type TransactionClient } from "@copyback/db/client";
 import { isDomainError } from "../../errors";
 import { recordRecoveryResolution } from "../actions";
-import { decideReconstruction, RECONSTRUCTION_WAKE_REASON } from "../policies/decide-reconstruction";
+import { decideReconstruction, RECONSTRUCTION_WAKE_REASON, TRANSIENT_DELIVERY_REFUSALS } from "../policies/decide-reconstruction";
 import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
 import { recordRunEvent, type DbOrTx } from "../../runs/run-log";
 import { wakeInTransaction } from "../../runs/wake-agent";
@@ -77,7 +77,12 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, sto
   const snapshot = await loadReconstructionSnapshot(tx, { stage: "deliver", request: requestOfIntent(intent), intent, stored });
   const decision = decideReconstruction(snapshot);
   if (decision.kind !== "admit") {
-    return { kind: "refused" as const, intentId, code: decision.kind === "reject" ? decision.code : "sources_changed", message: decision.kind === "reject" ? decision.message : "The intent was adopted elsewhere." };
+    const code = decision.kind === "reject" ? decision.code : "sources_changed";
+    const message = decision.kind === "reject" ? decision.message : "The intent was adopted elsewhere.";
+    // The decision no longer holds: cancelled, so the operator can decide afresh (the offer shows
+    // the form again); a transient refusal leaves it pending for a later pass.
+    if (!TRANSIENT_DELIVERY_REFUSALS.includes(code)) await cancelIntent(tx, intent, code, message);
+    return { kind: "refused" as const, intentId, code, message };
   }
   // The hold this intent answers is resolved first: a wake refuses while it is open (R-RR-7).
   const won = await recordRecoveryResolution(tx, {
@@ -122,4 +127,18 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, sto
     payload: context,
   });
   return { kind: "delivered" as const, intentId, runId: woken.runId };
+}
+
+/** R-RC-5: the intent's decision no longer holds; recorded with its reason (nothing else changes). */
+async function cancelIntent(tx: TransactionClient, intent: ReconstructionIntent, code: string, message: string): Promise<void> {
+  const cancelled = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "cancelled" } });
+  if (cancelled.count !== 1) return;
+  await recordActivity(tx, {
+    companyId: intent.companyId,
+    actor: SYSTEM_ACTOR,
+    action: "recovery.reconstruction_cancelled",
+    entityType: "issue_recovery_action",
+    entityId: intent.recoveryActionId,
+    details: { issueId: intent.issueId, intentId: intent.id, code, message },
+  });
 }

@@ -134,7 +134,7 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
     ? await tx.issueAttachment.findMany({ where: { id: { in: [...attachmentIds] } }, select: { id: true, companyId: true, issueId: true, sha256: true, sizeBytes: true } })
     : [];
 
-  const existingByAction = stage === "record" ? await tx.reconstructionIntent.findFirst({ where: { recoveryActionId: r.actionId, companyId: r.companyId, issueId: r.issueId }, select: { id: true, requestId: true } }) : null;
+  const existingByAction = stage === "record" ? await tx.reconstructionIntent.findFirst({ where: { recoveryActionId: r.actionId, companyId: r.companyId, issueId: r.issueId }, select: { id: true, requestId: true, status: true } }) : null;
   const existingByRequest =
     stage === "record"
       ? await tx.reconstructionIntent.findFirst({ where: { companyId: r.companyId, requestId: r.requestId }, select: { id: true, recoveryActionId: true } })
