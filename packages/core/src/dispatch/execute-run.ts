@@ -46,7 +46,7 @@ import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-co
 import { requeueRun } from "./requeue-run";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
-import { carriesReconstruction, reconstructionGate } from "../recovery/reconstruction/dispatch-gate";
+import { carriesReconstruction, reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
 import type { StopRequestRecord } from "../runs/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
@@ -158,6 +158,8 @@ class RunSteps {
       const message = `The reconstruction's run stopped before its provider handoff (${gate.code}): ${gate.message}`;
       await this.#event("warn", "run.rejected", message, { code: gate.code, intentId: gate.intentId });
       await this.settleFailure(gate.code, message);
+      const { intentId } = gate;
+      if (intentId) await withTransaction(db, (tx) => withdrawReconstruction(tx, { intentId, runId: context.runId, code: gate.code, message }));
       return;
     }
     this.#reconstruction = gate.kind === "admit" ? gate.context : null;

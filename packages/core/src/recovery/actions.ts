@@ -492,6 +492,27 @@ export async function recordRecoveryResolution(
 }
 
 /**
+ * R-RC-5: a reconstruction's fresh run was refused at claim or before its provider handoff after
+ * its delivery had resolved the hold (outcome `reconstructed`): the hold is open again, exactly as
+ * it was, so the task's notice offers a fresh decision. Only that resolution is undone; an action
+ * resolved any other way, or a hold whose fingerprint another open action took meanwhile (the
+ * partial unique index), stays as it is (false).
+ */
+export async function reopenAfterReconstructionRefusal(tx: TransactionClient, input: { actionId: string; intentId: string }): Promise<boolean> {
+  const reopened = await tx.$executeRaw`
+    UPDATE issue_recovery_actions ra
+    SET status = 'active'::recovery_status, outcome = NULL, resolved_at = NULL, resolved_by_type = NULL, resolved_by_user_id = NULL,
+        resolution_note = NULL, resolution_evidence = NULL, updated_at = now()
+    WHERE ra.id = ${input.actionId}::uuid AND ra.status = 'resolved'::recovery_status AND ra.outcome = 'reconstructed'
+      AND ra.resolution_evidence ->> 'intentId' = ${input.intentId}
+      AND NOT EXISTS (
+        SELECT 1 FROM issue_recovery_actions o
+        WHERE o.company_id = ra.company_id AND o.issue_id = ra.issue_id AND o.cause = ra.cause AND o.fingerprint = ra.fingerprint
+          AND o.status IN ('active', 'escalated') AND o.id <> ra.id)`;
+  return reopened === 1;
+}
+
+/**
  * R-UA-5: the historical unsafe replay clears the run's matching stale unsafe notices (the old
  * repair card an older controller opened) instead of restoring them: resolved by the system, in
  * the replay's transaction. No activity row, no issue timestamp, nobody's inbox.

@@ -7,7 +7,7 @@ import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, 
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
 import { RECONSTRUCTION_AUTHORITY_KEY } from "../recovery/reconstruction/authority";
-import { reconstructionGate } from "../recovery/reconstruction/dispatch-gate";
+import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
 import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
 import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
 import { recordRunEvent } from "./run-log";
@@ -71,6 +71,7 @@ async function startOne(tx: TransactionClient, row: QueuedRow, input: ClaimQueue
     const message = `The reconstruction's run was not started (${gate.code}): ${gate.message}`;
     await tx.heartbeatRun.update({ where: { id: row.id }, data: { status: "cancelled", errorCode: gate.code, errorMessage: message, finishedAt: new Date() } });
     await recordRunEvent(tx, { companyId: row.company_id, runId: row.id, level: "warn", code: "run.cancelled", message, payload: { errorCode: gate.code, intentId: gate.intentId } });
+    if (gate.intentId) await withdrawReconstruction(tx, { intentId: gate.intentId, runId: row.id, code: gate.code, message });
     return null;
   }
   // Lock order heartbeat -> issue, as in publication and failRun.

@@ -105,7 +105,9 @@ describe("a reconstruction's fresh session (R-RC-5)", () => {
     expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "failed", errorCode: "attachment_changed" });
     expect(await db.prisma().environmentLease.count({ where: { runId } })).toBe(0);
     expect(await db.prisma().runEvent.count({ where: { runId, code: "agent.started" } })).toBe(0);
-    // Nothing was prepared, so no file obligation holds the task.
+    // Nothing was prepared, so no file obligation holds the task; the reconstruction's hold is open again.
     expect(await db.prisma().issueRecoveryAction.count({ where: { runId } })).toBe(0);
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active" });
+    expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled", deliveredRunId: runId });
   });
 });

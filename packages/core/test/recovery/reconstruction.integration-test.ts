@@ -310,6 +310,20 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     expect(claimed.map((c) => c.runId)).not.toContain(delivered.runId);
     expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: delivered.runId } })).toMatchObject({ status: "cancelled", errorCode: "attachment_changed" });
     expect(await db.prisma().issue.findUniqueOrThrow({ where: { id: source.issueId } })).toEqual(issueBefore);
+    // The decision is withdrawn: the intent cancelled, the hold open again for a fresh decision.
+    expect(await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { id: recorded.intent.id } })).toMatchObject({ status: "cancelled", deliveredRunId: delivered.runId });
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active", outcome: null, resolvedAt: null });
+    expect(await db.prisma().activityLog.count({ where: { action: "recovery.reconstruction_withdrawn", entityId: source.actionId } })).toBe(1);
+    // A fresh decision (without the changed attachment) replaces it; the withdrawn run, which never
+    // had a sandbox nor started its agent, does not count as a newer execution.
+    const fresh = await reconstructWorkspace(deps(), await request(source, { attachmentIds: [] }));
+    expect(fresh).toMatchObject({ kind: "recorded", intent: { id: recorded.intent.id, status: "pending", attachmentHashes: [] } });
+    const again = await deliverReconstruction(deps(), recorded.intent.id);
+    expect(again).toMatchObject({ kind: "delivered" });
+    if (again.kind !== "delivered") return;
+    expect(again.runId).not.toBe(delivered.runId);
+    const claimedAgain = await claimQueuedRuns(db.prisma(), { limit: 10, controller: CONTROLLER, instanceRoot: home });
+    expect(claimedAgain.map((c) => c.runId)).toContain(again.runId);
   });
 
   it("R-RC-5 a later human block is never overwritten by automatic checkout: the delivery and the claim refuse it", async () => {
@@ -338,6 +352,7 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     await claimQueuedRuns(db.prisma(), { limit: 10, controller: CONTROLLER, instanceRoot: home });
     expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: delivered.runId } })).toMatchObject({ status: "cancelled", errorCode: "human_block" });
     expect(await db.prisma().issue.findUniqueOrThrow({ where: { id: second.issueId } })).toMatchObject({ status: "blocked", checkoutRunId: null });
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: second.actionId } })).toMatchObject({ status: "active" });
   });
 
   it("R-RC-5 a bounded retry of the delivered run keeps the same reconstruction authority and is rechecked at claim", async () => {

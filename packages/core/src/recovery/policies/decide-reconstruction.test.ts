@@ -140,6 +140,11 @@ describe("decideReconstruction: record", () => {
     expect(codeOf(base({ newerRuns: [cancelled({ stopAcknowledgementRequestId: null })] }))).toBe("newer_execution");
   });
 
+  it("R-RC-5 a run of this action's own withdrawn intent that never had a sandbox nor started its agent does not block a fresh decision", () => {
+    expect(codeOf(base({ newerRuns: [cancelled({ status: "failed", errorCode: "attachment_changed", stopAcknowledgementRequestId: null, withdrawnBeforeWork: true })] }))).toBe("admit");
+    expect(codeOf(base({ newerRuns: [cancelled({ status: "failed", errorCode: "attachment_changed", stopAcknowledgementRequestId: null, withdrawnBeforeWork: false })] }))).toBe("newer_execution");
+  });
+
   it("R-RC-2 rejects attachments of another task or company, unreadable or changed bytes, and a duplicate", () => {
     const a = base().attachments[0]!;
     expect(codeOf(base({ attachments: [{ ...a, issueId: "other" }] }))).toBe("foreign_attachment");

@@ -55,6 +55,12 @@ export interface NewerRunFacts {
   retention: { outcome: string; leaseId: string | null; actionId: string | null } | null;
   /** The run's leases: a confirmed stop receipt's request id, or null. */
   leases: { id: string; stopReceiptRequestId: string | null }[];
+  /**
+   * A run this action's own intent delivered that was refused at its claim or provider handoff
+   * (withdrawn) before it had a sandbox or started its agent: it did nothing, so it neither
+   * blocks nor joins the fresh decision.
+   */
+  withdrawnBeforeWork?: boolean;
   /** The file-recovery action of its retained sandbox, as resolved (or not). */
   repair: { actionId: string; status: string; outcome: string | null; externalActions: string | null; evidenceSha256: string } | null;
 }
@@ -217,6 +223,7 @@ export function decideReconstruction(s: ReconstructionSnapshot): ReconstructionD
   // Unreconciled newer executions; R-RC-6 later run-only cancellations that may coexist.
   const coexisting: CoexistingCancellation[] = [];
   for (const newer of s.newerRuns) {
+    if (newer.withdrawnBeforeWork) continue;
     const verdict = coexistingCancellation(newer);
     if (verdict.kind === "reject") return verdict;
     coexisting.push(verdict.cancellation);

@@ -8,7 +8,9 @@
 // the intent (a later human block is never overwritten by automatic checkout).
 import type { TransactionClient } from "@copyback/db/client";
 import { decideReconstruction } from "../policies/decide-reconstruction";
+import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
 import type { DbOrTx } from "../../runs/run-log";
+import { reopenAfterReconstructionRefusal } from "../actions";
 import { readReconstructionAuthority, reconstructionContext, RECONSTRUCTION_AUTHORITY_KEY } from "./authority";
 import { requestOfIntent, storedBytesOfIntent } from "./deliver-intent";
 import { loadReconstructionSnapshot } from "./load-snapshot";
@@ -42,4 +44,24 @@ export async function reconstructionGate(tx: TransactionClient, input: { runId: 
     select: { id: true, fileName: true, contentType: true },
   });
   return { kind: "admit", intentId: intent.id, context: reconstructionContext(intent, new Map(attachments.map((a) => [a.id, { name: a.fileName, contentType: a.contentType }]))) };
+}
+
+/**
+ * A refused reconstruction run (claim or handoff): its intent is cancelled (it keeps the run it was
+ * delivered to) and the hold its delivery resolved is open again, so the operator decides afresh;
+ * the refused run itself is settled by its caller. One activity row says why.
+ */
+export async function withdrawReconstruction(tx: TransactionClient, input: { intentId: string; runId: string; code: string; message: string }): Promise<void> {
+  const intent = await tx.reconstructionIntent.findUnique({ where: { id: input.intentId } });
+  if (!intent || intent.status !== "delivered") return;
+  await tx.reconstructionIntent.update({ where: { id: intent.id }, data: { status: "cancelled" } });
+  const reopened = await reopenAfterReconstructionRefusal(tx, { actionId: intent.recoveryActionId, intentId: intent.id });
+  await recordActivity(tx, {
+    companyId: intent.companyId,
+    actor: SYSTEM_ACTOR,
+    action: "recovery.reconstruction_withdrawn",
+    entityType: "issue_recovery_action",
+    entityId: intent.recoveryActionId,
+    details: { issueId: intent.issueId, intentId: intent.id, runId: input.runId, code: input.code, message: input.message, holdReopened: reopened },
+  });
 }

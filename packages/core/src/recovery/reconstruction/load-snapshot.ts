@@ -21,6 +21,7 @@ import { FILE_RECOVERY_CAUSE } from "../causes";
 import { OPEN_ACTION_STATUSES } from "../holds";
 import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from "../policies/decide-reconstruction";
 import type { StoredBytes } from "./attachment-bytes";
+import { readReconstructionAuthority } from "./authority";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
 
 /** The policy's request, with the company and task it is scoped to. */
@@ -110,7 +111,9 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
       })
     : [];
   const newerRuns: NewerRunFacts[] = [];
-  for (const n of newer) newerRuns.push(await newerRunFacts(tx, r.companyId, r.issueId, n));
+  // This action's own intent (the one being delivered, or the one a fresh decision replaces).
+  const ownIntentId = input.intent?.id ?? (await tx.reconstructionIntent.findFirst({ where: { recoveryActionId: r.actionId, companyId: r.companyId }, select: { id: true } }))?.id ?? null;
+  for (const n of newer) newerRuns.push(await newerRunFacts(tx, r.companyId, r.issueId, n, ownIntentId));
 
   // R-RC-5: a later human block: a person set the task to blocked, or changed its assignee, after
   // the intent (the activity rows the console's status and assignment changes write).
@@ -231,8 +234,10 @@ async function newerRunFacts(
   companyId: string,
   issueId: string,
   run: { id: string; status: string; errorCode: string | null; runnerProfileJson: unknown },
+  ownIntentId: string | null,
 ): Promise<NewerRunFacts> {
   const ack = readStopAcknowledgement(run.runnerProfileJson);
+  const authority = readReconstructionAuthority(run.runnerProfileJson);
   const retention = readStopRetention(run.runnerProfileJson);
   const leases = await tx.environmentLease.findMany({ where: { companyId, runId: run.id }, select: { id: true, pluginId: true, providerLeaseId: true, metadata: true }, take: 10 });
   const repairRow = await tx.issueRecoveryAction.findFirst({
@@ -240,10 +245,15 @@ async function newerRunFacts(
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     select: { id: true, status: true, outcome: true, resolutionEvidence: true },
   });
+  const settled = run.status === "cancelled" || run.status === "failed";
+  const withdrawnBeforeWork =
+    settled && ownIntentId !== null && authority.kind === "present" && authority.intentId === ownIntentId && leases.length === 0 &&
+    (await tx.runEvent.count({ where: { runId: run.id, code: "agent.started" } })) === 0;
   return {
     id: run.id,
     status: run.status,
     errorCode: run.errorCode,
+    withdrawnBeforeWork,
     stopAcknowledgementRequestId: ack?.requestId ?? null,
     agentStarted: ack?.agent !== null && ack?.agent !== undefined,
     retention: retention ? { outcome: retention.outcome, leaseId: retention.leaseId, actionId: retention.actionId ?? null } : null,
