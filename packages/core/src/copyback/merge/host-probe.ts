@@ -101,6 +101,9 @@ export const probeHost: HostProbe = async (request) => {
   }
   const levels: string[][] = [];
   for (const p of wanted) (levels[depthOf(p) - 1] ??= []).push(p);
+  // The levels hold every path now; the set's table (200,000 entries at --large) is not kept
+  // alive beside `known` for the rest of the probe (issue 14).
+  wanted.clear();
   for (const level of levels) {
     if (level === undefined) continue;
     // A pool as wide as the limiter, not one promise per path at once: a level of 190,000 files

@@ -16,6 +16,7 @@ import { pathIndex } from "../manifest/sorted-index";
 import { scanManifest } from "../manifest/take-manifest";
 import type { Manifest } from "../manifest/types";
 import { applyPlan } from "./apply";
+import { mergeBytes } from "./merge-bytes";
 import { CopybackWriteError, MergeConflictError, MergeInputError } from "./errors";
 import { realFsOps } from "./fs-ops";
 import { probeHost } from "./host-probe";
@@ -37,20 +38,6 @@ export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOu
     observeMerge({ outcome: error instanceof MergeConflictError ? "conflict" : "failed", seconds: (performance.now() - started) / 1000 });
     throw error;
   }
-}
-
-function mergeBytes(manifest: Manifest | undefined, outcome: MergeOutcome): { writtenBytes?: number; snapshotBytes?: number } {
-  if (!manifest) return {};
-  const written = outcome.kind === "applied" ? new Set(outcome.written) : null;
-  let snapshotBytes = 0;
-  let writtenBytes = 0;
-  for (const entry of manifest.entries) {
-    if (entry.type !== "file") continue;
-    const size = entry.size ?? 0;
-    snapshotBytes += size;
-    if (written?.has(entry.path)) writtenBytes += size;
-  }
-  return { writtenBytes, snapshotBytes };
 }
 
 async function mergeSnapshotOnce(opts: MergeSnapshotOptions): Promise<MergeOutcome> {
