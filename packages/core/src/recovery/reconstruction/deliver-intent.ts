@@ -3,9 +3,10 @@
 // delivered_run_id) and resolves the hold it answers (outcome `reconstructed`). Normal admission
 // first: decideReconstruction at its "deliver" moment rechecks the source identity, the
 // attachments (their stored bytes hashed again, unchanged), the authority (the same agent), the
-// holds and the task's eligibility against what the operator's decision saved. A refusal writes
-// nothing and the intent stays pending for a later pass (a newer run may settle, a hold may be
-// resolved); a changed source or receipt never passes, so it needs a fresh decision.
+// holds and the task's eligibility against what the operator's decision saved. A transient
+// refusal (another hold or run still settling, a copyback owner) writes nothing and the intent
+// stays pending for a later pass; any other (a changed source, receipt or hash, another later run,
+// a human block) cancels the intent, and the operator's fresh decision replaces it.
 //
 // Not a replay: the new run has no predecessor, the old run, its result, its descriptor and its
 // failed finalization are not touched, no completed action is repeated, and the source action's
@@ -62,7 +63,7 @@ export async function deliverReconstruction(deps: DeliveryDeps, intentId: string
   if (!first || first.status !== "pending") return { kind: "not_pending", intentId };
   // Hashed before the transaction: file I/O never runs under row locks.
   const stored = await storedBytesOfIntent(db, deps.instanceRoot, first);
-  return withTransaction(db, (tx) => deliverInTransaction(tx, intentId, stored)).catch((error: unknown) => {
+  return withTransaction(db, (tx) => deliverInTransaction(tx, intentId, first.createdAt, stored)).catch((error: unknown) => {
     // The wake's own refusals (an open hold the snapshot did not count, an archived agent, ...):
     // rolled back, the intent stays pending.
     if (isDomainError(error)) return { kind: "refused" as const, intentId, code: error.code, message: error.message };
@@ -70,10 +71,11 @@ export async function deliverReconstruction(deps: DeliveryDeps, intentId: string
   });
 }
 
-async function deliverInTransaction(tx: TransactionClient, intentId: string, stored: Map<string, StoredBytes | null>): Promise<DeliveryOutcome> {
+async function deliverInTransaction(tx: TransactionClient, intentId: string, hashedFor: Date, stored: Map<string, StoredBytes | null>): Promise<DeliveryOutcome> {
   await tx.$queryRaw`SELECT id FROM reconstruction_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
   const intent = await tx.reconstructionIntent.findUnique({ where: { id: intentId } });
-  if (!intent || intent.status !== "pending") return { kind: "not_pending" as const, intentId };
+  // Replaced by a fresh decision since its bytes were hashed: the next pass hashes the new selection.
+  if (!intent || intent.status !== "pending" || intent.createdAt.getTime() !== hashedFor.getTime()) return { kind: "not_pending" as const, intentId };
   const snapshot = await loadReconstructionSnapshot(tx, { stage: "deliver", request: requestOfIntent(intent), intent, stored });
   const decision = decideReconstruction(snapshot);
   if (decision.kind !== "admit") {
