@@ -281,7 +281,10 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
     const plan = await db.prisma().$transaction(async (tx) => {
       await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
       return tx.$queryRaw<{ "QUERY PLAN": unknown }[]>`
-        EXPLAIN (FORMAT JSON) SELECT id AS "intentId" FROM reconstruction_intents WHERE status = 'pending' ORDER BY created_at, id LIMIT 50`;
+        EXPLAIN (FORMAT JSON) WITH due AS (
+          SELECT id, created_at, row_number() OVER (PARTITION BY company_id ORDER BY created_at, id) AS company_rank
+          FROM reconstruction_intents WHERE status = 'pending')
+        SELECT id AS "intentId" FROM due ORDER BY company_rank, created_at, id LIMIT 50`;
     });
     expect(JSON.stringify(plan)).toContain("reconstruction_intents_pending");
   });

@@ -3,7 +3,7 @@ import { deliverReconstruction, type DeliveryDeps } from "../reconstruction/deli
 import { IDLE_OUTCOME, type Sweep, type SweepLog } from "./sweep";
 
 /**
- * The reconciler's sweep that delivers pending intents, oldest first, in bounded batches, through
+ * The reconciler's sweep that delivers pending intents, oldest first and fairly across companies, in bounded batches, through
  * the partial index of the pending set; a refused intent stays pending and is looked at again on a
  * later pass without a write.
  */
@@ -11,12 +11,17 @@ export function reconstructionDeliverySweep(deps: DeliveryDeps & { log?: SweepLo
   return {
     name: "reconstruction_delivery",
     idOf: (unit) => unit.intentId,
-    // Through the partial index reconstruction_intents_pending (O(due)): its predicate is this WHERE.
+    // The pending set through the partial index reconstruction_intents_pending (O(due): its
+    // predicate is this WHERE), the oldest of each company first (fair across companies).
     due: (limit) =>
       deps.db.$queryRaw<{ intentId: string }[]>`
-        SELECT id AS "intentId" FROM reconstruction_intents
-        WHERE status = 'pending'
-        ORDER BY created_at, id
+        WITH due AS (
+          SELECT id, created_at, row_number() OVER (PARTITION BY company_id ORDER BY created_at, id) AS company_rank
+          FROM reconstruction_intents
+          WHERE status = 'pending'
+        )
+        SELECT id AS "intentId" FROM due
+        ORDER BY company_rank, created_at, id
         LIMIT ${limit}`,
     handle: async (unit) => {
       const outcome = await deliverReconstruction(deps, unit.intentId);
