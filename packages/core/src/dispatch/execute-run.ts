@@ -46,7 +46,7 @@ import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-co
 import { requeueRun } from "./requeue-run";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
-import { carriesReconstruction, reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
+import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
 import type { StopRequestRecord } from "../runs/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
@@ -151,7 +151,7 @@ class RunSteps {
 
     // R-RC-5: immediately before the provider gets the run (its sandbox is acquired next), a
     // reconstruction's run rechecks its exact intent, sources and execution gates once more.
-    const gate = (await carriesReconstruction(db, context.runId))
+    const gate = context.carriesReconstruction
       ? await withTransaction(db, (tx) => reconstructionGate(tx, { runId: context.runId, stage: "handoff", instanceRoot: this.#deps.instanceRoot }))
       : ({ kind: "ordinary" } as const);
     if (gate.kind === "reject") {

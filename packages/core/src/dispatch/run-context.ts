@@ -3,10 +3,11 @@
 // start is the pure `decideRunContext`, so every refusal has one stable code.
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
+import { readReconstructionAuthority } from "../recovery/reconstruction/authority";
 import { agentAdapterConfig, type AgentAdapterConfig } from "./adapter-config";
 
 export interface RunContextSnapshot {
-  run: { id: string; companyId: string; status: string; agentId: string; issueId: string; runtimeMode?: "native" | "legacy" } | null;
+  run: { id: string; companyId: string; status: string; agentId: string; issueId: string; runtimeMode?: "native" | "legacy"; carriesReconstruction?: boolean } | null;
   agent: { id: string; command: string[]; adapterConfig: unknown; environmentId: string | null; archived: boolean } | null;
   environment: { id: string; pluginId: string; provider: string } | null;
   issue: { id: string; executionWorkspaceId: string | null } | null;
@@ -25,6 +26,8 @@ export interface ReadyRunContext {
   hostPath: string;
   /** `legacy`: the older copy-back protocol at the end of the turn (legacy-run.ts), no coordinator. */
   runtimeMode: "native" | "legacy";
+  /** R-RC-5: the run carries a reconstruction's authority, rechecked before the provider handoff. */
+  carriesReconstruction: boolean;
 }
 
 export type RunContextDecision =
@@ -66,6 +69,7 @@ export function decideRunContext(snapshot: RunContextSnapshot): RunContextDecisi
       executionWorkspaceId: workspace.id,
       hostPath: workspace.hostPath,
       runtimeMode: run.runtimeMode ?? "native",
+      carriesReconstruction: run.carriesReconstruction ?? false,
     },
   };
 }
@@ -80,6 +84,7 @@ export async function loadRunContext(db: PrismaClient, runId: string): Promise<R
       agentId: true,
       nativeIssueId: true,
       runtimeMode: true,
+      runnerProfileJson: true,
       agent: { select: { id: true, command: true, adapterConfig: true, environmentId: true, archivedAt: true, environment: { select: { id: true, pluginId: true, provider: true } } } },
       nativeIssue: { select: { id: true, executionWorkspaceId: true, executionWorkspace: { select: { id: true, hostPath: true } } } },
     },
@@ -87,7 +92,15 @@ export async function loadRunContext(db: PrismaClient, runId: string): Promise<R
   if (!run) return { run: null, agent: null, environment: null, issue: null, workspace: null };
   const { agent, nativeIssue: issue } = run;
   return {
-    run: { id: run.id, companyId: run.companyId, status: run.status, agentId: run.agentId, issueId: run.nativeIssueId, runtimeMode: run.runtimeMode },
+    run: {
+      id: run.id,
+      companyId: run.companyId,
+      status: run.status,
+      agentId: run.agentId,
+      issueId: run.nativeIssueId,
+      runtimeMode: run.runtimeMode,
+      carriesReconstruction: readReconstructionAuthority(run.runnerProfileJson).kind !== "none",
+    },
     agent: { id: agent.id, command: agent.command, adapterConfig: agent.adapterConfig, environmentId: agent.environmentId, archived: agent.archivedAt !== null },
     environment: agent.environment,
     issue: { id: issue.id, executionWorkspaceId: issue.executionWorkspaceId },

@@ -9,9 +9,8 @@
 import type { TransactionClient } from "@copyback/db/client";
 import { decideReconstruction } from "../policies/decide-reconstruction";
 import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
-import type { DbOrTx } from "../../runs/run-log";
 import { reopenAfterReconstructionRefusal } from "../actions";
-import { readReconstructionAuthority, reconstructionContext, RECONSTRUCTION_AUTHORITY_KEY } from "./authority";
+import { readReconstructionAuthority, reconstructionContext } from "./authority";
 import { requestOfIntent, storedBytesOfIntent } from "./deliver-intent";
 import { loadReconstructionSnapshot } from "./load-snapshot";
 
@@ -19,12 +18,6 @@ export type GateOutcome =
   | { kind: "ordinary" }
   | { kind: "admit"; intentId: string; context: ReturnType<typeof reconstructionContext> }
   | { kind: "reject"; intentId: string | null; code: string; message: string };
-
-/** Whether the run carries a reconstruction's authority at all (ordinary runs skip the gate's transaction). */
-export async function carriesReconstruction(db: DbOrTx, runId: string): Promise<boolean> {
-  const rows = await db.$queryRaw<{ carries: boolean }[]>`SELECT runner_profile_json ? ${RECONSTRUCTION_AUTHORITY_KEY} AS carries FROM heartbeat_runs WHERE id = ${runId}::uuid`;
-  return rows[0]?.carries === true;
-}
 
 export async function reconstructionGate(tx: TransactionClient, input: { runId: string; stage: "claim" | "handoff"; instanceRoot: string | undefined }): Promise<GateOutcome> {
   const run = await tx.heartbeatRun.findUnique({ where: { id: input.runId }, select: { runnerProfileJson: true } });
