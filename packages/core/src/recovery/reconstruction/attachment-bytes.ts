@@ -4,7 +4,8 @@
 // path that leaves the instance root, or a file that cannot be read, has no hash (null): the
 // admission refuses it as unavailable.
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import { constants } from "node:fs";
+import { open, realpath } from "node:fs/promises";
 import path from "node:path";
 
 export interface StoredBytes {
@@ -24,10 +25,20 @@ export async function hashStoredAttachment(instanceRoot: string, storagePath: st
   const hash = createHash("sha256");
   let size = 0;
   try {
-    for await (const chunk of createReadStream(full)) {
-      const bytes = chunk as Buffer;
-      size += bytes.length;
-      hash.update(bytes);
+    // A link anywhere on the way may not lead out of the store: the real path must stay inside
+    // the real instance root, and the file itself is opened without following a link.
+    const [realRoot, realFile] = await Promise.all([realpath(instanceRoot), realpath(full)]);
+    if (!realFile.startsWith(realRoot + path.sep)) return null;
+    const handle = await open(full, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      if (!(await handle.stat()).isFile()) return null;
+      for await (const chunk of handle.createReadStream({ autoClose: false })) {
+        const bytes = chunk as Buffer;
+        size += bytes.length;
+        hash.update(bytes);
+      }
+    } finally {
+      await handle.close();
     }
   } catch {
     return null;
