@@ -3,6 +3,7 @@
 import type { Prisma } from "@copyback/db/client";
 import type { DbOrTx } from "../runs/run-log";
 import { readFilesGivenUp, readOwnerUnverifiedEvidence } from "./actions";
+import { reconstructionStates, type ReconstructionState } from "./reconstruction-state";
 import type { NoticeAction } from "./task-notice";
 
 export const OPEN_ACTION_STATUSES = ["active", "escalated"] as const;
@@ -38,7 +39,10 @@ export function recoveryQueued(evidence: unknown): boolean {
   return readOwnerUnverifiedEvidence(evidence)?.attestation !== undefined;
 }
 
-export function toNoticeAction(row: Pick<OpenActionRow, "id" | "cause" | "status" | "runId" | "evidence" | "createdAt">): NoticeAction {
+type NoticeRow = Pick<OpenActionRow, "id" | "cause" | "status" | "runId" | "evidence" | "createdAt">;
+
+/** `reconstruction`: the hold's "Continue from saved sources" intent, if any (R-RC-3, R-RC-5; reconstruction-state.ts). */
+export function toNoticeAction(row: NoticeRow & { reconstruction?: ReconstructionState | null }): NoticeAction {
   return {
     id: row.id,
     cause: row.cause,
@@ -47,7 +51,14 @@ export function toNoticeAction(row: Pick<OpenActionRow, "id" | "cause" | "status
     recoveryQueued: recoveryQueued(row.evidence),
     filesGivenUp: readFilesGivenUp(row.evidence) !== null,
     createdAt: row.createdAt,
+    reconstruction: row.reconstruction ?? null,
   };
+}
+
+/** The notice inputs of open holds, each with its reconstruction intent's state (what deriveTaskNotice reads). */
+export async function noticeActionsOf(db: DbOrTx, companyId: string, rows: readonly NoticeRow[]): Promise<NoticeAction[]> {
+  const states = await reconstructionStates(db, companyId, rows.map((row) => row.id));
+  return rows.map((row) => toNoticeAction({ ...row, reconstruction: states.get(row.id) ?? null }));
 }
 
 export function listOpenActionsForIssue(db: DbOrTx, companyId: string, issueId: string): Promise<OpenActionRow[]> {
@@ -86,9 +97,10 @@ export async function openActionsByIssue(db: DbOrTx, companyId: string, issueIds
     where: { companyId, issueId: { in: [...issueIds] }, status: { in: [...OPEN_ACTION_STATUSES] } },
     select: { id: true, issueId: true, cause: true, status: true, runId: true, evidence: true, createdAt: true },
   });
+  const states = await reconstructionStates(db, companyId, rows.map((row) => row.id));
   for (const row of rows) {
     const list = byIssue.get(row.issueId) ?? [];
-    list.push(toNoticeAction(row));
+    list.push(toNoticeAction({ ...row, reconstruction: states.get(row.id) ?? null }));
     byIssue.set(row.issueId, list);
   }
   return byIssue;

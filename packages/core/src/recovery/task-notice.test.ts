@@ -1,8 +1,11 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { RECONSTRUCTION_REFUSALS } from "./operator/reconstruct-workspace";
 import {
+  CONTINUING_MESSAGE,
   FILES_GIVEN_UP_MESSAGE,
+  RECONSTRUCTION_STOPPED_PREFIX,
   RESTORING_MESSAGE,
   deriveTaskNotice,
   type NoticeAction,
@@ -236,5 +239,64 @@ describe("deriveTaskNotice", () => {
     expect(messageOf(notice)).toMatch(/operator needs to recover them/);
     expect(messageOf(notice)).not.toMatch(/confirm|certify|verify/i);
     assertNoIdentifiers(messageOf(notice));
+  });
+
+  describe("Continue from saved sources (reconstruction intents)", () => {
+    // The hold a reconstruction answers: an exhausted export whose sandbox was discarded.
+    const hold = (reconstruction: NoticeAction["reconstruction"], overrides: Partial<NoticeAction> = {}) =>
+      action({ cause: EXPORT_RETRY_EXHAUSTED_CAUSE, filesGivenUp: true, reconstruction, ...overrides });
+
+    it("R-UI-2 R-RC-3: before any decision the discarded hold asks an operator how the task goes on", () => {
+      expect(deriveTaskNotice([hold(null)])).toMatchObject({ kind: "attention", message: FILES_GIVEN_UP_MESSAGE });
+    });
+
+    it("R-RC-3 R-UI-1: a pending intent shows the calm continuing notice, not 'Needs an operator' and not 'Restoring saved work'", () => {
+      const notice = deriveTaskNotice([hold({ status: "pending", refusalCode: null })]);
+      expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: CONTINUING_MESSAGE });
+      expect(CONTINUING_MESSAGE).not.toBe(RESTORING_MESSAGE);
+      assertNoIdentifiers(messageOf(notice));
+    });
+
+    it("R-RC-5 R-UI-2: another hold still waiting for a person wins over the pending intent (its delivery waits for it)", () => {
+      const other = action({ id: "file-1", cause: FILE_RECOVERY_CAUSE, runId: "run-2", createdAt: at(5) });
+      expect(deriveTaskNotice([hold({ status: "pending", refusalCode: null }), other])).toMatchObject({ kind: "attention", actionId: "file-1" });
+    });
+
+    it("R-RC-5 R-UI-2: a refused delivery (a later human block) shows the attention notice again with a plain reason", () => {
+      const notice = deriveTaskNotice([hold({ status: "cancelled", refusalCode: "human_block" })]);
+      expect(notice).toMatchObject({ kind: "attention", actionId: "action-1", runId: "run-1", cause: EXPORT_RETRY_EXHAUSTED_CAUSE });
+      expect(messageOf(notice).startsWith(RECONSTRUCTION_STOPPED_PREFIX)).toBe(true);
+      expect(messageOf(notice)).toMatch(/person blocked or reassigned/);
+      expect(messageOf(notice)).toMatch(/operator needs to decide again/);
+      expect(messageOf(notice)).not.toContain("human_block");
+      assertNoIdentifiers(messageOf(notice));
+    });
+
+    it("R-RC-5: changed attachments ask for the saved sources to be chosen again", () => {
+      for (const code of ["attachment_changed", "attachment_unavailable", "foreign_attachment"]) {
+        expect(messageOf(deriveTaskNotice([hold({ status: "cancelled", refusalCode: code })]))).toMatch(/choose the saved sources again/);
+      }
+    });
+
+    it("R-RC-5 R-UI-2: every refusal code, an unknown one and none recorded word the notice plainly: no code, id, digit or process detail", () => {
+      for (const code of [...Object.keys(RECONSTRUCTION_REFUSALS), "something_new", null]) {
+        const notice = deriveTaskNotice([hold({ status: "cancelled", refusalCode: code })]);
+        expect(notice.kind).toBe("attention");
+        const text = messageOf(notice);
+        expect(text.startsWith(RECONSTRUCTION_STOPPED_PREFIX)).toBe(true);
+        expect(text).toMatch(/operator|person|Reopen/);
+        expect(text).not.toMatch(/_/);
+        assertNoIdentifiers(text);
+      }
+    });
+
+    it("R-RC-5: a delivered intent resolved its hold: normal work, no notice", () => {
+      expect(deriveTaskNotice([hold({ status: "delivered", refusalCode: null }, { status: "resolved" })])).toEqual({ kind: "none" });
+    });
+
+    it("R-UI-1 R-RC-3: a queued owner restore and a pending intent together read as restoring (the older first)", () => {
+      const attested = action({ id: "owner-1", recoveryQueued: true, createdAt: at(-5), runId: "run-0" });
+      expect(deriveTaskNotice([hold({ status: "pending", refusalCode: null }), attested])).toEqual({ kind: "restoring", runId: "run-0", message: RESTORING_MESSAGE });
+    });
   });
 });

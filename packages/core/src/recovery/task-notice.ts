@@ -4,7 +4,11 @@
 //     is held;
 //   - "Restoring saved work…" once the server confirmed recovery or an operator queued it (an
 //     unverified-owner hold with a recorded attestation), until commitment resolves it;
-//   - a compact operator-attention notice with "Inspect run" otherwise.
+//   - "Continuing from saved sources…" while an operator's "Continue from saved sources" intent
+//     waits for its delivery (R-RC-3: the decision is recorded, nothing for a person to do);
+//   - a compact operator-attention notice with "Inspect run" otherwise; after a refused delivery
+//     (the decision no longer holds, R-RC-5) it says in plain words what a person must do.
+// A delivered intent resolved its hold, so the task shows normal work (or its other holds).
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
@@ -19,6 +23,12 @@ export interface NoticeAction {
   /** Issue 14: an operator discarded the sandbox this action needed (its files were given up). */
   filesGivenUp?: boolean;
   createdAt: Date;
+  /**
+   * R-RC-3, R-RC-5: the reconstruction intent recorded for this hold ("Continue from saved
+   * sources"), absent when none was. `refusalCode`: why its delivery was refused and the intent
+   * cancelled (core's refusal code), when its status is cancelled and a reason was recorded.
+   */
+  reconstruction?: { status: "pending" | "delivered" | "cancelled"; refusalCode: string | null } | null;
 }
 
 export type TaskNotice =
@@ -27,6 +37,8 @@ export type TaskNotice =
   | { kind: "attention"; runId: string | null; actionId: string; cause: string; message: string };
 
 export const RESTORING_MESSAGE = "Restoring saved work…";
+// R-RC-3: not "restoring": the lost edits are not recovered, a fresh session rebuilds them.
+export const CONTINUING_MESSAGE = "Continuing from saved sources…";
 
 const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   [OWNER_UNVERIFIED_CAUSE]:
@@ -46,17 +58,57 @@ const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. I
 export const FILES_GIVEN_UP_MESSAGE =
   "The sandbox that held this task's unsaved work was discarded, so that work is gone. An operator needs to record how the task goes on before it continues.";
 
+// R-RC-5: a refused delivery in plain words, no ids or codes: what happened and what a person
+// must do. Keyed by core's refusal codes (operator/reconstruct-workspace.ts RECONSTRUCTION_REFUSALS).
+const DECIDE_AGAIN = "An operator needs to decide again how the task continues.";
+const CHANGED_SOURCES = `What the task was to continue from changed after the decision. ${DECIDE_AGAIN}`;
+const LATER_RUN = "A later run of this task has to be settled first; then an operator needs to decide again how the task continues.";
+const REFUSAL_REASONS: Readonly<Record<string, string>> = {
+  human_block: "A person blocked or reassigned the task after the decision, so it was left as they set it. When it may go on, an operator needs to decide again how it continues.",
+  task_reassigned: `The task was given to another agent after the decision. ${DECIDE_AGAIN}`,
+  task_closed: "The task was closed after the decision. Reopen it first if it should still continue.",
+  attachment_changed: "A saved attachment it was to start from changed. An operator needs to choose the saved sources again.",
+  attachment_unavailable: "A saved attachment it was to start from can no longer be read. An operator needs to choose the saved sources again.",
+  foreign_attachment: "A saved attachment it was to start from no longer belongs to this task. An operator needs to choose the saved sources again.",
+  sources_changed: CHANGED_SOURCES,
+  result_unbound: CHANGED_SOURCES,
+  descriptor_mismatch: CHANGED_SOURCES,
+  source_not_destroyed: CHANGED_SOURCES,
+  action_mismatch: CHANGED_SOURCES,
+  run_not_found: CHANGED_SOURCES,
+  lease_not_found: CHANGED_SOURCES,
+  newer_execution: LATER_RUN,
+  later_cancellation_unrepaired: LATER_RUN,
+  external_action_uncertain: LATER_RUN,
+  retry_budget_exhausted: `The fresh session's retries are used up. ${DECIDE_AGAIN}`,
+  uncertain_predecessor: "A try of the fresh session ended without a clear outcome. An operator needs to inspect the run, then decide again how the task continues.",
+};
+export const RECONSTRUCTION_STOPPED_PREFIX = "Continuing this task from saved sources stopped.";
+const DEFAULT_REFUSAL_REASON = DECIDE_AGAIN;
+
+export function reconstructionStoppedMessage(refusalCode: string | null): string {
+  return `${RECONSTRUCTION_STOPPED_PREFIX} ${(refusalCode ? REFUSAL_REASONS[refusalCode] : undefined) ?? DEFAULT_REFUSAL_REASON}`;
+}
+
+/** R-RC-3: the hold's "Continue from saved sources" decision is recorded and waits for delivery. */
+function continuing(a: NoticeAction): boolean {
+  return a.reconstruction?.status === "pending";
+}
+
+function attentionMessage(a: NoticeAction): string {
+  // R-RC-5: the hold is open again after its reconstruction was refused: that is what to act on.
+  if (a.reconstruction?.status === "cancelled") return reconstructionStoppedMessage(a.reconstruction.refusalCode);
+  return a.filesGivenUp ? FILES_GIVEN_UP_MESSAGE : (ATTENTION_MESSAGES[a.cause] ?? DEFAULT_ATTENTION);
+}
+
 export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
   const open = actions
     .filter((a) => a.status === "active" || a.status === "escalated")
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   // Anything still waiting for a person wins over a queued restore: it is what needs doing.
-  const waiting = open.find((a) => !a.recoveryQueued);
-  if (waiting) {
-    const message = waiting.filesGivenUp ? FILES_GIVEN_UP_MESSAGE : (ATTENTION_MESSAGES[waiting.cause] ?? DEFAULT_ATTENTION);
-    return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message };
-  }
-  const queued = open.find((a) => a.recoveryQueued);
-  if (queued) return { kind: "restoring", runId: queued.runId, message: RESTORING_MESSAGE };
+  const waiting = open.find((a) => !a.recoveryQueued && !continuing(a));
+  if (waiting) return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message: attentionMessage(waiting) };
+  const queued = open.find((a) => a.recoveryQueued || continuing(a));
+  if (queued) return { kind: "restoring", runId: queued.runId, message: continuing(queued) ? CONTINUING_MESSAGE : RESTORING_MESSAGE };
   return { kind: "none" };
 }

@@ -54,9 +54,11 @@ export function useReconstructionOffer(companyId: string, issueId: string | unde
 /** The notice's part: the recorded intent's state, or the button that opens the form. */
 export function ReconstructionOfferPanel({ companyId, issueId, offer }: { companyId: string; issueId: string; offer: ReconstructionOffer }) {
   const [open, setOpen] = useState(false);
-  // What this form recorded, shown at once (the offer's refetch then carries the same intent).
-  const [recorded, setRecorded] = useState<ReconstructionIntent | null>(null);
-  const intent = offer.pendingIntent ?? recorded;
+  // What this form recorded, shown at once, but only until the offer is read again: from then on
+  // the server's offer says whether the intent is still pending. A delivery refused later cancels
+  // it, and the offer (no pending intent) brings the button back for a fresh decision (R-RC-5).
+  const [recorded, setRecorded] = useState<{ intent: ReconstructionIntent; offer: ReconstructionOffer } | null>(null);
+  const intent = offer.pendingIntent ?? (recorded?.offer === offer ? recorded.intent : null);
   if (intent) return <ReconstructionIntentState intent={intent} />;
   if (!open) {
     return (
@@ -71,7 +73,18 @@ export function ReconstructionOfferPanel({ companyId, issueId, offer }: { compan
       </div>
     );
   }
-  return <ReconstructionForm companyId={companyId} issueId={issueId} offer={offer} onRecorded={setRecorded} onCancel={() => setOpen(false)} />;
+  return (
+    <ReconstructionForm
+      companyId={companyId}
+      issueId={issueId}
+      offer={offer}
+      onRecorded={(recordedIntent) => {
+        setRecorded({ intent: recordedIntent, offer });
+        setOpen(false);
+      }}
+      onCancel={() => setOpen(false)}
+    />
+  );
 }
 
 /** A recorded intent, calmly: what happens next, nothing to do. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { authorize } from "@copyback/core/auth";
-import { listOpenActionsForIssue, toNoticeAction } from "@copyback/core/recovery/holds";
+import { listOpenActionsForIssue, noticeActionsOf } from "@copyback/core/recovery/holds";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { consoleOrigin } from "~/server/auth/app-origin";
@@ -22,8 +22,8 @@ export const recoveryForIssueOutput = z.object({
 /**
  * The task's recovery notice, plus Recovery details for the roles allowed to see them. Each
  * layer asks `authorize` for its own permission: missing or unknown role data grants neither, so
- * such a caller gets the read-only notice (R-UI-5). Live: issue_recovery_actions changes
- * invalidate the `recovery` router's queries.
+ * such a caller gets the read-only notice (R-UI-5). Live: issue_recovery_actions and
+ * reconstruction_intents changes invalidate the `recovery` router's queries.
  */
 export const getRecoveryForIssue = companyProcedure("issues:read")
   .input(recoveryForIssueInput)
@@ -31,7 +31,9 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
   .query(async ({ ctx, input }) => {
     const issue = await readIssueInCompany(ctx, input.issueId);
     const rows = await listOpenActionsForIssue(ctx.db, ctx.companyId, input.issueId);
-    const notice = deriveTaskNotice(rows.map(toNoticeAction));
+    // R-RC-3, R-RC-5: each hold with its reconstruction intent's state (pending: continuing;
+    // cancelled after a refused delivery: attention with the reason).
+    const notice = deriveTaskNotice(await noticeActionsOf(ctx.db, ctx.companyId, rows));
     const mayManage = authorize(ctx.principal, "runtime:manage", ctx.companyId).kind === "allow";
     if (!mayManage) return { notice, details: null };
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listOpenActionsForCompany, toNoticeAction } from "@copyback/core/recovery/holds";
+import { listOpenActionsForCompany, noticeActionsOf } from "@copyback/core/recovery/holds";
 import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { companyProcedure } from "~/server/trpc";
 import { issueStatusSchema } from "../issues/issue-status-schema";
@@ -44,9 +44,11 @@ export const listOpenRecovery = companyProcedure("issues:read")
       ...(input.cursor ? { after: { createdAt: input.cursor.at, id: input.cursor.id } } : {}),
     });
     const page = pageOf(rows, input.limit, (row) => row.createdAt);
+    // R-RC-3: a hold whose reconstruction intent is pending reads as continuing, not waiting.
+    const noticeActions = await noticeActionsOf(ctx.db, ctx.companyId, page.items);
     return {
-      items: page.items.map((row) => {
-        const notice = deriveTaskNotice([toNoticeAction(row)]);
+      items: page.items.map((row, i) => {
+        const notice = deriveTaskNotice([noticeActions[i] as (typeof noticeActions)[number]]);
         return {
           actionId: row.id,
           issue: { id: row.issueId, identifier: row.issue.identifier, title: row.issue.title, status: issueStatusSchema.parse(row.issue.status) },

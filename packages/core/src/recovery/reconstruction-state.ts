@@ -1,0 +1,48 @@
+// What the task notice needs of a hold's "Continue from saved sources" intent (R-RC-3, R-RC-5):
+// its status, and when its delivery was refused and the intent cancelled, the refusal's code. Core
+// records no refusal on the intent row itself; the one activity row each cancellation writes says
+// why: `recovery.reconstruction_cancelled` (reconstruction/deliver-intent.ts, refused at delivery)
+// and `recovery.reconstruction_withdrawn` (reconstruction/dispatch-gate.ts, refused at claim or
+// provider handoff), entity the hold, details.code. The newest one is the last refusal: a fresh
+// decision replaces the cancelled intent in place (pending again), and is cancelled, if ever,
+// by a newer row. Reads only; deriveTaskNotice (task-notice.ts) decides what it means.
+import { z } from "zod";
+import type { DbOrTx } from "../runs/run-log";
+import type { NoticeAction } from "./task-notice";
+
+export const RECONSTRUCTION_REFUSAL_ACTIVITIES = ["recovery.reconstruction_cancelled", "recovery.reconstruction_withdrawn"] as const;
+
+export type ReconstructionState = NonNullable<NoticeAction["reconstruction"]>;
+
+const refusalDetails = z.object({ code: z.string().min(1) });
+
+/** The refusal code an activity row's details carry; null for anything unreadable (it grants nothing, it only words the notice). */
+export function readRefusalCode(details: unknown): string | null {
+  const parsed = refusalDetails.safeParse(details);
+  return parsed.success ? parsed.data.code : null;
+}
+
+/** The intent state of each of `actionIds` that has an intent (two queries, both by index). */
+export async function reconstructionStates(db: DbOrTx, companyId: string, actionIds: readonly string[]): Promise<Map<string, ReconstructionState>> {
+  const states = new Map<string, ReconstructionState>();
+  if (actionIds.length === 0) return states;
+  const intents = await db.reconstructionIntent.findMany({
+    where: { companyId, recoveryActionId: { in: [...actionIds] } },
+    select: { recoveryActionId: true, status: true },
+  });
+  const cancelled = intents.filter((i) => i.status === "cancelled").map((i) => i.recoveryActionId);
+  const refusals = new Map<string, string | null>();
+  if (cancelled.length > 0) {
+    const rows = await db.activityLog.findMany({
+      where: { companyId, entityType: "issue_recovery_action", entityId: { in: cancelled }, action: { in: [...RECONSTRUCTION_REFUSAL_ACTIVITIES] } },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { entityId: true, details: true },
+    });
+    // Newest first: the first row of each hold is its last refusal.
+    for (const row of rows) if (row.entityId && !refusals.has(row.entityId)) refusals.set(row.entityId, readRefusalCode(row.details));
+  }
+  for (const intent of intents) {
+    states.set(intent.recoveryActionId, { status: intent.status, refusalCode: intent.status === "cancelled" ? (refusals.get(intent.recoveryActionId) ?? null) : null });
+  }
+  return states;
+}
