@@ -1,5 +1,5 @@
 // The payload of a `copyback_events` notification, as the trigger function of the migration
-// `live_notifications` builds it. Ids only: a listener reads the rows themselves through the
+// `live_notifications` builds it (replaced by `reconstruction_intents_live_notify`). Ids only: a listener reads the rows themselves through the
 // authorized API, so a notification never carries anything a subscriber may not see.
 import { z } from "zod";
 
@@ -14,6 +14,8 @@ export const LIVE_EVENT_ENTITIES = [
   "issue_recovery_actions",
   "run_events",
   "activity_log",
+  // Migration reconstruction_intents_live_notify: "Continue from saved sources" intents (R-RC-3).
+  "reconstruction_intents",
 ] as const;
 
 export type LiveEventEntity = (typeof LIVE_EVENT_ENTITIES)[number];

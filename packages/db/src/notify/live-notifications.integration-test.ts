@@ -176,6 +176,48 @@ describe("live_notifications migration", () => {
     }
   });
 
+  it("R-RC-3 R-RC-5: a reconstruction intent recorded, cancelled and recorded afresh is announced for its company and issue (ids only)", async () => {
+    const environment = randomUUID();
+    const lease = randomUUID();
+    const action = randomUUID();
+    const intent = randomUUID();
+    await sql.query(
+      `INSERT INTO environments (id, company_id, name, provider, plugin_id, updated_at) VALUES ($1, $2, 'local-recon', 'local', 'local', now());
+       INSERT INTO environment_leases (id, company_id, environment_id, run_id, issue_id, provider, plugin_id, lease_policy, status, updated_at)
+         VALUES ($3, $2, $1, $5, $4, 'local', 'local', 'retain_on_failure', 'destroyed', now());
+       INSERT INTO issue_recovery_actions (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, updated_at)
+         VALUES ($6, $2, $4, $5, $3, 'native_workspace_sync_out_retry_exhausted', 'fp-recon', 'board', now());`.replace(
+        /\$(\d)/g,
+        (_, n: string) => `'${[environment, company, lease, issue, run, action][Number(n) - 1]}'`,
+      ),
+    );
+    const listen = await collector();
+    try {
+      await sql.query(
+        `INSERT INTO reconstruction_intents (id, company_id, issue_id, source_run_id, recovery_action_id, lease_id, attachment_hashes, description, external_action_outcomes, source_status_version, request_id, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, '[]', 'Secret description', '{}', 1, 'req-1', now())`,
+        [intent, company, issue, run, action, lease],
+      );
+      expect(await listen.next((e) => e.id === intent && e.op === "INSERT")).toEqual({
+        companyId: company,
+        entity: "reconstruction_intents",
+        id: intent,
+        issueId: issue,
+        runId: run,
+        op: "INSERT",
+      });
+      // A refused delivery cancels it; a fresh decision replaces it in place (pending again).
+      await sql.query("UPDATE reconstruction_intents SET status = 'cancelled' WHERE id = $1", [intent]);
+      await sql.query("UPDATE reconstruction_intents SET status = 'pending', request_id = 'req-2' WHERE id = $1", [intent]);
+      await waitFor(() => listen.events.filter((e) => e.id === intent && e.op === "UPDATE").length === 2);
+      for (const event of listen.events.filter((e) => e.id === intent)) expect(event).toMatchObject({ companyId: company, issueId: issue });
+      // Ids only: no description or request id travels.
+      for (const payload of listen.raw) expect(payload).not.toMatch(/Secret description|req-/);
+    } finally {
+      await listen.close();
+    }
+  });
+
   it("stays silent for a rolled-back change and for an UPDATE that changes nothing", async () => {
     const listen = await collector();
     try {

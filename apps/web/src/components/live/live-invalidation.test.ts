@@ -1,4 +1,5 @@
 import { LIVE_EVENT_ENTITIES } from "@copyback/db/notify";
+import { QueryClient } from "@tanstack/react-query";
 import { describe, expect, it } from "vitest";
 import { LIVE_INVALIDATION, routerQueryKey, routersToRefresh } from "./live-invalidation";
 
@@ -16,5 +17,25 @@ describe("live invalidation table", () => {
 
   it("keys by tRPC procedure path prefix", () => {
     expect(routerQueryKey("issues")).toEqual([["issues"]]);
+  });
+});
+
+describe("reconstruction intents (Continue from saved sources)", () => {
+  it("R-RC-3 R-RC-5 R-UI-3: an intent's change marks the task's recovery queries stale, recovery.reconstructionOffer included", async () => {
+    const client = new QueryClient();
+    // tRPC's query keys: [[router, procedure], { input, type }].
+    const input = { companyId: "c", issueId: "i" };
+    const offerKey = [["recovery", "reconstructionOffer"], { input, type: "query" }];
+    const noticeKey = [["recovery", "forIssue"], { input, type: "query" }];
+    const runEventsKey = [["runs", "events"], { input, type: "query" }];
+    for (const key of [offerKey, noticeKey, runEventsKey]) client.setQueryData(key, { seen: true });
+    const routers = routersToRefresh({ entity: "reconstruction_intents" });
+    expect(routers).toContain("recovery");
+    // The board's chip (issues.list) derives from the same notice.
+    expect(routers).toContain("issues");
+    for (const router of routers) await client.invalidateQueries({ queryKey: routerQueryKey(router) });
+    expect(client.getQueryState(offerKey)?.isInvalidated).toBe(true);
+    expect(client.getQueryState(noticeKey)?.isInvalidated).toBe(true);
+    expect(client.getQueryState(runEventsKey)?.isInvalidated).toBe(false);
   });
 });

@@ -17,6 +17,9 @@ export const LIVE_INVALIDATION: Readonly<Record<LiveEventEntity, readonly string
   issue_recovery_actions: ["issues", "runs", "recovery"],
   run_events: ["runs"],
   activity_log: ["activity"],
+  // R-RC-3, R-RC-5: an intent recorded, delivered or cancelled changes the task's notice and its
+  // offer (recovery.forIssue, recovery.reconstructionOffer), the board's chip and the Recovery page.
+  reconstruction_intents: ["recovery", "issues"],
 };
 
 export function routersToRefresh(change: Pick<LiveChange, "entity">): readonly string[] {
