@@ -53,6 +53,14 @@ export function describeActivity(action: string, details: Record<string, unknown
       };
     case "company.created":
       return { verb: "created the company" };
+    // Reconstruction (R-RC-3, R-RC-5): the operator's decision and what became of it.
+    case "recovery.reconstruction_recorded":
+      return { verb: "chose to continue from saved sources on" };
+    case "recovery.reconstruction_delivered":
+      return { verb: "started a fresh session from saved sources on" };
+    case "recovery.reconstruction_cancelled":
+    case "recovery.reconstruction_withdrawn":
+      return { verb: "withdrew continuing from saved sources on", suffix: "(it needs a fresh decision)" };
     default:
       return { verb: action.replaceAll("_", " ").replace(".", ": ") };
   }

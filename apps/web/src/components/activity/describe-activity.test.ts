@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { describeActivity } from "./describe-activity";
+
+describe("describeActivity", () => {
+  it("R-RC-3 names an operator's reconstruction decision in words, not its action code", () => {
+    expect(describeActivity("recovery.reconstruction_recorded", {}).verb).toBe("chose to continue from saved sources on");
+    expect(describeActivity("recovery.reconstruction_delivered", {}).verb).toBe("started a fresh session from saved sources on");
+  });
+
+  it("R-RC-5 a withdrawn or cancelled decision says a fresh one is needed", () => {
+    for (const action of ["recovery.reconstruction_cancelled", "recovery.reconstruction_withdrawn"]) {
+      expect(describeActivity(action, {})).toEqual({ verb: "withdrew continuing from saved sources on", suffix: "(it needs a fresh decision)" });
+    }
+  });
+
+  it("an unknown action still reads sensibly", () => {
+    expect(describeActivity("sandbox.some_new_thing", {}).verb).toBe("sandbox: some new thing");
+  });
+});
