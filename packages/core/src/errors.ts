@@ -2,7 +2,8 @@
 // HTTP status in exactly one place (apps/web/src/server/errors.ts). `code` is a stable string
 // that clients and tests match on.
 
-export type DomainErrorKind = "unauthenticated" | "forbidden" | "not_found" | "conflict" | "invalid" | "unavailable";
+// too_large: a request body over a documented cap (HTTP 413).
+export type DomainErrorKind = "unauthenticated" | "forbidden" | "not_found" | "conflict" | "invalid" | "too_large" | "unavailable";
 
 export class DomainError extends Error {
   readonly kind: DomainErrorKind;

@@ -8,6 +8,7 @@ const TRPC_CODES: Record<DomainErrorKind, TRPC_ERROR_CODE_KEY> = {
   not_found: "NOT_FOUND",
   conflict: "CONFLICT",
   invalid: "UNPROCESSABLE_CONTENT",
+  too_large: "PAYLOAD_TOO_LARGE",
   unavailable: "SERVICE_UNAVAILABLE",
 };
 
@@ -17,6 +18,7 @@ export const HTTP_STATUS: Record<DomainErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   invalid: 422,
+  too_large: 413,
   unavailable: 503,
 };
 

@@ -75,6 +75,7 @@ const DOMAIN_EXIT: Record<DomainErrorKind, ExitCode> = {
   forbidden: EXIT.failed,
   unauthenticated: EXIT.failed,
   invalid: EXIT.usage,
+  too_large: EXIT.usage,
   unavailable: EXIT.environment,
 };
 

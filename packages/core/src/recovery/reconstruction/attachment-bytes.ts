@@ -4,44 +4,31 @@
 // path that leaves the instance root, or a file that cannot be read, has no hash (null): the
 // admission refuses it as unavailable.
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { open, realpath } from "node:fs/promises";
-import path from "node:path";
+import { openStoredAttachment } from "../../attachments/stored-file";
+
+// The store's one path rule lives with the attachment service; re-exported for this module's callers.
+export { attachmentPath } from "../../attachments/stored-file";
 
 export interface StoredBytes {
   sha256: string;
   sizeBytes: number;
 }
 
-export function attachmentPath(instanceRoot: string, storagePath: string): string | null {
-  const root = path.resolve(instanceRoot);
-  const full = path.resolve(root, storagePath);
-  return full.startsWith(root + path.sep) ? full : null;
-}
-
 export async function hashStoredAttachment(instanceRoot: string, storagePath: string): Promise<StoredBytes | null> {
-  const full = attachmentPath(instanceRoot, storagePath);
-  if (!full) return null;
+  const opened = await openStoredAttachment(instanceRoot, storagePath);
+  if (!opened) return null;
   const hash = createHash("sha256");
   let size = 0;
   try {
-    // A link anywhere on the way may not lead out of the store: the real path must stay inside
-    // the real instance root, and the file itself is opened without following a link.
-    const [realRoot, realFile] = await Promise.all([realpath(instanceRoot), realpath(full)]);
-    if (!realFile.startsWith(realRoot + path.sep)) return null;
-    const handle = await open(full, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      if (!(await handle.stat()).isFile()) return null;
-      for await (const chunk of handle.createReadStream({ autoClose: false })) {
-        const bytes = chunk as Buffer;
-        size += bytes.length;
-        hash.update(bytes);
-      }
-    } finally {
-      await handle.close();
+    for await (const chunk of opened.handle.createReadStream({ autoClose: false })) {
+      const bytes = chunk as Buffer;
+      size += bytes.length;
+      hash.update(bytes);
     }
   } catch {
     return null;
+  } finally {
+    await opened.handle.close();
   }
   return { sha256: hash.digest("hex"), sizeBytes: size };
 }
