@@ -9,8 +9,9 @@
 //                 so the window starts with nothing dirty, as (a) does after settle()): the whole
 //                 tree comes back (through the delta export: the baseline is empty, so every entry
 //                 is changed and carried)
-//   (c) 10 files  the host holds the tree; the agent appends to 10 files
-//   (d) unchanged the host holds the tree; the agent changes nothing
+//   (c) 10 files  the host holds the tree; the agent appends to 10 files (and syncs: the seed's
+//                 writes are flushed before the window opens, as in a run whose seed is minutes old)
+//   (d) unchanged the host holds the tree; the agent changes nothing (and syncs, as (c))
 // Each run's log says which export it took (`workspace.exported`: delta or full, bytes, entries);
 // the run is checked to have committed and (b) that the host equals the tree (`diff -r`).
 // CPU time: this process's (user + system, all threads) over the same window, sampled every
@@ -278,8 +279,13 @@ async function main(): Promise<void> {
         console.log(`${line}; load ${load()}`);
       } else {
         const picks = Array.from({ length: 10 }, () => (gen.files[Math.floor(rand() * gen.files.length)] as { path: string }).path);
-        const c = await runOnce(host, `for f in "$@"; do printf 'edited by the benchmark\\n' >> "$f" || exit 1; done && ${submit}`, picks);
-        const d = await runOnce(host, submit);
+        // `sync` before the result here too: the seed has just written the whole tree into the
+        // sandbox, and without it the window would open with those 200 MiB still being written
+        // back, so the merge's fsyncs and the database's commits would wait for the seed's
+        // writeback (ext4 orders a journal commit after the data of the blocks it allocates). A
+        // real run's seed is minutes old when its result arrives.
+        const c = await runOnce(host, `for f in "$@"; do printf 'edited by the benchmark\\n' >> "$f" || exit 1; done && sync && ${submit}`, picks);
+        const d = await runOnce(host, `sync && ${submit}`);
         if (counted) {
           changed.push(c);
           unchanged.push(d);
