@@ -60,7 +60,7 @@ const routes = await enumerateRoutes();
 /** Implemented routes whose allowed request is accepted for later (202), not done at once. */
 const ACCEPTED_ROUTES: ReadonlySet<string> = new Set(["POST /api/runs/:id/stop"]);
 /** Routes that answer 201: they create a record (R-RC-3: the reconstruction's intent). */
-const CREATED_ROUTES: ReadonlySet<string> = new Set(["POST /api/issues/:id/recovery-actions/reconstruct-workspace"]);
+const CREATED_ROUTES: ReadonlySet<string> = new Set(["POST /api/issues/:id/recovery-actions/reconstruct-workspace", "POST /api/issues/:id/attachments"]);
 
 describe("the matrix covers the whole application", () => {
   it("every tRPC procedure has an expectation and a call, and no entry is stale", () => {
@@ -109,7 +109,7 @@ describe("the matrix covers the whole application", () => {
       const permission =
         access?.kind === "agent-own-run"
           ? "agent:finish_run"
-          : access?.kind === "permission"
+          : access?.kind === "permission" || access?.kind === "permission-or-task-run-agent"
             ? access.permission
             : null;
       expect(

@@ -57,6 +57,10 @@ describe("REST_ROUTES", () => {
       "POST /api/issues/:id/recovery-actions/retry-workspace-export": "runtime:manage",
       "POST /api/issues/:id/recovery-actions/reconstruct-workspace": "runtime:manage",
       "POST /api/issues/:id/recovery-actions/resolve": "runtime:manage",
+      "GET /api/issues/:id/attachments": "issues:read",
+      "POST /api/issues/:id/attachments": "issues:write",
+      // R-RC-5: and the run-scoped key of a run of the same task (agentAccess).
+      "GET /api/issues/:id/attachments/:attachmentId/content": "issues:read",
       "GET /api/environment-leases/:leaseId": "runs:read",
       "GET /api/runs/:id": "runs:read",
       "POST /api/runs/:id/finish": "agent:finish_run",

@@ -25,6 +25,11 @@ export type Access =
   | { kind: "permission"; permission: Permission; sessionOnly?: true }
   /** `agent:finish_run`, and only the run's own agent. */
   | { kind: "agent-own-run" }
+  /**
+   * A board permission, and for agents instead: the run-scoped key of a run of the task itself
+   * (R-RC-5, the route's agentAccess). The matrix's agent keys are standing keys: not found.
+   */
+  | { kind: "permission-or-task-run-agent"; permission: Permission }
   /** better-auth's own endpoints: our principals play no part; local mode has no sign-in at all. */
   | { kind: "sign-in-service" }
   /**
@@ -110,6 +115,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /api/livez": PUBLIC,
   "GET /api/readyz": PUBLIC,
   "GET /api/issues/:id/recovery-actions": perm("issues:read"),
+  "GET /api/issues/:id/attachments": perm("issues:read"),
+  // Attaching a file is task work, like posting a message.
+  "POST /api/issues/:id/attachments": perm("issues:write"),
+  "GET /api/issues/:id/attachments/:attachmentId/content": { kind: "permission-or-task-run-agent", permission: "issues:read" },
   "GET /api/local-sign-in": { kind: "console-sign-in-link" },
   "GET /api/metrics": { kind: "instance-superuser" },
   "POST /api/issues/:id/recovery-actions/reconstruct-workspace": perm("runtime:manage"),
@@ -190,6 +199,8 @@ export function expectedOutcome(
   if (access.kind === "authenticated") return ALLOW;
   if (access.kind === "instance-superuser") return model.kind === "board_superuser" ? ALLOW : deny("forbidden", "forbidden");
 
+  // R-RC-5: agents other than the task's own run's read not found (the matrix's keys are standing keys).
+  if (access.kind === "permission-or-task-run-agent" && model.kind === "agent_of_a") return deny("not_found", "not_found");
   const permission: Permission =
     access.kind === "agent-own-run" ? "agent:finish_run" : access.permission;
   const granted = fromPermissionTable(model, permission);

@@ -5,7 +5,8 @@
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
 import { restoredBody } from "../file-hold-fixture";
-import { exportRetryReadmitted } from "../export-hold-fixture";
+import { storeAttachment } from "@copyback/core/attachments/store-attachment";
+import { exportHoldInstanceRoot, exportRetryReadmitted } from "../export-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";
 import { originFor, type MatrixRequest } from "./http";
@@ -129,6 +130,56 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       expect((body.actions as Array<{ id: string }>).map((a) => a.id).sort()).toEqual(
         [world.auth.a.olderHold.id, world.auth.a.newerIncident.id].sort(),
       );
+    },
+  },
+  "GET /api/issues/:id/attachments": {
+    allowedStatus: 200,
+    prepare: ({ world }) => ({
+      params: { id: world.auth.a.issue.id },
+      request: { method: "GET", path: `/api/issues/${world.auth.a.issue.id}/attachments` },
+    }),
+    checkAllowed: async (response) => expect(Array.isArray((await json(response)).attachments)).toBe(true),
+  },
+  "POST /api/issues/:id/attachments": {
+    allowedStatus: 201,
+    // A fresh task per cell: an allowed upload stores one attachment, a refused one none.
+    prepare: async ({ world }) => {
+      await exportHoldInstanceRoot();
+      const issue = await world.fresh.issue();
+      return {
+        params: { id: issue.id },
+        request: {
+          method: "POST",
+          path: `/api/issues/${issue.id}/attachments`,
+          body: { note: "saved notes" },
+          headers: { "x-file-name": "notes.json" },
+        },
+        tookEffect: async () => (await world.prisma.issueAttachment.count({ where: { issueId: issue.id } })) === 1,
+      };
+    },
+    checkAllowed: async (response) =>
+      expect(await json(response)).toMatchObject({ fileName: "notes.json", contentType: "application/json", sizeBytes: 22 }),
+  },
+  "GET /api/issues/:id/attachments/:attachmentId/content": {
+    allowedStatus: 200,
+    prepare: async ({ world }) => {
+      const issueId = world.auth.a.issue.id;
+      const stored = await storeAttachment(world.prisma, await exportHoldInstanceRoot(), {
+        companyId: world.companyId,
+        issueId,
+        fileName: "matrix.txt",
+        contentType: "text/plain",
+        bytes: [Buffer.from("matrix bytes\n")],
+        uploadedByUserId: null,
+      });
+      return {
+        params: { id: issueId, attachmentId: stored.id },
+        request: { method: "GET", path: `/api/issues/${issueId}/attachments/${stored.id}/content` },
+      };
+    },
+    checkAllowed: async (response) => {
+      expect(response.headers.get("content-disposition")).toMatch(/^attachment;/);
+      expect(await response.text()).toBe("matrix bytes\n");
     },
   },
   "POST /api/issues/:id/recovery-actions/reconstruct-workspace": {

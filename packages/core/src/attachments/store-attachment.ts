@@ -23,7 +23,7 @@ export interface StoreAttachmentInput {
   issueId: string;
   fileName: string | null | undefined;
   contentType: string | null | undefined;
-  bytes: AsyncIterable<Uint8Array>;
+  bytes: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
   uploadedByUserId: string | null;
   maxBytes?: number;
 }

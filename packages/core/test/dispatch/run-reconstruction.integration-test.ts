@@ -84,7 +84,7 @@ describe("a reconstruction's fresh session (R-RC-5)", () => {
       schema: "copyback.reconstruction-context.v1",
       sourceRunId: source.runId,
       description: "Rebuild the README changes described in notes.md",
-      attachments: [{ attachmentId: attachment.id, sha256: attachment.sha256, sizeBytes: 37, name: "notes.md" }],
+      attachments: [{ attachmentId: attachment.id, sha256: attachment.sha256, sizeBytes: 37, name: "notes.md", contentUrl: `/api/issues/${source.issueId}/attachments/${attachment.id}/content` }],
       externalActionOutcomes: [{ action: "opened a pull request", outcome: "performed", evidence: "PR #12" }],
     });
     // Not a replay: the old run, its failed finalization and its destroyed lease are as they were.

@@ -6,6 +6,7 @@
 //   3. the path's resource and its company (missing: 404)
 //   4. authorize(principal, permission, company) - the same decision tRPC procedures make
 //      (no standing in the company: 404, as if missing; lacking the permission: 403)
+//      (a route's `agentAccess` decides instead for agents of the resource's company: no: 404)
 //   5. route-specific resource checks (e.g. an agent finishing only its own run: 403)
 //   6. the JSON body against the route's zod schema (422 invalid_request with issues; 400 where
 //      the route's 422 means something else)
@@ -52,6 +53,12 @@ export interface RestRouteSpec<R extends LoadedResource, S extends z.ZodType | u
    * already means something else (finish: a stored, rejected result) answers 400 instead.
    */
   invalidBodyStatus?: 400 | 422;
+  /**
+   * Agents that may use the route without holding `permission` (e.g. a run's own agent reading its
+   * task's attachments, R-RC-5): asked instead of `authorize` for agent principals of the
+   * resource's company. False reads as not found, as if the resource were missing.
+   */
+  agentAccess?: (db: PrismaClient, agent: Extract<Principal, { kind: "agent" }>, resource: R) => Promise<boolean>;
   /** A further check on the loaded resource after `authorize` allowed the permission. */
   authorizeResource?: (principal: Principal, resource: R) => DomainError | null;
   handler: (args: RestHandlerArgs<R, S extends z.ZodType ? z.output<S> : undefined>) => Promise<unknown>;
@@ -79,8 +86,14 @@ export function restRoute<R extends LoadedResource, S extends z.ZodType | undefi
       const resource = await spec.resource(prisma, params);
       if (!resource) return jsonError(404, { code: "not_found", message: "Not found." });
 
-      const decision = authorize(principal, spec.permission, resource.companyId);
-      if (decision.kind === "deny") throw new DomainError(decision.code, decision.code, decision.message);
+      if (principal.kind === "agent" && spec.agentAccess) {
+        if (principal.companyId !== resource.companyId || !(await spec.agentAccess(prisma, principal, resource))) {
+          return jsonError(404, { code: "not_found", message: "Not found." });
+        }
+      } else {
+        const decision = authorize(principal, spec.permission, resource.companyId);
+        if (decision.kind === "deny") throw new DomainError(decision.code, decision.code, decision.message);
+      }
       const refusal = spec.authorizeResource?.(principal, resource);
       if (refusal) throw refusal;
 

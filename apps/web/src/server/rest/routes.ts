@@ -4,14 +4,17 @@
 import type { Permission } from "@copyback/core/auth";
 import type { RestMethod, RestRoute } from "./rest-route";
 import { finishRunRoute } from "./handlers/finish-run";
+import { getAttachmentContentRoute } from "./handlers/get-attachment-content";
 import { getEnvironmentLeaseRoute } from "./handlers/get-environment-lease";
 import { getRunRoute } from "./handlers/get-run";
+import { listAttachmentsRoute } from "./handlers/list-attachments";
 import { listRecoveryActionsRoute } from "./handlers/list-recovery-actions";
 import { reconstructWorkspaceRoute } from "./handlers/reconstruct-workspace";
 import { resolveRecoveryActionRoute } from "./handlers/resolve-recovery-action";
 import { resumeWorkspaceFinalizationRoute } from "./handlers/resume-workspace-finalization";
 import { retryWorkspaceExportRoute } from "./handlers/retry-workspace-export";
 import { stopRunRoute } from "./handlers/stop-run";
+import { uploadAttachmentRoute } from "./handlers/upload-attachment";
 
 /** Which kind of record the path's parameter names (the matrix fills it with a real id). */
 export type RestResourceKind = "issue" | "run" | "lease";
@@ -36,6 +39,9 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(retryWorkspaceExportRoute, "issue", true),
   entry(reconstructWorkspaceRoute, "issue", true),
   entry(resolveRecoveryActionRoute, "issue", true),
+  entry(listAttachmentsRoute, "issue", true),
+  entry(uploadAttachmentRoute, "issue", true),
+  entry(getAttachmentContentRoute, "issue", true),
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
   entry(finishRunRoute, "run", true),

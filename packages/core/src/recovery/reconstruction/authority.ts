@@ -6,6 +6,7 @@
 // grants nothing. Parsed with zod at the boundary.
 import type { ReconstructionIntent } from "@copyback/db/client";
 import { z } from "zod";
+import { attachmentContentPath } from "../../attachments/content-path";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
 
 export const RECONSTRUCTION_AUTHORITY_KEY = "reconstruction";
@@ -40,11 +41,18 @@ export function reconstructionContext(intent: ReconstructionIntent, attachments:
     sourceRunId: intent.sourceRunId,
     destroyedLeaseId: intent.leaseId,
     description: intent.description,
-    attachments: (readAttachmentHashes(intent.attachmentHashes) ?? []).map((h) => ({ ...h, name: attachments.get(h.attachmentId)?.name ?? null, contentType: attachments.get(h.attachmentId)?.contentType ?? null })),
+    attachments: (readAttachmentHashes(intent.attachmentHashes) ?? []).map((h) => ({
+      ...h,
+      name: attachments.get(h.attachmentId)?.name ?? null,
+      contentType: attachments.get(h.attachmentId)?.contentType ?? null,
+      // R-RC-5: where the agent fetches the bytes it must verify (relative to COPYBACK_API_URL, with
+      // its run's own COPYBACK_API_KEY; the route also sends X-Content-SHA256).
+      contentUrl: attachmentContentPath(intent.issueId, h.attachmentId),
+    })),
     externalActionOutcomes: observed,
     instructions:
       "The earlier run's sandbox was destroyed with its unexported files; this is a fresh session that rebuilds the missing work from the saved sources. " +
-      "Verify each attachment's sha256 and size before using it to rebuild files, and stop if one differs. " +
+      "Fetch each attachment from its contentUrl (GET, relative to COPYBACK_API_URL, Authorization: Bearer $COPYBACK_API_KEY) and verify its sha256 and size before using it to rebuild files; stop if one differs. " +
       "Do not repeat an external action whose outcome is recorded as performed or unknown; nothing of the earlier turn is replayed.",
   };
 }

@@ -1,0 +1,61 @@
+// POST /api/issues/:id/attachments: attach a file to the task. The body is the file's raw bytes
+// (not JSON, not multipart); `Content-Type` is stored as its media type and `X-File-Name` names
+// it, percent-encoded UTF-8 (encodeURIComponent) since HTTP header values are not UTF-8. Board
+// writers of the task's company (`issues:write`, the permission posting a message needs).
+//
+// Answers:
+//   201 { id, fileName, sizeBytes, sha256, contentType, createdAt }  stored: the row and the bytes
+//   413 attachment_too_large   over the cap (25 MiB): nothing stored
+//   422 file_name_missing / file_name_invalid / file_name_too_long: nothing stored
+//   503 instance_root_unknown  the console has no attachment store (COPYBACK_HOME unset)
+import { DEFAULT_MAX_ATTACHMENT_BYTES, attachmentTooLarge, storeAttachment } from "@copyback/core/attachments/store-attachment";
+import { attachmentStoreRoot } from "~/server/attachments/store-root";
+import { restRoute } from "../rest-route";
+import { issueFromPath } from "../resources";
+
+export const uploadAttachmentRoute = restRoute({
+  method: "POST",
+  path: "/api/issues/:id/attachments",
+  permission: "issues:write",
+  resource: issueFromPath,
+  handler: async ({ req, db, principal, companyId, resource }) => {
+    const root = attachmentStoreRoot();
+    // A declared length over the cap is refused before a byte is read.
+    const declared = Number(req.headers.get("content-length") ?? "NaN");
+    if (Number.isFinite(declared) && declared > DEFAULT_MAX_ATTACHMENT_BYTES) throw attachmentTooLarge(DEFAULT_MAX_ATTACHMENT_BYTES);
+    const stored = await storeAttachment(db, root, {
+      companyId,
+      issueId: resource.id,
+      fileName: decodeFileName(req.headers.get("x-file-name")),
+      contentType: req.headers.get("content-type"),
+      bytes: bodyChunks(req),
+      uploadedByUserId: principal.kind === "board_user" ? principal.userId : null,
+    });
+    return Response.json({ ...stored, createdAt: stored.createdAt.toISOString() }, { status: 201, headers: { "cache-control": "no-store" } });
+  },
+});
+
+/** The header's percent-encoding undone; a value that is not valid encoding is taken as sent. */
+function decodeFileName(header: string | null): string | null {
+  if (header === null) return null;
+  try {
+    return decodeURIComponent(header);
+  } catch {
+    return header;
+  }
+}
+
+async function* bodyChunks(req: Request): AsyncIterable<Uint8Array> {
+  if (!req.body) return;
+  const reader = req.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    // Stops reading a body refused half-way (too large).
+    await reader.cancel().catch(() => undefined);
+  }
+}
