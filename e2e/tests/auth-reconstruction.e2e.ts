@@ -9,8 +9,10 @@
 // (its bytes staged in the authenticated launcher's attachment store), describes the missing work
 // and records an external action's outcome; a task that changed since the form opened is refused
 // inline and reloaded in place with nothing typed lost; the submission records one intent
-// (attachment hash, outcomes, the status version seen) and the notice says a fresh session will
-// start; the same request again adopts it. The worker delivers the intent as a fresh run of the
+// (attachment hash, outcomes, the status version seen) and the notice says the task is continuing
+// from saved sources; another operator's open page stops offering the form without a reload (live
+// updates of reconstruction_intents), and so stops asking for an operator, as does the member's;
+// the same request again adopts it. The worker delivers the intent as a fresh run of the
 // agent (no replay: the old run, result and finalization are unchanged), the hold resolves and the
 // open page loses the notice; after a reload the task shows normal work, no form is offered again,
 // and the fresh session's result moves the task to review.
@@ -28,7 +30,7 @@ const home = process.env.E2E_AUTH_HOME;
 test.describe("Continue from saved sources after a discarded sandbox", () => {
   test.skip(!databaseUrl || !home, "E2E_AUTH_DATABASE_URL and E2E_AUTH_HOME are needed to stage the rehearsal environment and the attachment");
 
-  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
+  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, the notice says it is continuing and another operator's open page loses the form live, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
     test.setTimeout(300_000);
     const sql = new pg.Client({ connectionString: databaseUrl });
     await sql.connect();
@@ -105,6 +107,12 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await expect(member.getByTestId("recovery-notice").locator("form, input, textarea, select, button")).toHaveCount(0);
       expect(memberAsked).toEqual([]);
 
+      // --- another operator (an administrator: runtime:manage too) has the task open, the offer in sight ---
+      const otherManager = await signedInPage(browser, "grace@acme.test");
+      await otherManager.goto(taskUrl);
+      await expect(otherManager.getByTestId("live-indicator")).toHaveAttribute("data-state", "live");
+      await expect(otherManager.getByTestId("recovery-notice").getByTestId("reconstruction-open")).toBeVisible({ timeout: 15_000 });
+
       // --- the runtime manager: the offer in the notice, the form ---
       await manager.goto(taskUrl);
       const notice = manager.getByTestId("recovery-notice");
@@ -148,10 +156,52 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await expect(form.getByTestId("reconstruction-outcome-evidence")).toHaveValue("The repository shows no pull request from the agent.");
       // A double-click: the form's one requestId makes the second request adopt the first intent.
       await form.getByTestId("reconstruction-submit").dblclick();
+      // The worker's delivery pass comes within seconds. To see the state between the record and the
+      // delivery, the test holds the recorded intent's row lock (the delivery locks it first and
+      // waits; the console's reads take no lock), taken the moment the row is committed.
+      const holder = new pg.Client({ connectionString: databaseUrl });
+      await holder.connect();
+      const heldPending = await until(
+        "the recorded intent, locked",
+        async () => {
+          await holder.query("BEGIN");
+          const locked = await holder.query<{ status: string }>(`SELECT status::text AS status FROM reconstruction_intents WHERE issue_id = $1 FOR UPDATE`, [issueId]);
+          const status = locked.rows[0]?.status;
+          if (status === "pending") return "pending";
+          await holder.query("ROLLBACK");
+          return status === undefined ? null : "already delivered";
+        },
+        15_000,
+      ).catch(async (error: unknown) => {
+        await holder.end().catch(() => undefined);
+        throw error;
+      });
+      test.info().annotations.push({ type: "intent seen before its delivery", description: heldPending });
       const state = notice.getByTestId("reconstruction-intent");
       await expect(state).toHaveText(/^Continuing from saved sources: a fresh session will start\./, { timeout: 15_000 });
       await expect(notice.getByTestId("reconstruction-form")).toHaveCount(0);
       await expect(notice.getByTestId("reconstruction-open")).toHaveCount(0);
+      // R-RC-3 R-UI-1: the notice itself now says the task is continuing (no operator needed), until
+      // the delivery resolves the hold and the notice goes.
+      // Live updates (the reconstruction_intents trigger; recording changes no other table the pages
+      // listen to): the other operator's open page stops offering the form and, like the member's,
+      // stops asking for an operator, without a reload.
+      const noticeState = (page: typeof manager) => async () => {
+        const current = page.getByTestId("recovery-notice");
+        if ((await current.count()) === 0) return "gone";
+        return `${await current.getAttribute("data-kind")}: ${await current.locator("p[role=status], [data-testid=recovery-notice-message]").first().textContent()}`;
+      };
+      try {
+        // R-RC-3 R-UI-1: while the intent waits, the notice says the task is continuing (no operator needed).
+        // In the rare case the delivery won the race for the lock, the hold is resolved and the notices go.
+        const expected = heldPending === "pending" ? /^restoring: Continuing from saved sources…$/ : /^gone$/;
+        for (const page of [manager, otherManager, member]) await expect.poll(noticeState(page), { timeout: 15_000 }).toMatch(expected);
+        await expect(otherManager.getByTestId("reconstruction-open")).toHaveCount(0);
+        if (heldPending === "pending") await expect(otherManager.getByTestId("reconstruction-intent")).toHaveText(/^Continuing from saved sources: a fresh session will start\./);
+      } finally {
+        await holder.query("COMMIT").catch(() => undefined);
+        await holder.end().catch(() => undefined);
+      }
 
       const { rows: intents } = await sql.query<{
         id: string;
