@@ -181,8 +181,6 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await expect(state).toHaveText(/^Continuing from saved sources: a fresh session will start\./, { timeout: 15_000 });
       await expect(notice.getByTestId("reconstruction-form")).toHaveCount(0);
       await expect(notice.getByTestId("reconstruction-open")).toHaveCount(0);
-      // R-RC-3 R-UI-1: the notice itself now says the task is continuing (no operator needed), until
-      // the delivery resolves the hold and the notice goes.
       // Live updates (the reconstruction_intents trigger; recording changes no other table the pages
       // listen to): the other operator's open page stops offering the form and, like the member's,
       // stops asking for an operator, without a reload.
