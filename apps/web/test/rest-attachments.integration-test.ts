@@ -7,6 +7,8 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
+import type { ReconstructionIntent } from "@copyback/db/client";
+import { reconstructionContext } from "@copyback/core/recovery/reconstruction/authority";
 import { mintRunAgentKey } from "@copyback/core/runs/run-agent-key";
 import { GET as listRoute, POST as uploadRoute } from "~/app/api/issues/[id]/attachments/route";
 import { GET as contentRoute } from "~/app/api/issues/[id]/attachments/[attachmentId]/content/route";
@@ -136,6 +138,25 @@ describe("downloading", () => {
     const bytes = Buffer.from(await response.arrayBuffer());
     expect(createHash("sha256").update(bytes).digest("hex")).toBe(response.headers.get("x-content-sha256"));
     expect(response.headers.get("x-content-sha256")).toBe(stored.sha256);
+  });
+
+  it("R-RC-5 the agent of a reconstruction fetches every attachment of its COPYBACK_RECONSTRUCTION by contentUrl and verifies its sha256 and size", async () => {
+    const issue = await newIssue();
+    const first = await uploaded(issue.id, "# design\n", "design.md");
+    const second = await uploaded(issue.id, "fn main() {}\n", "main.rs");
+    // The context exactly as the fresh session gets it (the intent's recorded hashes, authority.ts).
+    const intent = { id: issue.id, issueId: issue.id, sourceRunId: issue.id, leaseId: issue.id, description: "rebuild", externalActionOutcomes: null, attachmentHashes: [first, second].map((a) => ({ attachmentId: a.id, sha256: a.sha256, sizeBytes: a.sizeBytes })) } as unknown as ReconstructionIntent;
+    const context = reconstructionContext(intent, new Map([[first.id, { name: "design.md", contentType: "text/markdown" }], [second.id, { name: "main.rs", contentType: "text/markdown" }]]));
+    const key = await runOf(issue.id);
+    expect(context.attachments).toHaveLength(2);
+    for (const attachment of context.attachments) {
+      const [, , , issueId, , attachmentId] = attachment.contentUrl.split("/");
+      expect(issueId).toBe(issue.id);
+      const response = await content(issueId!, attachmentId!, key.secret);
+      expect(response.status).toBe(200);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect({ sha256: createHash("sha256").update(bytes).digest("hex"), sizeBytes: bytes.length }).toEqual({ sha256: attachment.sha256, sizeBytes: attachment.sizeBytes });
+    }
   });
 
   it("R-RC-5 another task's run key, a standing agent key and another company's key read 404", async () => {

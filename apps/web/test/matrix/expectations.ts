@@ -69,6 +69,7 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "issues.list": perm("issues:read"),
   "issues.get": perm("issues:read"),
   "issues.messages": perm("issues:read"),
+  "issues.attachments": perm("issues:read"),
   "issues.addMessage": perm("issues:write"),
   "issues.updateStatus": perm("issues:write"),
   // "assign and wake agents" is part of issues:write.

@@ -133,6 +133,12 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       checkResult: (data) => expect(data).toHaveProperty("messages"),
     }),
   },
+  "issues.attachments": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, issueId: world.auth.a.issue.id },
+      checkResult: (data) => expect(Array.isArray(data)).toBe(true),
+    }),
+  },
   "issues.addMessage": {
     prepare: ({ world, tag }) => {
       const body = `matrix ${tag}`;

@@ -171,6 +171,7 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
         contentType: "text/plain",
         bytes: [Buffer.from("matrix bytes\n")],
         uploadedByUserId: null,
+        actor: { type: "local_board", id: null },
       });
       return {
         params: { id: issueId, attachmentId: stored.id },

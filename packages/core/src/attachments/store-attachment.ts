@@ -12,11 +12,12 @@ import { link, lstat, mkdir, open, realpath, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
+import { recordActivity, type Actor } from "../runs/record-activity";
 import { decideAttachmentFileName } from "./file-name";
+import { DEFAULT_MAX_ATTACHMENT_BYTES } from "./limits";
 import { ATTACHMENTS_DIR } from "./stored-file";
 
-/** Default cap on one attachment (25 MiB): saved notes and sources, not build artefacts. */
-export const DEFAULT_MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+export { DEFAULT_MAX_ATTACHMENT_BYTES };
 
 export interface StoreAttachmentInput {
   companyId: string;
@@ -25,6 +26,8 @@ export interface StoreAttachmentInput {
   contentType: string | null | undefined;
   bytes: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
   uploadedByUserId: string | null;
+  /** Who attached it, for the activity row written with the attachment's row. */
+  actor: Actor;
   maxBytes?: number;
 }
 
@@ -75,19 +78,33 @@ export async function storeAttachment(db: PrismaClient, instanceRoot: string, in
     linked = true;
     await unlink(temp);
     await syncDirectory(dir);
-    const row = await db.issueAttachment.create({
-      data: {
-        id,
+    const sha256 = hash.digest("hex");
+    // The row and its activity entry commit together; the entry also announces the task's change
+    // (the live feed and the local render cache drop the task's page on it).
+    const row = await db.$transaction(async (tx) => {
+      const created = await tx.issueAttachment.create({
+        data: {
+          id,
+          companyId: input.companyId,
+          issueId: input.issueId,
+          fileName: name.fileName,
+          contentType,
+          sizeBytes: size,
+          sha256,
+          // Relative to the instance root: the form the reconstruction's hashes read (R-RC-3).
+          storagePath: path.posix.join(ATTACHMENTS_DIR, input.companyId, id),
+          uploadedByUserId: input.uploadedByUserId,
+        },
+      });
+      await recordActivity(tx, {
         companyId: input.companyId,
-        issueId: input.issueId,
-        fileName: name.fileName,
-        contentType,
-        sizeBytes: size,
-        sha256: hash.digest("hex"),
-        // Relative to the instance root: the form the reconstruction's hashes read (R-RC-3).
-        storagePath: path.posix.join(ATTACHMENTS_DIR, input.companyId, id),
-        uploadedByUserId: input.uploadedByUserId,
-      },
+        actor: input.actor,
+        action: "issue.attachment_added",
+        entityType: "issue",
+        entityId: input.issueId,
+        details: { attachmentId: id, fileName: created.fileName, sizeBytes: size, sha256 },
+      });
+      return created;
     });
     return { id: row.id, fileName: row.fileName, contentType: row.contentType, sizeBytes: Number(row.sizeBytes), sha256: row.sha256, createdAt: row.createdAt };
   } catch (error) {

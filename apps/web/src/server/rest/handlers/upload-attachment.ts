@@ -10,6 +10,7 @@
 //   503 instance_root_unknown  the console has no attachment store (COPYBACK_HOME unset)
 import { DEFAULT_MAX_ATTACHMENT_BYTES, attachmentTooLarge, storeAttachment } from "@copyback/core/attachments/store-attachment";
 import { attachmentStoreRoot } from "~/server/attachments/store-root";
+import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
 
@@ -30,6 +31,7 @@ export const uploadAttachmentRoute = restRoute({
       contentType: req.headers.get("content-type"),
       bytes: bodyChunks(req),
       uploadedByUserId: principal.kind === "board_user" ? principal.userId : null,
+      actor: actorOf(principal),
     });
     return Response.json({ ...stored, createdAt: stored.createdAt.toISOString() }, { status: 201, headers: { "cache-control": "no-store" } });
   },

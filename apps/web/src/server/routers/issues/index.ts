@@ -1,5 +1,6 @@
 import { addIssueMessage } from "./add-message";
 import { assignIssueAgent } from "./assign-agent";
+import { listIssueAttachments } from "./attachments";
 import { getIssue } from "./get";
 import { listIssues } from "./list";
 import { listIssueMessages } from "./messages";
@@ -10,6 +11,7 @@ export const issuesRouter = {
   list: listIssues,
   get: getIssue,
   messages: listIssueMessages,
+  attachments: listIssueAttachments,
   addMessage: addIssueMessage,
   updateStatus: updateIssueStatus,
   assignAgent: assignIssueAgent,

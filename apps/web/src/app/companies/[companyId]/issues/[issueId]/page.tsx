@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { cache } from "react";
 import { AgentPanel } from "~/components/agent/agent-panel";
+import { IssueAttachments } from "~/components/issues/attachments";
 import { Conversation } from "~/components/issues/conversation";
 import { IssueNotices } from "~/components/issues/issue-notices";
 import { IssueRuns } from "~/components/issues/issue-runs";
@@ -33,9 +34,10 @@ export default async function IssuePage({ params }: { params: Params }) {
   const { companyId, issueId } = await params;
   const caller = await serverCaller();
   const input = { companyId, issueId };
-  const [issue, messages, runs, latestRun, agents, recovery, can] = await Promise.all([
+  const [issue, messages, attachments, runs, latestRun, agents, recovery, can] = await Promise.all([
     pageCall(() => loadIssue(companyId, issueId)),
     pageCall(() => caller.issues.messages(input)),
+    pageCall(() => caller.issues.attachments(input)),
     pageCall(() => caller.runs.listForIssue(input)),
     pageCall(() => caller.runs.latestForIssue(input)),
     pageCall(() => caller.agents.list({ companyId })),
@@ -89,6 +91,22 @@ export default async function IssuePage({ params }: { params: Params }) {
               </p>
             ) : (
               <p className="mt-2 text-sm text-slate-500">No description.</p>
+            )}
+          </section>
+
+          <section aria-labelledby="attachments-title" className="card space-y-3 p-5">
+            <h2 id="attachments-title" className="text-sm font-semibold text-slate-900">
+              Attachments
+            </h2>
+            {attachments.ok ? (
+              <IssueAttachments
+                companyId={companyId}
+                issueId={issueId}
+                initial={attachments.data}
+                canWrite={canWrite}
+              />
+            ) : (
+              <p className="text-sm text-slate-500">{attachments.message}</p>
             )}
           </section>
 
