@@ -10,6 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
 import { createDefaultRegistry } from "../providers/index";
+import type { ReconstructWorkspaceInput } from "../recovery/operator/reconstruct-workspace";
 import { discardRetainedSandbox } from "../sandboxes/discard-sandbox";
 import { createExportHold, type ExportHold, type ExportHoldPlace } from "./export-hold";
 
@@ -45,4 +46,32 @@ export async function createDestroyedSource(db: PrismaClient, place: ExportHoldP
     { companyId: place.companyId, leaseId: source.leaseId, providerLeaseId: source.providerLeaseId, acknowledgedActionIds: [source.actionId], reason: "the sandbox is no longer needed", actor: { type: "local_board", id: null } },
   );
   return source;
+}
+
+/**
+ * A "Continue from saved sources" request for `source` as the console sends it (R-RC-2): its hold,
+ * run, lease and attachments, a description, one observed outcome, the task's current status
+ * version and a fresh request id; `overrides` change any part.
+ */
+export async function reconstructionRequestFor(
+  db: PrismaClient,
+  companyId: string,
+  source: DestroyedSource,
+  overrides: Partial<ReconstructWorkspaceInput> = {},
+): Promise<ReconstructWorkspaceInput> {
+  const issue = await db.issue.findUniqueOrThrow({ where: { id: source.issueId } });
+  return {
+    companyId,
+    issueId: source.issueId,
+    actor: { type: "user", id: null },
+    actionId: source.actionId,
+    sourceRunId: source.runId,
+    leaseId: source.leaseId,
+    attachmentIds: source.attachmentIds,
+    description: "Rebuild the README changes described in notes.md",
+    externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
+    sourceStatusVersion: issue.statusVersion,
+    requestId: `req-${randomUUID()}`,
+    ...overrides,
+  };
 }

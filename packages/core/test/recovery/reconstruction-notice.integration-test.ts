@@ -2,17 +2,16 @@
 // R-UI-2), read as the console reads it (holds.ts noticeActionsOf, core's deriveTaskNotice) on a
 // real PostgreSQL with real files: the discarded export hold of a real run, the intent recorded
 // by the real service, delivered or refused by the real delivery and claim.
-import { randomUUID } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { listOpenActionsForIssue, noticeActionsOf, openActionsByIssue } from "../../src/recovery/holds";
-import { reconstructWorkspace, type ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
+import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { CONTINUING_MESSAGE, FILES_GIVEN_UP_MESSAGE, RECONSTRUCTION_STOPPED_PREFIX, deriveTaskNotice, type TaskNotice } from "../../src/recovery/task-notice";
 import { claimQueuedRuns } from "../../src/runs/claim-runs";
-import { createDestroyedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
+import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";
 
@@ -30,23 +29,7 @@ afterAll(async () => {
 
 const deps = () => ({ db: db.prisma(), instanceRoot: home });
 
-async function request(source: DestroyedSource, overrides: Partial<ReconstructWorkspaceInput> = {}): Promise<ReconstructWorkspaceInput> {
-  const issue = await db.prisma().issue.findUniqueOrThrow({ where: { id: source.issueId } });
-  return {
-    companyId: place.companyId,
-    issueId: source.issueId,
-    actor: { type: "user", id: null },
-    actionId: source.actionId,
-    sourceRunId: source.runId,
-    leaseId: source.leaseId,
-    attachmentIds: source.attachmentIds,
-    description: "Rebuild the README changes described in notes.md",
-    externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
-    sourceStatusVersion: issue.statusVersion,
-    requestId: `req-${randomUUID()}`,
-    ...overrides,
-  };
-}
+const request = (source: DestroyedSource) => reconstructionRequestFor(db.prisma(), place.companyId, source);
 
 /** The task page's notice, as recovery.forIssue derives it. */
 async function notice(source: DestroyedSource): Promise<TaskNotice> {
