@@ -15,6 +15,7 @@ import { DomainError } from "../errors";
 import { recordActivity, type Actor } from "../runs/record-activity";
 import { decideAttachmentFileName } from "./file-name";
 import { DEFAULT_MAX_ATTACHMENT_BYTES } from "./limits";
+import type { AttachmentSummary } from "./read-attachment";
 import { ATTACHMENTS_DIR } from "./stored-file";
 
 export { DEFAULT_MAX_ATTACHMENT_BYTES };
@@ -31,14 +32,8 @@ export interface StoreAttachmentInput {
   maxBytes?: number;
 }
 
-export interface StoredAttachment {
-  id: string;
-  fileName: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-  createdAt: Date;
-}
+/** What an upload answers: the same summary the listing gives. */
+export type StoredAttachment = AttachmentSummary;
 
 export function attachmentTooLarge(maxBytes: number): DomainError {
   return new DomainError("too_large", "attachment_too_large", `The file is larger than ${formatMiB(maxBytes)}; attach a smaller file.`, { maxBytes });
