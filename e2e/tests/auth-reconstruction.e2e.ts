@@ -6,7 +6,7 @@
 // way (R-RC-1). A runtime manager then discards the sandbox on the Sandboxes page (the real
 // Discard, with its confirmed destruction receipt); the task's notice now offers Continue from
 // saved sources to them, never to a member. The manager selects the task's surviving attachment
-// (its bytes staged in the authenticated launcher's attachment store), describes the missing work
+// (uploaded on the task page into the launcher's attachment store), describes the missing work
 // and records an external action's outcome; a task that changed since the form opened is refused
 // inline and reloaded in place with nothing typed lost; the submission records one intent
 // (attachment hash, outcomes, the status version seen) and the notice says the task is continuing
@@ -16,19 +16,14 @@
 // agent (no replay: the old run, result and finalization are unchanged), the hold resolves and the
 // open page loses the notice; after a reload the task shows normal work, no form is offered again,
 // and the fresh session's result moves the task to review.
-// Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on) and E2E_AUTH_HOME
-// (its instance root, set by playwright.config.ts).
+// Needs E2E_AUTH_DATABASE_URL (the database the authenticated launcher runs on).
 import { expect, test } from "@playwright/test";
-import { createHash, randomUUID } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { ACME, databaseUrl, signedInPage, stageFailingExportRun, until, untilExportHoldRetained } from "./authenticated";
 
-const home = process.env.E2E_AUTH_HOME;
-
 test.describe("Continue from saved sources after a discarded sandbox", () => {
-  test.skip(!databaseUrl || !home, "E2E_AUTH_DATABASE_URL and E2E_AUTH_HOME are needed to stage the rehearsal environment and the attachment");
+  test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage the rehearsal environment");
 
   test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, the notice says it is continuing and another operator's open page loses the form live, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
     test.setTimeout(300_000);
@@ -38,17 +33,9 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       // --- a local environment with the rehearsal fault, an agent on it, a task and its run ---
       const marker = `reconstruct-${Date.now()}`;
       const { environmentId, agentId, issueId, runId } = await stageFailingExportRun(sql, marker, { agent: `Parser builder ${marker}`, task: `Build the parser ${marker}` });
-      // The surviving source: an attachment of the task, its bytes in the instance's attachment store.
-      const attachmentId = randomUUID();
+      // The surviving source: the task's design notes (attached below on the task page).
       const bytes = Buffer.from(`# Parser design (${marker})\n\nTokens, grammar, error recovery.\n`);
       const sha256 = createHash("sha256").update(bytes).digest("hex");
-      const storagePath = path.join("attachments", ACME, issueId, `${attachmentId}.md`);
-      await mkdir(path.dirname(path.join(home!, storagePath)), { recursive: true });
-      await writeFile(path.join(home!, storagePath), bytes);
-      await sql.query(
-        `INSERT INTO issue_attachments (id, company_id, issue_id, file_name, content_type, size_bytes, sha256, storage_path) VALUES ($1, $2, $3, 'parser-design.md', 'text/markdown', $4, $5, $6)`,
-        [attachmentId, ACME, issueId, bytes.length, sha256, storagePath],
-      );
 
       // --- three failing coordinator attempts, then the hold with the sandbox stopped and retained ---
       const exhausted = await untilExportHoldRetained(sql, runId);
@@ -57,6 +44,13 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       // --- R-RC-1: while the sandbox is retained, the export path is the way: no offer ---
       const manager = await signedInPage(browser, "linus@acme.test");
       await manager.goto(taskUrl);
+      // The surviving source is attached through the product: the task page's upload control
+      // (POST /api/issues/:id/attachments), its hash shown short in the list.
+      await manager.getByTestId("attachment-input").setInputFiles({ name: "parser-design.md", mimeType: "text/markdown", buffer: bytes });
+      await expect(manager.getByTestId("attachment").filter({ hasText: "parser-design.md" })).toContainText(sha256.slice(0, 12));
+      const stored = await sql.query<{ id: string; sha256: string; size_bytes: string; content_type: string }>(`SELECT id, sha256, size_bytes::text, content_type FROM issue_attachments WHERE issue_id = $1`, [issueId]);
+      expect(stored.rows).toEqual([{ id: expect.any(String), sha256, size_bytes: String(bytes.length), content_type: "text/markdown" }]);
+      const attachmentId = stored.rows[0]!.id;
       await expect(manager.getByTestId("recovery-notice")).toHaveAttribute("data-kind", "attention");
       await manager.getByTestId("recovery-details").locator("summary").click();
       await expect(manager.getByTestId("export-hold-details")).toHaveAttribute("data-kind", "retry_exhausted");
