@@ -33,17 +33,12 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
   const [status, setStatus] = useState<LiveConnectionStatus>("connecting");
   const [listeners] = useState(() => new Set<ChangeListener>());
   const visible = usePageVisible(HIDDEN_GRACE_MS);
-  // A stream that replaces an earlier one (back from the background, another company) may
-  // have missed changes in between.
-  const connectedBefore = useRef(false);
 
   useEffect(() => {
     if (!visible) {
       setStatus("paused");
       return;
     }
-    const resyncOnFirstReady = connectedBefore.current;
-    connectedBefore.current = true;
     const batcher = createRefreshBatcher({
       flush: (batch) => {
         if (batch.everything) void queryClient.invalidateQueries();
@@ -63,7 +58,12 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
         onResync: () => batcher.everything(),
         onStatus: setStatus,
       },
-      { resyncOnFirstReady },
+      // Every stream re-reads once it is subscribed, the first one too: a change committed after
+      // the page's server render (or its hydrated queries) and before this subscription existed
+      // would otherwise never reach the page (seen in the E2E suite: a run committing in that
+      // window left the header "In progress"). A stream that replaces an earlier one (back from
+      // the background, another company) may have missed changes in between for the same reason.
+      { resyncOnFirstReady: true },
     );
     return () => {
       connection.close();
