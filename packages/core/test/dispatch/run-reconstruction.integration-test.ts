@@ -15,7 +15,7 @@ import { createDefaultRegistry } from "../../src/providers/index";
 import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { claimQueuedRuns } from "../../src/runs/claim-runs";
-import { createDestroyedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
+import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
 import { submitResult } from "./dispatch-fixture";
 
@@ -41,22 +41,12 @@ afterAll(async () => {
 });
 
 async function delivered(source: DestroyedSource): Promise<string> {
-  const issue = await db.prisma().issue.findUniqueOrThrow({ where: { id: source.issueId } });
   const recorded = await reconstructWorkspace(
     { db: db.prisma(), instanceRoot: home },
-    {
-      companyId: place.companyId,
-      issueId: source.issueId,
-      actor: { type: "user", id: null },
-      actionId: source.actionId,
-      sourceRunId: source.runId,
-      leaseId: source.leaseId,
-      attachmentIds: source.attachmentIds,
-      description: "Rebuild the README changes described in notes.md",
+    await reconstructionRequestFor(db.prisma(), place.companyId, source, {
       externalActionOutcomes: [{ action: "opened a pull request", outcome: "performed", evidence: "PR #12" }],
-      sourceStatusVersion: issue.statusVersion,
       requestId: `run-${source.actionId}`,
-    },
+    }),
   );
   const outcome = await deliverReconstruction({ db: db.prisma(), instanceRoot: home }, recorded.intent.id);
   if (outcome.kind !== "delivered") throw new Error(`not delivered: ${JSON.stringify(outcome)}`);

@@ -20,7 +20,7 @@ import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstru
 import { claimQueuedRuns } from "../../src/runs/claim-runs";
 import { retryRun } from "../../src/runs/retry-run";
 import { STOP_ACKNOWLEDGEMENT_SCHEMA, STOP_RETENTION_SCHEMA } from "../../src/runs/run-stop-records";
-import { createDestroyedSource, createRetainedSource, createStoredAttachment, type DestroyedSource } from "../../src/testing/destroyed-source";
+import { createDestroyedSource, createRetainedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";
 
@@ -41,22 +41,8 @@ afterAll(async () => {
 
 const deps = () => ({ db: db.prisma(), instanceRoot: home });
 
-async function request(source: DestroyedSource, overrides: Partial<ReconstructWorkspaceInput> = {}): Promise<ReconstructWorkspaceInput> {
-  const issue = await db.prisma().issue.findUniqueOrThrow({ where: { id: source.issueId } });
-  return {
-    companyId: place.companyId,
-    issueId: source.issueId,
-    actor,
-    actionId: source.actionId,
-    sourceRunId: source.runId,
-    leaseId: source.leaseId,
-    attachmentIds: source.attachmentIds,
-    description: "Rebuild the README changes described in notes.md",
-    externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
-    sourceStatusVersion: issue.statusVersion,
-    requestId: `req-${randomUUID()}`,
-    ...overrides,
-  };
+function request(source: DestroyedSource, overrides: Partial<ReconstructWorkspaceInput> = {}): Promise<ReconstructWorkspaceInput> {
+  return reconstructionRequestFor(db.prisma(), place.companyId, source, { actor, ...overrides });
 }
 
 /** The rows reconstruction must never write: the old run, its result, its descriptor, its failed finalization, its lease. */
