@@ -190,6 +190,22 @@ describe("activity.list", () => {
     expect(new Set(seen).size).toBe(7);
   });
 
+  it("R-RC-3 names the task of a row about a recovery action by the issueId in its details, within the company only", async () => {
+    for (const [action, issueId] of [
+      ["recovery.reconstruction_recorded", w.issueA.id],
+      ["recovery.reconstruction_delivered", w.issueB.id],
+      ["recovery.reconstruction_withdrawn", "not-a-uuid"],
+    ] as const) {
+      await db().activityLog.create({
+        data: { companyId: w.companyA.id, actorType: "system", action, entityType: "issue_recovery_action", entityId: w.companyA.id, details: { issueId }, createdAt: new Date(Date.UTC(2030, 0, 1)) },
+      });
+    }
+    const { items } = await callerFor(db(), w.principals.member).activity.list({ companyId: w.companyA.id, limit: 3 });
+    const byAction = Object.fromEntries(items.map((i) => [i.action, i.issue?.identifier ?? null]));
+    // Another company's issue id in the details names nothing (the lookup is scoped to the viewer's company).
+    expect(byAction).toEqual({ "recovery.reconstruction_recorded": "ACME-1", "recovery.reconstruction_delivered": null, "recovery.reconstruction_withdrawn": null });
+  });
+
   it("reads another company as NOT_FOUND and refuses a malformed cursor", async () => {
     expect(
       (

@@ -61,11 +61,7 @@ export const listActivity = companyProcedure("activity:read")
         page.items.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!),
       ),
     ];
-    const issueIds = [
-      ...new Set(
-        page.items.filter((r) => r.entityType === "issue" && r.entityId).map((r) => r.entityId!),
-      ),
-    ];
+    const issueIds = [...new Set(page.items.map(activityIssueId).filter((id) => id !== null))];
     const [users, agents, issues] = await Promise.all([
       ctx.db.user.findMany({
         where: { id: { in: ids("user") } },
@@ -101,8 +97,7 @@ export const listActivity = companyProcedure("activity:read")
               : null,
           ),
         },
-        issue:
-          row.entityType === "issue" && row.entityId ? (issueById.get(row.entityId) ?? null) : null,
+        issue: issueById.get(activityIssueId(row) ?? "") ?? null,
       })),
       nextCursor: page.nextCursor,
     };
@@ -110,4 +105,17 @@ export const listActivity = companyProcedure("activity:read")
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The task an audit row is about: its entity when that is an issue, else the `issueId` its writer
+ * put in the details (recovery actions, reconstruction), so "... on ACME-12" names and links it.
+ * Looked up within the viewer's company only, like every other name on the page.
+ */
+export function activityIssueId(row: { entityType: string; entityId: string | null; details: unknown }): string | null {
+  if (row.entityType === "issue") return row.entityId;
+  const issueId = isRecord(row.details) ? row.details.issueId : undefined;
+  return typeof issueId === "string" && UUID.test(issueId) ? issueId : null;
 }
