@@ -96,6 +96,16 @@ export async function executeRun(deps: ExecuteRunDeps, claimed: ClaimedRunRef, s
   } catch (error) {
     // Last line of defence: a step threw past its own handling (a database outage, a bug).
     log.error({ runId: claimed.runId, err: error }, "run execution failed unexpectedly");
+    // R-FO-6: an accepted result keeps its own export path. Failing the run here would drop it and
+    // release its sandbox with the only copy of the work; instead this executor gives the run up
+    // with its lease bound, and the reconciler's finalization sweep, which sees that this process
+    // no longer executes it (controller-liveness.ts), finalizes the saved result. When even that
+    // cannot be read, nothing is written either: the sweeps judge the run from what is recorded.
+    const accepted = await run.hasAcceptedResult().catch(() => null);
+    if (accepted !== false) {
+      log.warn({ runId: claimed.runId, acceptedResult: accepted }, "run left to the reconciler: its accepted result (or whether it has one) outlives this executor's failure");
+      return;
+    }
     await run.settleFailure("dispatch_internal_error", `The worker could not complete the run: ${messageOf(error)}`);
   }
 }
@@ -454,6 +464,12 @@ class RunSteps {
       await this.#event("warn", "result.file_unpublished", `The result file could not be published: ${messageOf(error)}`, { code: codeOf(error, "result_publish_failed") });
       return `Its result file could not be published (${codeOf(error, "result_publish_failed")}).`;
     }
+  }
+
+  /** Whether the run has an accepted result (the last line of defence's question, R-FO-6). */
+  async hasAcceptedResult(): Promise<boolean> {
+    const accepted = await this.#deps.db.nativeRunResult.findFirst({ where: { runId: this.#claimed.runId, schemaStatus: "accepted" }, select: { id: true } });
+    return accepted !== null;
   }
 
   async #readRunState(runId: string): Promise<{ runStatus: string; acceptedResultId: string | null }> {

@@ -3,8 +3,10 @@
 // retried (R-RR-1); a lost reply to acquire, exec, exportWorkspace or stopLease leaves the run and
 // the lease where recovery can find them, never released or destroyed on a guess.
 import { describe, expect, it } from "vitest";
+import type { PrismaClient } from "@copyback/db/client";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { createFakeProvider } from "../../src/providers/fake/index";
+import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { publishRunResult } from "../../src/runs/publish-result";
 import { RESULT_DONE as DONE, RESULT_IN_REVIEW, readTree, useFakeFaultWorld } from "./dispatch-fixture";
 
@@ -171,5 +173,62 @@ describe("capabilities through executeRun", () => {
     expect(s.run).toMatchObject({ status: "failed", errorCode: "provider_capability_missing" });
     expect(noExec.calls.map((call) => call.op)).not.toContain("exec");
     expect(s.leases[0]?.status).toBe("released");
+  });
+});
+
+describe("the executor's last line of defence", () => {
+  /** The world's client, except that the executor's read of the run's status fails once it is armed (a terminated connection). */
+  function dbLosingStatusRead(armed: { on: boolean }): PrismaClient {
+    const db = world.db;
+    const heartbeatRun = new Proxy(db.heartbeatRun, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (key !== "findUnique" || typeof value !== "function") return value;
+        return (args: { select?: Record<string, unknown> }) => {
+          if (armed.on && args.select && Object.keys(args.select).join() === "status") {
+            armed.on = false;
+            return Promise.reject(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }));
+          }
+          return (value as (a: unknown) => unknown).call(target, args);
+        };
+      },
+    });
+    return new Proxy(db, { get: (target, key, receiver) => (key === "heartbeatRun" ? heartbeatRun : Reflect.get(target, key, receiver)) });
+  }
+
+  it("R-FO-6 a database failure after the result was accepted does not fail the run: the lease stays bound and the finalization sweep commits the saved result", async () => {
+    const task = await world.task({ provider: "fake" });
+    const armed = { on: false };
+    world.scriptFake(() => {
+      armed.on = true; // the agent's turn is over once this returns; the status read after it fails
+      return { files: { "b.txt": "b\n" }, resultFile: DONE };
+    });
+    const runId = await world.runOnce(task, { deps: { db: dbLosingStatusRead(armed) } });
+    const left = await world.state(runId);
+    expect(armed.on).toBe(false);
+    expect(left.run.status).toBe("running");
+    expect(left.coordinator).toMatchObject({ phase: "result_accepted" });
+    expect(left.leases.map((lease) => lease.status)).toEqual(["active"]);
+    expect(await world.db.issueRecoveryAction.count({ where: { issueId: task.issueId } })).toBe(0);
+
+    const sweep = finalizationSweep({ ...world.deps(), executesHere: () => false });
+    expect(await sweep.handle({ runId, companyId: task.companyId })).toBe("committed");
+    const done = await world.state(runId);
+    expect(done.run.status).toBe("succeeded");
+    expect(done.issue.status).toBe("done");
+    expect(await readTree(task.hostPath)).toEqual({ "b.txt": { type: "file", content: "b\n" } });
+  });
+
+  it("a database failure before any result still fails the run as before (dispatch_internal_error)", async () => {
+    const task = await world.task({ provider: "fake" });
+    const armed = { on: false };
+    world.scriptFake(() => {
+      armed.on = true;
+      return { files: { "b.txt": "b\n" }, exitCode: 0 };
+    });
+    const runId = await world.runOnce(task, { deps: { db: dbLosingStatusRead(armed) } });
+    const s = await world.state(runId);
+    expect(s.run).toMatchObject({ status: "failed", errorCode: "dispatch_internal_error" });
+    expect(await readTree(task.hostPath)).toEqual({});
   });
 });
