@@ -10,7 +10,11 @@ import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
 import type { NoticeAction } from "./task-notice";
 
-export const RECONSTRUCTION_REFUSAL_ACTIVITIES = ["recovery.reconstruction_cancelled", "recovery.reconstruction_withdrawn"] as const;
+/** The activity a refusal at delivery writes (reconstruction/deliver-intent.ts). */
+export const RECONSTRUCTION_CANCELLED_ACTIVITY = "recovery.reconstruction_cancelled";
+/** The activity a refusal at claim or provider handoff writes (reconstruction/dispatch-gate.ts). */
+export const RECONSTRUCTION_WITHDRAWN_ACTIVITY = "recovery.reconstruction_withdrawn";
+export const RECONSTRUCTION_REFUSAL_ACTIVITIES = [RECONSTRUCTION_CANCELLED_ACTIVITY, RECONSTRUCTION_WITHDRAWN_ACTIVITY] as const;
 
 export type ReconstructionState = NonNullable<NoticeAction["reconstruction"]>;
 

@@ -3,7 +3,8 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attachmentPath, hashStoredAttachment } from "./attachment-bytes";
+import { attachmentPath } from "../../attachments/stored-file";
+import { hashStoredAttachment } from "./attachment-bytes";
 
 let root = "";
 beforeAll(async () => {

@@ -6,9 +6,6 @@
 import { createHash } from "node:crypto";
 import { openStoredAttachment } from "../../attachments/stored-file";
 
-// The store's one path rule lives with the attachment service; re-exported for this module's callers.
-export { attachmentPath } from "../../attachments/stored-file";
-
 export interface StoredBytes {
   sha256: string;
   sizeBytes: number;

@@ -23,6 +23,7 @@ import { hashStoredAttachments, type StoredBytes } from "./attachment-bytes";
 import { reconstructionAuthority, reconstructionContext } from "./authority";
 import { readAttachmentHashes } from "./intent-document";
 import { loadReconstructionSnapshot, RECONSTRUCTION_RESOLUTION_SCHEMA } from "./load-snapshot";
+import { RECONSTRUCTION_CANCELLED_ACTIVITY } from "../reconstruction-state";
 
 export const RECONSTRUCTED_OUTCOME = "reconstructed";
 
@@ -138,7 +139,7 @@ async function cancelIntent(tx: TransactionClient, intent: ReconstructionIntent,
   await recordActivity(tx, {
     companyId: intent.companyId,
     actor: SYSTEM_ACTOR,
-    action: "recovery.reconstruction_cancelled",
+    action: RECONSTRUCTION_CANCELLED_ACTIVITY,
     entityType: "issue_recovery_action",
     entityId: intent.recoveryActionId,
     details: { issueId: intent.issueId, intentId: intent.id, code, message },

@@ -13,6 +13,7 @@ import { reopenAfterReconstructionRefusal } from "../actions";
 import { readReconstructionAuthority, reconstructionContext } from "./authority";
 import { requestOfIntent, storedBytesOfIntent } from "./deliver-intent";
 import { loadReconstructionSnapshot } from "./load-snapshot";
+import { RECONSTRUCTION_WITHDRAWN_ACTIVITY } from "../reconstruction-state";
 
 export type GateOutcome =
   | { kind: "ordinary" }
@@ -52,7 +53,7 @@ export async function withdrawReconstruction(tx: TransactionClient, input: { int
   await recordActivity(tx, {
     companyId: intent.companyId,
     actor: SYSTEM_ACTOR,
-    action: "recovery.reconstruction_withdrawn",
+    action: RECONSTRUCTION_WITHDRAWN_ACTIVITY,
     entityType: "issue_recovery_action",
     entityId: intent.recoveryActionId,
     details: { issueId: intent.issueId, intentId: intent.id, runId: input.runId, code: input.code, message: input.message, holdReopened: reopened },
