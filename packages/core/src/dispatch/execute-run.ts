@@ -468,21 +468,22 @@ class RunSteps {
 
   /** Whether the run has an accepted result (the last line of defence's question, R-FO-6). */
   async hasAcceptedResult(): Promise<boolean> {
-    const accepted = await this.#deps.db.nativeRunResult.findFirst({ where: { runId: this.#claimed.runId, schemaStatus: "accepted" }, select: { id: true } });
-    return accepted !== null;
+    return (await this.#acceptedResultId(this.#claimed.runId)) !== null;
   }
 
   async #readRunState(runId: string): Promise<{ runStatus: string; acceptedResultId: string | null }> {
     // Two independent reads side by side (one round trip of waiting before finalization, not two).
-    const [run, accepted] = await Promise.all([
+    const [run, acceptedResultId] = await Promise.all([
       this.#deps.db.heartbeatRun.findUnique({ where: { id: runId }, select: { status: true } }),
-      this.#deps.db.nativeRunResult.findFirst({
-        where: { runId, schemaStatus: "accepted" },
-        select: { id: true },
-        orderBy: { createdAt: "asc" },
-      }),
+      this.#acceptedResultId(runId),
     ]);
-    return { runStatus: run?.status ?? "missing", acceptedResultId: accepted?.id ?? null };
+    return { runStatus: run?.status ?? "missing", acceptedResultId };
+  }
+
+  /** The run's first accepted result, or null. */
+  async #acceptedResultId(runId: string): Promise<string | null> {
+    const accepted = await this.#deps.db.nativeRunResult.findFirst({ where: { runId, schemaStatus: "accepted" }, select: { id: true }, orderBy: { createdAt: "asc" } });
+    return accepted?.id ?? null;
   }
 
   async #finalize(context: ReadyRunContext, started: number): Promise<void> {
