@@ -282,6 +282,27 @@ describe("the torture checker", () => {
     expect(kinds(resolved, merge(7, R3, 100, null))).toContain("uncommitted_write");
   });
 
+  it("the files a fake run published under the lock before its worker (and so its sandbox) died are in flight while it retries", () => {
+    // Seen in CI (seed 160314899): killed mid-merge, attested, the attested copyback found no sandbox.
+    const lost = () => {
+      const s = cleanState();
+      s.runs.push({ id: R3, issueId: ISSUE, status: "running", provider: "fake" });
+      s.acceptedResults.push({ runId: R3 });
+      s.coordinators.push({ runId: R3, phase: "retryable_failure", committedAt: null, failureCode: "provider_sandbox_missing" });
+      s.host[WS]![`${DIR}/fake-${R3}.txt`] = { kind: "file", sha256: "partial", token: R3 };
+      return s;
+    };
+    const verdict = check(merge(7, R3, 100, null), lost());
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.relaxed).toMatchObject({ fake_sandbox_lost: 1, held_run_partial_write: 1 });
+    // Without an observed locked write the bytes are an uncommitted writer.
+    expect(kinds(lost())).toEqual(["uncommitted_write"]);
+    // A local run is never relaxed: its sandbox is on disk.
+    const local = lost();
+    local.runs[local.runs.length - 1] = { ...local.runs[local.runs.length - 1]!, provider: "local" };
+    expect(kinds(local, merge(7, R3, 100, null))).toContain("uncommitted_write");
+  });
+
   it("every violation kind has a test above", () => {
     expect(VIOLATION_KINDS.length).toBe(22);
   });

@@ -168,6 +168,10 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
   const accepted = new Set(final.acceptedResults.map((r) => r.runId));
   const openHolds = (runId: string) => final.actions.filter((a) => a.runId === runId && OPEN.has(a.status));
   const succeededOps = (runId: string) => final.finalizeOps.filter((o) => o.runId === runId && o.status === "succeeded");
+  const fakeSandboxLost = (runId: string) => {
+    const run = runs.get(runId);
+    return run?.provider === "fake" && (run.errorCode === "provider_sandbox_missing" || coordinators.get(runId)?.failureCode === "provider_sandbox_missing");
+  };
 
   // 2. Every accepted result: committed exactly once, or held by exactly one open action of the right cause.
   for (const runId of accepted) {
@@ -187,7 +191,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
       for (const hold of holds) if (!RESULT_HOLD_CAUSES.has(hold.cause)) add("hold_wrong_cause", `run ${runId} is held with cause ${hold.cause}`, runId);
       continue;
     }
-    if (run?.provider === "fake" && (run.errorCode === "provider_sandbox_missing" || coordinator?.failureCode === "provider_sandbox_missing")) {
+    if (fakeSandboxLost(runId)) {
       bump(relaxed, "fake_sandbox_lost");
       continue;
     }
@@ -209,8 +213,12 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
   // copyback commits them exactly). Those bytes are in flight, not an uncommitted writer: counted
   // as `held_run_partial_write` while the hold is open. Without an observed locked write, or once
   // the hold is gone, they stay `uncommitted_write`.
+  // The same holds for a fake run whose sandbox died with its worker after such a write (the
+  // attested copyback then finds no sandbox and retries, `fake_sandbox_lost` above): a real
+  // provider's sandbox outlives its controller and the retry would commit those bytes.
   const wroteUnderLock = new Set(intervals.map((i) => i.runId).filter((id): id is string => id !== null));
-  const inFlight = new Set([...accepted].filter((id) => !committedIds.has(id) && wroteUnderLock.has(id) && openHolds(id).some((h) => RESULT_HOLD_CAUSES.has(h.cause))));
+  const resultHeld = (id: string) => openHolds(id).some((h) => RESULT_HOLD_CAUSES.has(h.cause));
+  const inFlight = new Set([...accepted].filter((id) => !committedIds.has(id) && wroteUnderLock.has(id) && (resultHeld(id) || fakeSandboxLost(id))));
   const heldInFlight = (kind: ViolationKind, got: HostEntry) => kind === "uncommitted_write" && got.kind === "file" && got.token !== null && inFlight.has(got.token);
   const knownHashes = new Set<string>();
   const slotsByIssue = new Map(final.slots.map((s) => [s.issueId, s]));
