@@ -286,7 +286,7 @@ describe("the torture checker", () => {
     // Seen in CI (seed 160314899): killed mid-merge, attested, the attested copyback found no sandbox.
     const lost = () => {
       const s = cleanState();
-      s.runs.push({ id: R3, issueId: ISSUE, status: "running", provider: "fake" });
+      s.runs.push({ id: R3, issueId: ISSUE, status: "running", errorCode: null, provider: "fake" });
       s.acceptedResults.push({ runId: R3 });
       s.coordinators.push({ runId: R3, phase: "retryable_failure", committedAt: null, failureCode: "provider_sandbox_missing" });
       s.host[WS]![`${DIR}/fake-${R3}.txt`] = { kind: "file", sha256: "partial", token: R3 };
