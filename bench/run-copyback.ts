@@ -45,7 +45,7 @@
 //
 // Options: --files=N (default 10,000), --mib=N (default 200), --runs=N (default 1), --keep,
 // --timeline (each run's events after result.accepted, with their offsets and the largest RSS
-// sampled since the event before).
+// sampled since the event before), --profile=DIR (a V8 CPU profile of each run's executeRun).
 // --large: a 5 GiB / 199,000-file workspace (199,540 entries: the archive limit is 200,000) and
 // only (a) and (b), with the peak RSS against the 512 MiB target (issue 14) as PASS/MISS.
 // The agents run without bubblewrap (isolation "none") so that (b)'s agent can read the source
@@ -53,6 +53,7 @@
 import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { Session } from "node:inspector";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -92,6 +93,8 @@ const WARMUP = (() => {
 })();
 const KEEP = process.argv.includes("--keep");
 const TIMELINE = process.argv.includes("--timeline");
+/** --profile=DIR: a V8 CPU profile of this process over each run (executeRun), one file per run. */
+const PROFILE_DIR = process.argv.find((a) => a.startsWith("--profile="))?.slice("--profile=".length);
 const RESULT = JSON.stringify({ schema: "copyback.run-result.v1", outcome: "in_review", summary: "Benchmark turn." });
 const submit = `printf '%s' '${RESULT}' > "$COPYBACK_RESULT_FILE"`;
 /**
@@ -149,6 +152,24 @@ class CpuSampler {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+/** The inspector's CPU profiler over this process (the main thread; writer threads are not in it). */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 200 });
+  await post("Profiler.start");
+  return {
+    async stop(file) {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      session.disconnect();
+      await mkdir(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+    },
+  };
 }
 
 interface RunFigure {
@@ -212,7 +233,9 @@ async function main(): Promise<void> {
       const claimed = await claimQueuedRuns(db, { limit: 1, controller });
       const mine = claimed.find((c) => c.runId === runId);
       if (!mine) throw new Error(`run ${runId} was not claimed`);
+      const profiler = PROFILE_DIR ? await startProfile() : null;
       await executeRun(deps, mine, new AbortController().signal);
+      if (profiler) await profiler.stop(path.join(PROFILE_DIR as string, `run-${issues}.cpuprofile`));
       const runPeakMiB = highWaterMiB();
       const status = (await db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status;
       const events = await db.runEvent.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
