@@ -41,6 +41,12 @@ export const PROVIDER_CAPABILITIES = [
    * fake) do not advertise it.
    */
   "autoDeletePolicy",
+  /**
+   * R-RC-5 (optional): place read-only input files (a reconstruction's saved sources) in a sandbox,
+   * OUTSIDE its exported workspace, at paths the agent can read without any network. Without it the
+   * agent is only given each attachment's contentUrl (which needs the console's network).
+   */
+  "placeInputs",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -191,6 +197,29 @@ export interface SandboxSentinel {
   createdAt: string;
 }
 
+/**
+ * R-RC-5: one input file for placeInputs. `relativePath` is `<folder>/<file name>` below the
+ * sandbox's inputs directory (two safe components, see input-paths.ts; the provider checks it
+ * again). `open` is called once, when the provider is ready to write it; the stream ERRORS (never
+ * ends) when the caller's verification of the bytes fails, and the provider must then place none
+ * of the inputs.
+ */
+export interface SandboxInput {
+  relativePath: string;
+  sizeBytes: number;
+  open(): Promise<Readable>;
+}
+
+/** Where placeInputs put the files: absolute paths exactly as the agent's process sees them. */
+export interface PlacedInputs {
+  /** The inputs directory (read-only for the agent where the provider can enforce it). */
+  directory: string;
+  /** One path per input, in the order given. */
+  paths: string[];
+  /** Whether the agent is kept from changing them (local: under bubblewrap; fake: no real agent). */
+  readOnly: boolean;
+}
+
 export type SandboxState = "running" | "stopped" | "missing" | "unknown";
 
 /** R-DT-1: the auto-delete policy as the provider's record says it, read back after disabling it. */
@@ -237,6 +266,12 @@ export interface EnvironmentProvider {
   writeWorkspaceSentinel?(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void>;
   /** R-DT-2: the sentinel the sandbox holds, or null when it has none (a legacy allocation). */
   readWorkspaceSentinel?(lease: LeaseHandle): Promise<SandboxSentinel | null>;
+  /**
+   * R-RC-5 (capability `placeInputs`): replaces the sandbox's inputs with exactly `inputs`, all or
+   * nothing (a failed or refused stream leaves no input placed). Never inside the exported
+   * workspace: inputs are never copied back to the host. A later seedWorkspace removes them.
+   */
+  placeInputs?(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs>;
   /** R-DT-1 (capability `autoDeletePolicy`): asks the provider to never delete this sandbox on its own. */
   disableAutoDelete?(lease: LeaseHandle): Promise<void>;
   /** R-DT-1: a fresh read of the provider's record of this sandbox's auto-delete policy. */

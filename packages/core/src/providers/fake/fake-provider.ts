@@ -20,12 +20,15 @@ import {
   type ExportOptions,
   type Inspection,
   type LeaseHandle,
+  type PlacedInputs,
   type ProviderCapability,
   type SandboxIdentity,
+  type SandboxInput,
   type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
 } from "../types";
+import { checkInputPaths } from "../input-paths";
 import { faultsFromConfig, parseFakeConfig, type FakeTurnConfig } from "./config";
 import { FakeFaults, type FakeOperation } from "./faults";
 import { fakeDeltaExport, seedHashCache, type FakeHashCache } from "./delta-export";
@@ -49,6 +52,8 @@ export interface FakeSandbox {
   autoDelete?: "enabled" | "disabled";
   /** The delta export's "stat cache" (delta-export.ts), recorded by the seed. */
   hashCache?: FakeHashCache;
+  /** R-RC-5: placeInputs' files by the absolute path the agent is told (outside the workspace); cleared by a seed. */
+  inputs?: Map<string, Uint8Array>;
 }
 
 /** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
@@ -70,6 +75,8 @@ export interface FakeExecContext {
   request: ExecRequest;
   /** The sandbox's workspace; a script may also change it directly. */
   workspace: FakeWorkspace;
+  /** R-RC-5: the placed inputs, by the path the agent was told (read-only: a copy). */
+  inputs: ReadonlyMap<string, Uint8Array>;
   signal: AbortSignal;
 }
 
@@ -118,6 +125,9 @@ export interface FakeProvider extends EnvironmentProvider {
 }
 
 const providerLeaseIdOf = (leaseId: string) => `fake-${leaseId}`;
+
+/** R-RC-5: where a fake sandbox's inputs "are" (no file system: the paths name placeInputs' entries). */
+export const fakeInputsDirectory = (providerLeaseId: string) => `/copyback-fake/${providerLeaseId}/inputs`;
 
 export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvider {
   const pluginId = options.pluginId ?? "builtin.fake";
@@ -245,6 +255,29 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         sandbox.workspace.clear();
         for (const [path, entry] of seeded) sandbox.workspace.set(path, entry);
         sandbox.hashCache = seedHashCache(sandbox.workspace);
+        // R-RC-5: an earlier run's inputs are not this run's.
+        delete sandbox.inputs;
+      });
+    },
+
+    placeInputs(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs> {
+      return call("placeInputs", lease.leaseId, async () => {
+        const sandbox = sandboxOf(lease);
+        checkInputPaths(inputs.map((i) => i.relativePath));
+        const directory = fakeInputsDirectory(lease.providerLeaseId);
+        // Read in full first, then committed at once: a stream that errors leaves no input placed.
+        const staged = new Map<string, Uint8Array>();
+        for (const input of inputs) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of await input.open()) chunks.push(Buffer.from(chunk as Uint8Array));
+          const bytes = Buffer.concat(chunks);
+          if (bytes.length !== input.sizeBytes) {
+            throw new DomainError("conflict", "provider_input_incomplete", `The input ${input.relativePath} has ${bytes.length} bytes, not ${input.sizeBytes}.`);
+          }
+          staged.set(`${directory}/${input.relativePath}`, bytes);
+        }
+        sandbox.inputs = staged;
+        return { directory, paths: [...staged.keys()], readOnly: true };
       });
     },
 
@@ -360,7 +393,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       else request.signal?.addEventListener("abort", () => resolve("cancelled"), { once: true });
     });
     try {
-      const outcome = await Promise.race([script({ lease, request, workspace: sandbox.workspace, signal: controller.signal }), stopped]);
+      const outcome = await Promise.race([script({ lease, request, workspace: sandbox.workspace, inputs: new Map(sandbox.inputs ?? []), signal: controller.signal }), stopped]);
       if (outcome === "timeout") return { ...base, signal: "SIGKILL", timedOut: true };
       if (outcome === "cancelled") return { ...base, signal: "SIGKILL", cancelled: true };
       if (outcome.files) applyChanges(sandbox.workspace, outcome.files);

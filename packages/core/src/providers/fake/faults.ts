@@ -26,6 +26,7 @@ export const FAKE_OPERATIONS = [
   "readWorkspaceSentinel",
   "disableAutoDelete",
   "readAutoDeletePolicy",
+  "placeInputs",
 ] as const;
 export type FakeOperation = (typeof FAKE_OPERATIONS)[number];
 

@@ -13,6 +13,8 @@ export interface BubblewrapMounts {
   instanceRoot: string;
   workspace: string;
   agentDir: string;
+  /** R-RC-5: the sandbox's inputs directory when it has one, bound read-only at the same path. */
+  inputsDir?: string | null;
   cwd: string;
   allowNetwork: boolean;
 }
@@ -31,6 +33,7 @@ export function bubblewrapArgs(m: BubblewrapMounts, argv: readonly string[]): st
     "--tmpfs", m.instanceRoot,
     "--bind", m.workspace, m.workspace,
     "--bind", m.agentDir, m.agentDir,
+    ...(m.inputsDir ? ["--ro-bind", m.inputsDir, m.inputsDir] : []),
     "--unshare-pid",
     ...(m.allowNetwork ? [] : ["--unshare-net"]),
     "--die-with-parent",

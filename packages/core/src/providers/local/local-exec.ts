@@ -15,6 +15,7 @@ import { DEFAULT_RESOURCE_LIMITS, describeLimits, limitFromExit, planLimits, typ
 import { agentEnvironment, resolveCwd } from "./exec-environment";
 import { KILL_GRACE_MS, killLeftovers, recordState, terminateRecords } from "./process-group";
 import { takeResultFile } from "./result-file";
+import { inputsDirectoryOf } from "./sandbox-inputs";
 import type { SandboxLayout } from "./sandbox-layout";
 import { exists, updateProcesses, type ProcessRecord, type SandboxIdentityRecord } from "./sandbox-records";
 import { spawnGroup } from "./spawn-group";
@@ -44,7 +45,9 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
 
   const env = agentEnvironment({ path: ctx.searchPath, workspace: layout.workspace, resultFile: layout.resultFile, extra: request.env });
   const isolated = ctx.bwrap !== null;
-  const mounts = { instanceRoot: ctx.instanceRoot, workspace: layout.workspace, agentDir: layout.agentDir, cwd, allowNetwork: ctx.identity.allowNetwork };
+  // R-RC-5: placed inputs are seen at the path the agent was told, read-only.
+  const inputsDir = await inputsDirectoryOf(layout);
+  const mounts = { instanceRoot: ctx.instanceRoot, workspace: layout.workspace, agentDir: layout.agentDir, inputsDir, cwd, allowNetwork: ctx.identity.allowNetwork };
   // Resource limits (resource-limits.ts): rlimits by prlimit inside the sandbox, memory and
   // process counts by this exec's own cgroups where writable (joined before anything starts).
   const limits = ctx.identity.limits ?? DEFAULT_RESOURCE_LIMITS;

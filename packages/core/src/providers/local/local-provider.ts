@@ -31,7 +31,9 @@ import {
   type ExportStream,
   type Inspection,
   type LeaseHandle,
+  type PlacedInputs,
   type SandboxIdentity,
+  type SandboxInput,
   type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
@@ -55,6 +57,7 @@ import {
   writeRecord,
   type SandboxIdentityRecord,
 } from "./sandbox-records";
+import { placeLocalInputs, removeInputs } from "./sandbox-inputs";
 import { readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
 
 export type LocalIsolation = "auto" | "bubblewrap" | "none";
@@ -304,6 +307,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     }
     // The old stat cache describes files about to be replaced: gone before anything changes.
     await removeStatCache(layout.statCacheFile);
+    // R-RC-5: an earlier run's inputs are not this run's (placeInputs gives a run its own, after the seed).
+    await removeInputs(layout);
     // Validation reads a file twice (validate, then extract what was validated): spool it privately.
     const file = join(layout.control, `seed-${randomBytes(6).toString("hex")}.tar`);
     const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
@@ -327,6 +332,17 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
       await handle.close().catch(() => undefined);
       await rm(file, { force: true });
     }
+  }
+
+  /** R-RC-5 (capability `placeInputs`): sandbox-inputs.ts; not under a running agent, like a seed. */
+  async function placeInputs(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs> {
+    const { layout, record } = await openSandbox(lease);
+    await realWorkspace(layout);
+    const states = await Promise.all((await readProcesses(layout.processesFile)).map((r) => recordState(r)));
+    if (states.some((state) => state !== "dead")) {
+      throw new DomainError("conflict", "provider_sandbox_busy", `Processes of lease ${lease.leaseId} are still running; its inputs are not replaced.`);
+    }
+    return placeLocalInputs(layout, inputs, record.isolation === "bubblewrap");
   }
 
   /** Stops every recorded process group; true when none of them is known to run any more. */
@@ -446,6 +462,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     exportDelta,
     salvageExport,
     seedWorkspace,
+    placeInputs,
     stopLease,
     resume,
     destroy,

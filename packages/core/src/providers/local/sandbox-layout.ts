@@ -6,8 +6,9 @@
 //       identity.json  processes.json  stopped.json
 //       stat-cache.bin                                    the delta export's stat cache (stat-cache.ts)
 //       agent/result.json                                 COPYBACK_RESULT_FILE, outside the export
+//       inputs/<attachmentId>/<file name>                 R-RC-5: a reconstruction's saved sources, outside the export
 // Under bubblewrap the agent can write only workspace/ and control/agent/: it can neither read
-// nor forge the identity, the sentinel or the process records.
+// nor forge the identity, the sentinel or the process records; it reads control/inputs/ read-only.
 import { join } from "node:path";
 import { DomainError } from "../../errors";
 
@@ -24,6 +25,8 @@ export interface SandboxLayout {
   statCacheFile: string;
   agentDir: string;
   resultFile: string;
+  /** R-RC-5: placeInputs' files (sandbox-inputs.ts); never exported, removed by the next seed. */
+  inputsDir: string;
 }
 
 /** Lease ids become directory names: nothing that could leave the sandboxes directory. */
@@ -54,5 +57,6 @@ export function sandboxLayout(instanceRoot: string, providerLeaseId: string): Sa
     statCacheFile: join(control, "stat-cache.bin"),
     agentDir,
     resultFile: join(agentDir, "result.json"),
+    inputsDir: join(control, "inputs"),
   };
 }
