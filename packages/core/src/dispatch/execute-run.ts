@@ -46,7 +46,10 @@ import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-co
 import { requeueRun } from "./requeue-run";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
+import type { ReconstructionContext } from "../recovery/reconstruction/authority";
 import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
+import { placeReconstructionSources, type SourcesPlacement } from "../recovery/reconstruction/place-sources";
+import type { DeliveredReconstructionContext } from "../recovery/reconstruction/sandbox-sources";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
 import type { StopRequestRecord } from "../runs/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
@@ -118,8 +121,8 @@ class RunSteps {
   /** The lease bound to the run as soon as it is acquired (the file-recovery pin names it, R-FO-1). */
   #boundLeaseId: string | null = null;
   #leaseReleased = false;
-  /** The reconstruction context the handoff's recheck admitted (R-RC-5), or null for an ordinary run. */
-  #reconstruction: object | null = null;
+  /** The reconstruction context the agent is told (R-RC-5: admitted at the handoff, its sources placed), or null for an ordinary run. */
+  #reconstruction: DeliveredReconstructionContext | null = null;
 
   constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
     this.#deps = deps;
@@ -165,14 +168,10 @@ class RunSteps {
       ? await withTransaction(db, (tx) => reconstructionGate(tx, { runId: context.runId, stage: "handoff", instanceRoot: this.#deps.instanceRoot }))
       : ({ kind: "ordinary" } as const);
     if (gate.kind === "reject") {
-      const message = `The reconstruction's run stopped before its provider handoff (${gate.code}): ${gate.message}`;
-      await this.#event("warn", "run.rejected", message, { code: gate.code, intentId: gate.intentId });
-      await this.settleFailure(gate.code, message);
-      const { intentId } = gate;
-      if (intentId) await withTransaction(db, (tx) => withdrawReconstruction(tx, { intentId, runId: context.runId, code: gate.code, message }));
+      await this.#refuseReconstruction(context.runId, gate.intentId, gate.code, `The reconstruction's run stopped before its provider handoff (${gate.code}): ${gate.message}`);
       return;
     }
-    this.#reconstruction = gate.kind === "admit" ? gate.context : null;
+    const admitted = gate.kind === "admit" ? gate.context : null;
 
     // 1. The environment lease. A busy lease is waited for briefly, then the run is requeued.
     const acquired = await waitForLease(
@@ -245,6 +244,10 @@ class RunSteps {
       return;
     }
 
+    // R-RC-5: a reconstruction's saved sources, verified byte for byte against its intent and
+    // placed in the sandbox outside the exported workspace (no network needed, never copied back).
+    if (admitted && !(await this.#placeSources(context, handle, plugin, admitted))) return;
+
     // 3. The agent's turn (not even started when a Stop came first).
     const early = watch.requested();
     if (early) {
@@ -303,6 +306,47 @@ class RunSteps {
       throw new DomainError("conflict", "prepared_workspace_mismatch", "The prepared workspace names another sandbox than the run's lease.");
     }
     requireCapability(plugin, "exec");
+  }
+
+  /**
+   * R-RC-5: places the admitted reconstruction's sources (recovery/reconstruction/place-sources.ts)
+   * and keeps the context the agent is told. False when the run was settled here: bytes that no
+   * longer match the intent refuse the run as the handoff recheck does; a provider failure fails it.
+   */
+  async #placeSources(context: ReadyRunContext, handle: LeaseHandle, plugin: EnvironmentProvider, admitted: ReconstructionContext): Promise<boolean> {
+    let placement: SourcesPlacement;
+    try {
+      placement = await placeReconstructionSources(this.#deps, { companyId: context.companyId, issueId: context.issueId, context: admitted, plugin, lease: handle });
+    } catch (error) {
+      await this.#providerFailure("reconstruction_sources_unplaced", "The reconstruction's saved sources could not be placed in the sandbox", error);
+      return false;
+    }
+    if (placement.kind === "refused") {
+      const message = `The reconstruction's run stopped before its agent started (${placement.code}): ${placement.message} Nothing was placed in the sandbox.`;
+      await this.#refuseReconstruction(context.runId, admitted.intentId, placement.code, message, { attachmentId: placement.attachmentId });
+      return false;
+    }
+    this.#reconstruction = placement.context;
+    const sources = placement.context.sources;
+    await this.#event(
+      "info",
+      placement.kind === "placed" ? "reconstruction.sources_placed" : "reconstruction.sources_by_url",
+      placement.kind === "placed"
+        ? `The ${admitted.attachments.length} saved source(s), verified against the intent, were placed in the sandbox outside its workspace (${"directory" in sources ? sources.directory : ""}).`
+        : `The saved sources were not placed in the sandbox: ${"reason" in sources ? sources.reason : ""}`,
+      { intentId: admitted.intentId, sources: { ...sources }, attachmentIds: admitted.attachments.map((a) => a.attachmentId) },
+    );
+    return true;
+  }
+
+  /**
+   * R-RC-5: a reconstruction's run refused (at its handoff recheck, or because its sources no longer
+   * match): the run is settled like any setup failure and the decision withdrawn (its hold reopens).
+   */
+  async #refuseReconstruction(runId: string, intentId: string | null, code: string, message: string, payload: Prisma.InputJsonObject = {}): Promise<void> {
+    await this.#event("warn", "run.rejected", message, { ...payload, code, intentId });
+    await this.settleFailure(code, message);
+    if (intentId) await withTransaction(this.#deps.db, (tx) => withdrawReconstruction(tx, { intentId, runId, code, message }));
   }
 
   /**
@@ -387,7 +431,8 @@ class RunSteps {
       COPYBACK_ISSUE_ID: context.issueId,
       ...(this.#deps.apiUrl ? { COPYBACK_API_URL: this.#deps.apiUrl } : {}),
       [RUN_AGENT_KEY_VARIABLE]: runKey.secret,
-      // R-RC-5: the fresh session's context: description, attachments with their hashes to verify, outcomes.
+      // R-RC-5: the fresh session's context: description, attachments with their hashes to verify
+      // and where to read them (`path`, placed above; contentUrl), outcomes.
       ...(this.#reconstruction ? { COPYBACK_RECONSTRUCTION: JSON.stringify(this.#reconstruction) } : {}),
     };
     const started = Date.now();

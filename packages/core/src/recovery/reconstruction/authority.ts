@@ -50,9 +50,26 @@ export function reconstructionContext(intent: ReconstructionIntent, attachments:
       contentUrl: attachmentContentPath(intent.issueId, h.attachmentId),
     })),
     externalActionOutcomes: observed,
-    instructions:
-      "The earlier run's sandbox was destroyed with its unexported files; this is a fresh session that rebuilds the missing work from the saved sources. " +
-      "Fetch each attachment from its contentUrl (GET, relative to COPYBACK_API_URL, Authorization: Bearer $COPYBACK_API_KEY) and verify its sha256 and size before using it to rebuild files; stop if one differs. " +
-      "Do not repeat an external action whose outcome is recorded as performed or unknown; nothing of the earlier turn is replayed.",
+    instructions: reconstructionInstructions("contentUrl"),
   };
+}
+
+export type ReconstructionContext = ReturnType<typeof reconstructionContext>;
+
+/**
+ * What the fresh session is asked to do, by where it finds the saved sources: `sandbox`, each
+ * attachment's `path` (placed by the controller, sandbox-sources.ts: no network needed), or
+ * `contentUrl` only (a provider that cannot place files; the console must be reachable).
+ */
+export function reconstructionInstructions(delivery: "sandbox" | "contentUrl"): string {
+  const fetch =
+    delivery === "sandbox"
+      ? "Read each attachment from its path (a read-only copy the controller placed in this sandbox, outside the workspace: no network is needed and it is never copied back) and verify its sha256 and size before using it to rebuild files; stop if one differs. " +
+        "Its contentUrl serves the same bytes where the console is reachable. "
+      : "Fetch each attachment from its contentUrl (GET, relative to COPYBACK_API_URL, Authorization: Bearer $COPYBACK_API_KEY) and verify its sha256 and size before using it to rebuild files; stop if one differs. ";
+  return (
+    "The earlier run's sandbox was destroyed with its unexported files; this is a fresh session that rebuilds the missing work from the saved sources. " +
+    fetch +
+    "Do not repeat an external action whose outcome is recorded as performed or unknown; nothing of the earlier turn is replayed."
+  );
 }
