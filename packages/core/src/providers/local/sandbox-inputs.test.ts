@@ -97,6 +97,14 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider inputs (isolatio
     await expect(lstat(inputs)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it("R-RC-5 a sandbox holding read-only inputs is destroyed whole", async () => {
+    const { p, handle, root } = await acquired();
+    await p.placeInputs!(handle, [input(`${ID}/a.md`, "kept until destroyed")]);
+    await p.destroy!(handle);
+    await expect(lstat(root)).rejects.toMatchObject({ code: "ENOENT" });
+    expect((await readdir(join(instanceRoot, "sandboxes"))).filter((n) => n.includes(handle.providerLeaseId))).toEqual([]);
+  });
+
   it("R-RC-5 refuses an input path that could leave its directory, and bytes of another size than announced", async () => {
     const { p, handle, inputs } = await acquired();
     await expect(p.placeInputs!(handle, [input("../escape", "x")])).rejects.toMatchObject({ code: "provider_input_path_invalid" });
