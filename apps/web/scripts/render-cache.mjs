@@ -125,8 +125,8 @@ export function cacheKeyOf(request, consoleSecret) {
   return { key: JSON.stringify(parts), scope: page ? `issue:${page[1]}` : BOARDS };
 }
 
-/** Entities whose notification names the issue a row belongs to (migrations live_notifications, reconstruction_intents_live_notify). */
-const ISSUE_CHILD_ENTITIES = new Set(["issue_messages", "heartbeat_runs", "issue_recovery_actions", "run_events", "activity_log", "reconstruction_intents"]);
+/** Entities whose notification names the issue a row belongs to (migrations live_notifications, reconstruction_intents_live_notify, issue_attachments_live_notify). */
+const ISSUE_CHILD_ENTITIES = new Set(["issue_messages", "heartbeat_runs", "issue_recovery_actions", "run_events", "activity_log", "reconstruction_intents", "issue_attachments"]);
 const UUID_ONLY = new RegExp(`^${UUID}$`);
 
 /**

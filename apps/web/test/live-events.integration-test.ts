@@ -161,6 +161,31 @@ describe("GET /api/events", () => {
     }
   });
 
+  it("R-RC-3 R-UI-3: a task's new attachment reaches its company's subscribers with its task, and never another company's", async () => {
+    const acme = await subscribe(member(ACME), ACME);
+    const globex = await subscribe(member(GLOBEX), GLOBEX);
+    try {
+      await acme.next((e) => e.event === "ready");
+      await globex.next((e) => e.event === "ready");
+      await feed.ready();
+      const acmeFile = randomUUID();
+      const globexFile = randomUUID();
+      const insert = `INSERT INTO issue_attachments (id, company_id, issue_id, file_name, content_type, size_bytes, sha256, storage_path)
+                      VALUES ($1, $2, $3, 'design.md', 'text/markdown', 3, $4, 'attachments/x')`;
+      await sql.query(insert, [acmeFile, ACME, acmeIssue, "a".repeat(64)]);
+      await sql.query(insert, [globexFile, GLOBEX, globexIssue, "b".repeat(64)]);
+      const change = await acme.next(isChangeOf(acmeFile));
+      expect(JSON.parse(change.data)).toEqual({ entity: "issue_attachments", id: acmeFile, issueId: acmeIssue, runId: null, op: "INSERT" });
+      // One LISTEN connection delivers in commit order: a misrouted Acme change would be there before Globex's own.
+      await globex.next(isChangeOf(globexFile));
+      expect(globex.events.filter(isChangeOf(acmeFile))).toEqual([]);
+      expect(acme.events.filter(isChangeOf(globexFile))).toEqual([]);
+    } finally {
+      acme.close();
+      globex.close();
+    }
+  });
+
   it("keeps one LISTEN connection for all subscribers and releases a subscriber that disconnects", async () => {
     const subscribers = await Promise.all([
       subscribe(member(ACME), ACME),

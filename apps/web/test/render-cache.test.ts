@@ -103,7 +103,7 @@ describe("scopeOfNotification", () => {
 
   it("an issue's own row, and new rows of an issue, drop the boards and that issue", () => {
     for (const op of ["INSERT", "UPDATE", "DELETE"]) expect(scopeOfNotification(event({ entity: "issues", op, id: ISSUE, issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
-    for (const entity of ["issue_messages", "heartbeat_runs", "issue_recovery_actions", "run_events", "activity_log", "reconstruction_intents"])
+    for (const entity of ["issue_messages", "heartbeat_runs", "issue_recovery_actions", "run_events", "activity_log", "reconstruction_intents", "issue_attachments"])
       expect(scopeOfNotification(event({ entity, op: "INSERT", issueId: ISSUE }))).toEqual({ all: false, issueId: ISSUE });
   });
 

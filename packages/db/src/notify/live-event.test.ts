@@ -15,6 +15,13 @@ describe("parseLiveEvent", () => {
     expect(parseLiveEvent(JSON.stringify(valid))).toEqual(valid);
   });
 
+  it("R-RC-3 R-UI-3: reads an attachment's payload (migration issue_attachments_live_notify): its task, no run", () => {
+    const attachment = { ...valid, entity: "issue_attachments", id: "6f1c2b1e-3b0e-4a8e-9d55-1f0f5bd1e0a7", op: "INSERT" };
+    expect(parseLiveEvent(JSON.stringify(attachment))).toEqual(attachment);
+    // Without its company it could be routed to no subscriber: skipped.
+    expect(parseLiveEvent(JSON.stringify({ ...attachment, companyId: null }))).toBeNull();
+  });
+
   it("skips anything else instead of throwing", () => {
     for (const payload of [
       undefined,

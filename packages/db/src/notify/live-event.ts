@@ -1,5 +1,6 @@
 // The payload of a `copyback_events` notification, as the trigger function of the migration
-// `live_notifications` builds it (replaced by `reconstruction_intents_live_notify`). Ids only: a listener reads the rows themselves through the
+// `live_notifications` builds it (replaced by `reconstruction_intents_live_notify`, then by
+// `issue_attachments_live_notify`). Ids only: a listener reads the rows themselves through the
 // authorized API, so a notification never carries anything a subscriber may not see.
 import { z } from "zod";
 
@@ -16,6 +17,9 @@ export const LIVE_EVENT_ENTITIES = [
   "activity_log",
   // Migration reconstruction_intents_live_notify: "Continue from saved sources" intents (R-RC-3).
   "reconstruction_intents",
+  // Migration issue_attachments_live_notify: a task's files (the Attachments section, and the
+  // sources "Continue from saved sources" offers, R-RC-3 R-UI-3).
+  "issue_attachments",
 ] as const;
 
 export type LiveEventEntity = (typeof LIVE_EVENT_ENTITIES)[number];

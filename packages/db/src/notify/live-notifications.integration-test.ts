@@ -218,6 +218,43 @@ describe("live_notifications migration", () => {
     }
   });
 
+  it("R-RC-3 R-UI-3: a task's attachment added, changed and removed is announced for its company and task, no run (ids only)", async () => {
+    const otherIssue = randomUUID();
+    await sql.query(
+      `INSERT INTO issues (id, company_id, number, identifier, title, updated_at) VALUES ($1, $2, 1, 'GLX-1', 'Globex task', now())`,
+      [otherIssue, otherCompany],
+    );
+    const listen = await collector();
+    try {
+      const attachment = randomUUID();
+      const otherAttachment = randomUUID();
+      const insert = `INSERT INTO issue_attachments (id, company_id, issue_id, file_name, content_type, size_bytes, sha256, storage_path)
+                      VALUES ($1, $2, $3, 'secret-design.md', 'text/markdown', 12, $4, $5)`;
+      await sql.query(insert, [attachment, company, issue, "a".repeat(64), `attachments/${company}/${attachment}`]);
+      expect(await listen.next((e) => e.id === attachment && e.op === "INSERT")).toEqual({
+        companyId: company,
+        entity: "issue_attachments",
+        id: attachment,
+        issueId: issue,
+        runId: null,
+        op: "INSERT",
+      });
+      // Another company's attachment names that company and its own task, never this one's.
+      await sql.query(insert, [otherAttachment, otherCompany, otherIssue, "b".repeat(64), `attachments/${otherCompany}/${otherAttachment}`]);
+      expect(await listen.next((e) => e.id === otherAttachment)).toMatchObject({ companyId: otherCompany, issueId: otherIssue });
+      await sql.query("UPDATE issue_attachments SET content_type = 'text/plain' WHERE id = $1", [attachment]);
+      await sql.query("DELETE FROM issue_attachments WHERE id = $1", [attachment]);
+      await listen.next((e) => e.id === attachment && e.op === "DELETE");
+      const mine = listen.events.filter((e) => e.id === attachment);
+      expect(mine.map((e) => e.op)).toEqual(["INSERT", "UPDATE", "DELETE"]);
+      for (const event of mine) expect(event).toMatchObject({ companyId: company, entity: "issue_attachments", issueId: issue, runId: null });
+      // Ids only: no file name, hash or storage path travels.
+      for (const payload of listen.raw) expect(payload).not.toMatch(/secret-design|aaaa|attachments\//);
+    } finally {
+      await listen.close();
+    }
+  });
+
   it("stays silent for a rolled-back change and for an UPDATE that changes nothing", async () => {
     const listen = await collector();
     try {

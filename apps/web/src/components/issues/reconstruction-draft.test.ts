@@ -9,6 +9,7 @@ import {
   removeOutcomeRow,
   toggleAttachment,
   updateOutcomeRow,
+  withCurrentAttachments,
   type OfferIdentity,
   type ReconstructionDraft,
 } from "./reconstruction-draft";
@@ -94,6 +95,21 @@ describe("reconstruction draft", () => {
   it("R-RC-3 the same draft and request id give the same body (a double-click or retry sends the same request)", () => {
     const draft = { attachmentIds: [A], description: "x", outcomes: updateOutcomeRow(addOutcomeRow([]), 1, { action: "a", outcome: "not_performed" as const }) };
     expect(ready(draft)).toEqual(ready(draft));
+  });
+
+  it("R-RC-2 R-UI-3 an open form offers the attachments the live offer lists now, and still sends the identities and status version it opened with", () => {
+    const C = "c0000000-0000-4000-8000-000000000003";
+    const uploaded = { id: C, name: "api.md", sizeBytes: 10, sha256: "c".repeat(64) };
+    // Refetched after an upload on another page: the task changed meanwhile too.
+    const live: OfferIdentity = { ...offer, statusVersion: 8, attachments: [...offer.attachments, uploaded] };
+    const shown = withCurrentAttachments(offer, live);
+    expect(shown.attachments.map((a) => a.id)).toEqual([A, B, C]);
+    const body = checkReconstructionDraft(shown, { attachmentIds: [C], description: "x", outcomes: [] }, "req-1");
+    expect(body.kind === "ready" && body.body).toMatchObject({ attachmentIds: [C], actionId: offer.actionId, sourceStatusVersion: 7 });
+    // One the current offer no longer lists cannot be sent; no offer at all keeps what was seen.
+    const without = withCurrentAttachments(offer, { attachments: [offer.attachments[0]!] });
+    expect(checkReconstructionDraft(without, { attachmentIds: [B], description: "x", outcomes: [] }, "req-1").kind).toBe("incomplete");
+    expect(withCurrentAttachments(offer, null)).toBe(offer);
   });
 
   it("toggles attachments without duplicates", () => {

@@ -60,6 +60,18 @@ export function attachmentLabel(attachment: OfferAttachment): string {
 
 export const shortHash = (sha256: string): string => sha256.slice(0, 12);
 
+/**
+ * The offer the open form works from: the identities and status version the viewer saw when it
+ * opened (R-RC-2: what the request sends back, moved only by "Reload the task"), with the task's
+ * attachments as the server lists them now. A file attached meanwhile (the live feed refetches the
+ * offer on every `issue_attachments` change) is a saved source to choose from at once, in the open
+ * form, and choosing it changes no identity the server checks; one the current offer no longer
+ * lists cannot be sent (checkReconstructionDraft sends only listed ones).
+ */
+export function withCurrentAttachments<T extends OfferIdentity>(seen: T, current: Pick<OfferIdentity, "attachments"> | null): T {
+  return current ? { ...seen, attachments: current.attachments } : seen;
+}
+
 export function toggleAttachment(draft: ReconstructionDraft, id: string, selected: boolean): ReconstructionDraft {
   const rest = draft.attachmentIds.filter((a) => a !== id);
   return { ...draft, attachmentIds: selected ? [...rest, id] : rest };

@@ -30,6 +30,7 @@ import {
   removeOutcomeRow,
   toggleAttachment,
   updateOutcomeRow,
+  withCurrentAttachments,
   type Outcome,
   type ReconstructionDraft,
 } from "./reconstruction-draft";
@@ -128,6 +129,8 @@ export function ReconstructionForm({
   // R-RC-2: the status version the viewer saw when the form opened, not whatever a refetch says;
   // it moves only when the operator asks to reload the task after a refusal said it changed.
   const [seen, setSeen] = useState(() => offer);
+  // The attachments, though, are the live offer's: one uploaded on another page appears here at once.
+  const shown = withCurrentAttachments(seen, offer);
   const [reloading, setReloading] = useState(false);
   const [draft, setDraft] = useState<ReconstructionDraft>(EMPTY_DRAFT);
   const [showProblems, setShowProblems] = useState(false);
@@ -139,7 +142,7 @@ export function ReconstructionForm({
       },
     }),
   );
-  const check = checkReconstructionDraft(seen, draft, requestId);
+  const check = checkReconstructionDraft(shown, draft, requestId);
   const editRow = (key: number, change: Parameters<typeof updateOutcomeRow>[2]) => setDraft({ ...draft, outcomes: updateOutcomeRow(draft.outcomes, key, change) });
   const refusal = reconstruct.error ? describeRefusal(domainCodeOf(reconstruct.error), userMessageOf(reconstruct.error)) : null;
   // The typed fields stay: the page's server parts and the offer are read again, the form is not
@@ -183,12 +186,12 @@ export function ReconstructionForm({
 
       <fieldset className="space-y-1">
         <legend className="text-xs font-medium uppercase tracking-wide text-slate-500">Surviving attachments</legend>
-        {seen.attachments.length === 0 ? (
+        {shown.attachments.length === 0 ? (
           <p className="text-sm text-slate-600" data-testid="reconstruction-no-attachments">
             This task has no saved attachments to continue from.
           </p>
         ) : (
-          seen.attachments.map((attachment) => (
+          shown.attachments.map((attachment) => (
             <label key={attachment.id} className="flex items-start gap-2 text-sm text-slate-700">
               <input
                 type="checkbox"

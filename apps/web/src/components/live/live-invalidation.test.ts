@@ -39,3 +39,19 @@ describe("reconstruction intents (Continue from saved sources)", () => {
     expect(client.getQueryState(runEventsKey)?.isInvalidated).toBe(false);
   });
 });
+
+describe("task attachments (migration issue_attachments_live_notify)", () => {
+  it("R-RC-3 R-UI-3: a new attachment marks the task's attachment list and the reconstruction offer stale, not the run pages", async () => {
+    const client = new QueryClient();
+    const input = { companyId: "c", issueId: "i" };
+    const attachmentsKey = [["issues", "attachments"], { input, type: "query" }];
+    const offerKey = [["recovery", "reconstructionOffer"], { input, type: "query" }];
+    const runEventsKey = [["runs", "events"], { input, type: "query" }];
+    for (const key of [attachmentsKey, offerKey, runEventsKey]) client.setQueryData(key, { seen: true });
+    const routers = routersToRefresh({ entity: "issue_attachments" });
+    for (const router of routers) await client.invalidateQueries({ queryKey: routerQueryKey(router) });
+    expect(client.getQueryState(attachmentsKey)?.isInvalidated).toBe(true);
+    expect(client.getQueryState(offerKey)?.isInvalidated).toBe(true);
+    expect(client.getQueryState(runEventsKey)?.isInvalidated).toBe(false);
+  });
+});

@@ -20,6 +20,9 @@ export const LIVE_INVALIDATION: Readonly<Record<LiveEventEntity, readonly string
   // R-RC-3, R-RC-5: an intent recorded, delivered or cancelled changes the task's notice and its
   // offer (recovery.forIssue, recovery.reconstructionOffer), the board's chip and the Recovery page.
   reconstruction_intents: ["recovery", "issues"],
+  // R-RC-3 R-UI-3: a task's new file shows in its Attachments section (issues.attachments) and in
+  // the sources "Continue from saved sources" offers (recovery.reconstructionOffer).
+  issue_attachments: ["issues", "recovery"],
 };
 
 export function routersToRefresh(change: Pick<LiveChange, "entity">): readonly string[] {
