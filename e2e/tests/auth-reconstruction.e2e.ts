@@ -12,6 +12,8 @@
 // (attachment hash, outcomes, the status version seen) and the notice says the task is continuing
 // from saved sources; another operator's open page stops offering the form without a reload (live
 // updates of reconstruction_intents), and so stops asking for an operator, as does the member's;
+// a file that operator attaches while the manager's form is open shows at once in the manager's
+// Attachments list, the open form's sources and the member's list (live updates of issue_attachments);
 // the same request again adopts it. The worker delivers the intent as a fresh run of the
 // agent (no replay: the old run, result and finalization are unchanged), the hold resolves and the
 // open page loses the notice; after a reload the task shows normal work, no form is offered again,
@@ -25,7 +27,7 @@ import { ACME, databaseUrl, signedInPage, stageFailingExportRun, until, untilExp
 test.describe("Continue from saved sources after a discarded sandbox", () => {
   test.skip(!databaseUrl, "E2E_AUTH_DATABASE_URL is needed to stage the rehearsal environment");
 
-  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, the notice says it is continuing and another operator's open page loses the form live, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
+  test("R-RC-1 R-RC-2 R-RC-3 R-UI-3 R-UI-5 no offer while the sandbox is retained; after Discard a runtime manager continues from a saved attachment (a stale form refused inline, nothing lost), a repeat adopts the intent, the notice says it is continuing and another operator's open page loses the form live, a file the other operator attaches shows live in the open form and every open page, a fresh session is delivered and the reloaded task shows normal work; a member never sees a form", async ({ browser, baseURL }) => {
     test.setTimeout(300_000);
     const sql = new pg.Client({ connectionString: databaseUrl });
     await sql.connect();
@@ -114,9 +116,23 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await notice.getByRole("button", { name: "Continue from saved sources" }).click();
       const form = notice.getByTestId("reconstruction-form");
       await expect(form.getByTestId("reconstruction-statement")).toContainText("This is reconstruction, not recovery of the missing edits");
-      const attachment = form.getByTestId("reconstruction-attachment");
-      await expect(attachment).toHaveCount(1);
+      await expect(form.getByTestId("reconstruction-attachment")).toHaveCount(1);
       await expect(form.getByText(`parser-design.md · ${bytes.length} B · sha256 ${sha256.slice(0, 12)}`)).toBeVisible();
+
+      // --- R-RC-3 R-UI-3: the other operator attaches a second file on their open page; it shows on
+      // every open page of the task without a reload (live updates of issue_attachments): in the
+      // manager's Attachments list and open form, and in the member's list ---
+      const apiBytes = Buffer.from(`# API notes (${marker})\n\nparse(source): Ast\n`);
+      const apiSha256 = createHash("sha256").update(apiBytes).digest("hex");
+      await otherManager.getByTestId("attachment-input").setInputFiles({ name: "api-notes.md", mimeType: "text/markdown", buffer: apiBytes });
+      await expect(otherManager.getByTestId("attachment").filter({ hasText: "api-notes.md" })).toContainText(apiSha256.slice(0, 12));
+      await expect(manager.getByTestId("attachment").filter({ hasText: "api-notes.md" })).toContainText(apiSha256.slice(0, 12), { timeout: 10_000 });
+      await expect(member.getByTestId("attachment").filter({ hasText: "api-notes.md" })).toContainText(apiSha256.slice(0, 12), { timeout: 10_000 });
+      await expect(form.getByTestId("reconstruction-attachment")).toHaveCount(2, { timeout: 10_000 });
+      await expect(form.getByText(`api-notes.md · ${apiBytes.length} B · sha256 ${apiSha256.slice(0, 12)}`)).toBeVisible();
+      // The form stayed open through the refetch: the operator continues from the design notes only.
+      const attachment = form.locator(`[data-testid=reconstruction-attachment][value="${attachmentId}"]`);
+      await expect(attachment).toHaveCount(1);
       // An empty draft says what is missing, and sends nothing.
       await form.getByTestId("reconstruction-submit").click();
       await expect(form.getByTestId("reconstruction-problems")).toContainText("Describe the work that was lost.");
@@ -145,7 +161,8 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await form.getByTestId("reconstruction-reload").click();
       await expect(form.getByTestId("reconstruction-error")).toHaveCount(0);
       await expect(form.getByTestId("reconstruction-description")).toHaveValue(description);
-      await expect(form.getByTestId("reconstruction-attachment")).toBeChecked();
+      await expect(attachment).toBeChecked();
+      await expect(form.locator(`[data-testid=reconstruction-attachment]:not([value="${attachmentId}"])`)).not.toBeChecked();
       await expect(form.getByTestId("reconstruction-outcome-action")).toHaveValue("Opened a pull request for the parser");
       await expect(form.getByTestId("reconstruction-outcome-evidence")).toHaveValue("The repository shows no pull request from the agent.");
       // A double-click: the form's one requestId makes the second request adopt the first intent.
