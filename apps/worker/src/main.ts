@@ -6,6 +6,7 @@ import { createPrismaClient, probeQuery } from "@copyback/db";
 import { createMetricsEndpoint } from "@copyback/core/metrics/index";
 import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
+import { createPassLogFilter } from "./reconcile-log";
 import { createWorkerRuntime } from "./runtime";
 import { parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
@@ -49,12 +50,13 @@ const loop = new WorkerLoop({
 });
 wakeLoop = () => loop.wake();
 
+const passLog = createPassLogFilter();
 const reconcileLoop = new WorkerLoop({
   intervalMs: env.RECONCILE_INTERVAL_MS,
   pass: async (signal) => {
     const result = await reconciler.pass(signal);
-    const acted = Object.entries(result.outcomes).filter(([, counts]) => Object.keys(counts).length > 0);
-    if (acted.length > 0 || result.errors > 0) log.info({ outcomes: Object.fromEntries(acted), errors: result.errors }, "reconciler pass");
+    const decision = passLog(result.outcomes, result.errors);
+    if (decision.log) log.info({ outcomes: decision.outcomes, errors: result.errors }, "reconciler pass");
     return { busy: result.busy };
   },
   onError: (error) => log.error({ err: error }, "reconciler pass failed"),
