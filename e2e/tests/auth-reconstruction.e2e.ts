@@ -13,7 +13,8 @@
 // from saved sources; another operator's open page stops offering the form without a reload (live
 // updates of reconstruction_intents), and so stops asking for an operator, as does the member's;
 // a file that operator attaches while the manager's form is open shows at once in the manager's
-// Attachments list, the open form's sources and the member's list (live updates of issue_attachments);
+// Attachments list, the open form's sources and the member's list (live updates of issue_attachments),
+// as does one that operator posts to the REST route as a form (multipart/form-data, as curl -F);
 // the same request again adopts it. The worker delivers the intent as a fresh run of the
 // agent (no replay: the old run, result and finalization are unchanged), the hold resolves and the
 // open page loses the notice; after a reload the task shows normal work, no form is offered again,
@@ -130,6 +131,17 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await expect(member.getByTestId("attachment").filter({ hasText: "api-notes.md" })).toContainText(apiSha256.slice(0, 12), { timeout: 10_000 });
       await expect(form.getByTestId("reconstruction-attachment")).toHaveCount(2, { timeout: 10_000 });
       await expect(form.getByText(`api-notes.md · ${apiBytes.length} B · sha256 ${apiSha256.slice(0, 12)}`)).toBeVisible();
+      // And one through the REST route as a form (multipart/form-data, what curl -F sends), from the
+      // other operator's session: the same answer, and it too shows at once on the manager's page.
+      const grammar = Buffer.from(`expr = term { "+" term } ; (* ${marker} *)\n`);
+      const viaForm = await otherManager.request.post(`/api/issues/${issueId}/attachments`, {
+        headers: { origin: baseURL ?? "" },
+        multipart: { file: { name: "grammar.ebnf", mimeType: "text/plain", buffer: grammar } },
+      });
+      expect(viaForm.status(), await viaForm.text()).toBe(201);
+      expect(await viaForm.json()).toMatchObject({ fileName: "grammar.ebnf", contentType: "text/plain", sizeBytes: grammar.length, sha256: createHash("sha256").update(grammar).digest("hex") });
+      await expect(manager.getByTestId("attachment").filter({ hasText: "grammar.ebnf" })).toHaveCount(1, { timeout: 10_000 });
+      await expect(form.getByTestId("reconstruction-attachment")).toHaveCount(3, { timeout: 10_000 });
       // The form stayed open through the refetch: the operator continues from the design notes only.
       const attachment = form.locator(`[data-testid=reconstruction-attachment][value="${attachmentId}"]`);
       await expect(attachment).toHaveCount(1);
@@ -162,7 +174,7 @@ test.describe("Continue from saved sources after a discarded sandbox", () => {
       await expect(form.getByTestId("reconstruction-error")).toHaveCount(0);
       await expect(form.getByTestId("reconstruction-description")).toHaveValue(description);
       await expect(attachment).toBeChecked();
-      await expect(form.locator(`[data-testid=reconstruction-attachment]:not([value="${attachmentId}"])`)).not.toBeChecked();
+      await expect(form.locator("[data-testid=reconstruction-attachment]:checked")).toHaveCount(1);
       await expect(form.getByTestId("reconstruction-outcome-action")).toHaveValue("Opened a pull request for the parser");
       await expect(form.getByTestId("reconstruction-outcome-evidence")).toHaveValue("The repository shows no pull request from the agent.");
       // A double-click: the form's one requestId makes the second request adopt the first intent.

@@ -110,6 +110,161 @@ describe("uploading", () => {
   });
 });
 
+describe("uploading multipart/form-data (curl -F, a plain HTML form)", () => {
+  const CAP = 25 * 1024 * 1024;
+  const BOUNDARY = "----copyback-test-boundary";
+
+  interface Part {
+    name: string;
+    filename?: string;
+    type?: string;
+    body: string | Uint8Array;
+  }
+
+  /** A form as curl -F writes it: CRLF framing, the filename as raw UTF-8 in the part's header. */
+  function form(parts: Part[], options: { close?: boolean } = {}): Uint8Array<ArrayBuffer> {
+    const chunks: Buffer[] = [];
+    for (const part of parts) {
+      const disposition = `form-data; name="${part.name}"${part.filename === undefined ? "" : `; filename="${part.filename}"`}`;
+      chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ""}\r\n`, "utf8"));
+      chunks.push(Buffer.from(part.body));
+      chunks.push(Buffer.from("\r\n"));
+    }
+    if (options.close !== false) chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+    return new Uint8Array(Buffer.concat(chunks));
+  }
+
+  function uploadForm(issueId: string, body: BodyInit, contentType: string | null = `multipart/form-data; boundary=${BOUNDARY}`, init: RequestInit = {}) {
+    const headers: Record<string, string> = { host: new URL(PUBLIC_URL).host, ...bearer(ownerKey) };
+    if (contentType !== null) headers["content-type"] = contentType;
+    const req = new Request(`${PUBLIC_URL}/api/issues/${issueId}/attachments`, { method: "POST", headers, body, ...init });
+    return uploadRoute(req, { params: Promise.resolve({ id: issueId }) });
+  }
+
+  async function nothingStored(issueId: string, before: string[]) {
+    expect(await db().issueAttachment.count({ where: { issueId } })).toBe(0);
+    // Neither a final file nor a temporary `.upload-*` one is left behind.
+    expect(await storedFiles()).toEqual(before);
+  }
+
+  it("one file part (as curl -F file=@notes.md sends it) answers 201 and stores the part's bytes under its UTF-8 filename and type; other fields are ignored", async () => {
+    const issue = await newIssue();
+    const text = "# Übersicht\n- parser\n";
+    const response = await uploadForm(
+      issue.id,
+      form([
+        { name: "note", body: "a field before the file" },
+        { name: "file", filename: "Pläne/Übersicht.md", type: "text/markdown", body: text },
+        { name: "submit", body: "Attach" },
+      ]),
+    );
+    expect(response.status).toBe(201);
+    const body = (await json(response)) as { id: string; fileName: string; sizeBytes: number; sha256: string; contentType: string };
+    const bytes = Buffer.from(text, "utf8");
+    // The same name rule as X-File-Name: the folder part is dropped.
+    expect(body).toMatchObject({ fileName: "Übersicht.md", contentType: "text/markdown", sizeBytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") });
+    const row = await db().issueAttachment.findUniqueOrThrow({ where: { id: body.id } });
+    expect(await readFile(path.join(home, row.storagePath), "utf8")).toBe(text);
+  });
+
+  it("a browser's FormData with one File answers 201 with the file's exact bytes (binary, CRLF and the boundary's dashes inside)", async () => {
+    const issue = await newIssue();
+    const bytes = Buffer.concat([Buffer.from([0, 255, 13, 10, 45, 45]), Buffer.from(`\r\n--${BOUNDARY}x\r\n`), Buffer.alloc(200_000, 7)]);
+    const data = new FormData();
+    data.append("file", new Blob([bytes], { type: "application/octet-stream" }), "blob.bin");
+    // The runtime writes the boundary into Content-Type itself.
+    const response = await uploadForm(issue.id, data, null);
+    expect(response.status).toBe(201);
+    const body = (await json(response)) as { id: string; fileName: string; sizeBytes: number; sha256: string; contentType: string };
+    expect(body).toMatchObject({ fileName: "blob.bin", contentType: "application/octet-stream", sizeBytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") });
+    const row = await db().issueAttachment.findUniqueOrThrow({ where: { id: body.id } });
+    expect(Buffer.compare(await readFile(path.join(home, row.storagePath)), bytes)).toBe(0);
+  });
+
+  it("a file part over 25 MiB answers 413 attachment_too_large while reading: the body is read no further than the cap and a little, and nothing is stored", async () => {
+    const issue = await newIssue();
+    const before = await storedFiles();
+    const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="huge.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const chunk = new Uint8Array(64 * 1024);
+    let pulled = 0;
+    // An endless body, no Content-Length: only the streaming cap can stop it.
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = pulled === 0 ? new Uint8Array(Buffer.concat([head, chunk])) : chunk;
+        pulled += next.byteLength;
+        controller.enqueue(next);
+      },
+    });
+    const response = await uploadForm(issue.id, endless, undefined, { duplex: "half" } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(await json(response)).toMatchObject({ code: "attachment_too_large" });
+    // The cap, the multipart framing allowance, and the chunks in flight in the stream's buffers.
+    expect(pulled).toBeGreaterThan(CAP);
+    expect(pulled).toBeLessThan(CAP + 64 * 1024 + 1024 * 1024);
+    await nothingStored(issue.id, before);
+  });
+
+  it("a whole body over the cap, its file part within it (padded with fields), answers 413 and stores nothing; a declared Content-Length over it is refused unread", async () => {
+    const issue = await newIssue();
+    const before = await storedFiles();
+    // Fields within their count, each over its own truncation (4 KiB) so that together they pass the framing allowance.
+    const fields = Array.from({ length: 15 }, (_, i) => ({ name: `pad${i}`, body: "p".repeat(5000) }));
+    const padded = form([...fields, { name: "file", filename: "big.bin", type: "application/octet-stream", body: new Uint8Array(CAP) }]);
+    const response = await uploadForm(issue.id, padded);
+    expect(response.status).toBe(413);
+    expect(await json(response)).toMatchObject({ code: "attachment_too_large" });
+    const declared = await uploadForm(issue.id, "x", undefined, { headers: { host: new URL(PUBLIC_URL).host, ...bearer(ownerKey), "content-type": `multipart/form-data; boundary=${BOUNDARY}`, "content-length": String(CAP + 64 * 1024 + 1) } });
+    expect(declared.status).toBe(413);
+    await nothingStored(issue.id, before);
+  });
+
+  it("a file of exactly 25 MiB in a form is accepted", async () => {
+    const issue = await newIssue();
+    const response = await uploadForm(issue.id, form([{ name: "file", filename: "exact.bin", type: "application/octet-stream", body: new Uint8Array(CAP) }]));
+    expect(response.status).toBe(201);
+    expect(await json(response)).toMatchObject({ sizeBytes: CAP });
+  });
+
+  it("no file part answers 422 file_part_missing, two file parts 422 file_parts_multiple (the first one not kept): nothing stored", async () => {
+    const issue = await newIssue();
+    const before = await storedFiles();
+    const none = await uploadForm(issue.id, form([{ name: "note", body: "only a field" }]));
+    expect(none.status).toBe(422);
+    expect(await json(none)).toMatchObject({ code: "file_part_missing" });
+    const two = await uploadForm(
+      issue.id,
+      form([
+        { name: "file", filename: "one.md", type: "text/markdown", body: "first file\n" },
+        { name: "file", filename: "two.md", type: "text/markdown", body: "second file\n" },
+      ]),
+    );
+    expect(two.status).toBe(422);
+    expect(await json(two)).toMatchObject({ code: "file_parts_multiple" });
+    await nothingStored(issue.id, before);
+  });
+
+  it("the name rules of X-File-Name apply to the part's filename (422 file_name_missing / file_name_invalid); too many parts is 422 multipart_too_many_parts, a malformed form 422 multipart_invalid: nothing stored", async () => {
+    const issue = await newIssue();
+    const before = await storedFiles();
+    const cases: [body: Uint8Array<ArrayBuffer>, contentType: string | undefined, code: string][] = [
+      [form([{ name: "file", filename: "", type: "text/plain", body: "x" }]), undefined, "file_name_missing"],
+      [form([{ name: "file", filename: "a\tb.txt", type: "text/plain", body: "x" }]), undefined, "file_name_invalid"],
+      // The body ends inside the file part: no closing boundary.
+      [form([{ name: "file", filename: "cut.md", type: "text/markdown", body: "half a file" }], { close: false }), undefined, "multipart_invalid"],
+      // More fields than a form with one file needs.
+      [form([...Array.from({ length: 17 }, (_, i) => ({ name: `f${i}`, body: "v" })), { name: "file", filename: "x.md", body: "x" }]), undefined, "multipart_too_many_parts"],
+      // No boundary in the Content-Type.
+      [form([{ name: "file", filename: "x.md", body: "x" }]), "multipart/form-data", "multipart_invalid"],
+    ];
+    for (const [body, contentType, code] of cases) {
+      const response = await uploadForm(issue.id, body, contentType);
+      expect(response.status, code).toBe(422);
+      expect(await json(response)).toMatchObject({ code });
+    }
+    await nothingStored(issue.id, before);
+  });
+});
+
 describe("downloading", () => {
   async function runOf(issueId: string, agentId = world.a.agent.id) {
     const run = await db().heartbeatRun.create({ data: { companyId: world.companyA.id, agentId, nativeIssueId: issueId, status: "running", runtimeMode: "native", startedAt: new Date() } });

@@ -16,7 +16,7 @@ export const MAX_FILE_NAME_LENGTH = 200;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function decideAttachmentFileName(raw: string | null | undefined): FileNameDecision {
-  if (raw === null || raw === undefined) return { kind: "reject", code: "file_name_missing", message: "Name the file (the X-File-Name header)." };
+  if (raw === null || raw === undefined) return { kind: "reject", code: "file_name_missing", message: "Name the file (the X-File-Name header, or the filename of the form's file part)." };
   if (CONTROL.test(raw)) return { kind: "reject", code: "file_name_invalid", message: "The file name contains control characters." };
   // Both separators: a browser on Windows may send a full path.
   const base = raw.split(/[/\\]/).pop()!.trim();

@@ -1,14 +1,20 @@
-// POST /api/issues/:id/attachments: attach a file to the task. The body is the file's raw bytes
-// (not JSON, not multipart); `Content-Type` is stored as its media type and `X-File-Name` names
-// it, percent-encoded UTF-8 (encodeURIComponent) since HTTP header values are not UTF-8. Board
-// writers of the task's company (`issues:write`, the permission posting a message needs).
+// POST /api/issues/:id/attachments: attach a file to the task, in either of two bodies:
+// - the file's raw bytes: `Content-Type` is stored as its media type and `X-File-Name` names it,
+//   percent-encoded UTF-8 (encodeURIComponent) since HTTP header values are not UTF-8;
+// - `multipart/form-data` with exactly one file part (`curl -F file=@notes.md`, a plain HTML
+//   form): the part's `filename` and `Content-Type` name and type it; other fields are ignored.
+// Both stream to the store under the same cap and name rules. Board writers of the task's company
+// (`issues:write`, the permission posting a message needs).
 //
 // Answers:
 //   201 { id, fileName, sizeBytes, sha256, contentType, createdAt }  stored: the row and the bytes
-//   413 attachment_too_large   over the cap (25 MiB): nothing stored
+//   413 attachment_too_large   over the cap (25 MiB; a multipart body may add 64 KiB of framing): nothing stored
 //   422 file_name_missing / file_name_invalid / file_name_too_long: nothing stored
+//   422 file_part_missing / file_parts_multiple / multipart_too_many_parts / multipart_invalid
+//       (multipart only: no file part, two file parts, too many parts, a malformed body): nothing stored
 //   503 instance_root_unknown  the console has no attachment store (COPYBACK_HOME unset)
 import { DEFAULT_MAX_ATTACHMENT_BYTES, attachmentTooLarge, storeAttachment } from "@copyback/core/attachments/store-attachment";
+import { isMultipartFormData, MULTIPART_OVERHEAD_BYTES, openMultipartFile } from "~/server/attachments/multipart-upload";
 import { attachmentStoreRoot } from "~/server/attachments/store-root";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";
@@ -21,18 +27,36 @@ export const uploadAttachmentRoute = restRoute({
   resource: issueFromPath,
   handler: async ({ req, db, principal, companyId, resource }) => {
     const root = attachmentStoreRoot();
+    const multipart = isMultipartFormData(req.headers.get("content-type"));
+    // The body's cap: the file's, plus the framing around it in a multipart body.
+    const maxBodyBytes = DEFAULT_MAX_ATTACHMENT_BYTES + (multipart ? MULTIPART_OVERHEAD_BYTES : 0);
     // A declared length over the cap is refused before a byte is read.
     const declared = Number(req.headers.get("content-length") ?? "NaN");
-    if (Number.isFinite(declared) && declared > DEFAULT_MAX_ATTACHMENT_BYTES) throw attachmentTooLarge(DEFAULT_MAX_ATTACHMENT_BYTES);
-    const stored = await storeAttachment(db, root, {
+    if (Number.isFinite(declared) && declared > maxBodyBytes) throw attachmentTooLarge(DEFAULT_MAX_ATTACHMENT_BYTES);
+    const who = {
       companyId,
       issueId: resource.id,
-      fileName: decodeFileName(req.headers.get("x-file-name")),
-      contentType: req.headers.get("content-type"),
-      bytes: bodyChunks(req),
       uploadedByUserId: principal.kind === "board_user" ? principal.userId : null,
       actor: actorOf(principal),
-    });
+    };
+    let stored;
+    if (multipart) {
+      const file = await openMultipartFile(req, { maxFileBytes: DEFAULT_MAX_ATTACHMENT_BYTES, maxBodyBytes });
+      try {
+        // The bytes complete only once the whole form was read with no second file part, so the
+        // store links the file and writes its row only for a valid form.
+        stored = await storeAttachment(db, root, { ...who, fileName: file.fileName, contentType: file.contentType, bytes: file.bytes });
+      } finally {
+        await file.close();
+      }
+    } else {
+      stored = await storeAttachment(db, root, {
+        ...who,
+        fileName: decodeFileName(req.headers.get("x-file-name")),
+        contentType: req.headers.get("content-type"),
+        bytes: bodyChunks(req),
+      });
+    }
     return Response.json({ ...stored, createdAt: stored.createdAt.toISOString() }, { status: 201, headers: { "cache-control": "no-store" } });
   },
 });
