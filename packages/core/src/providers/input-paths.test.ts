@@ -27,12 +27,19 @@ describe("sandbox input names (R-RC-5)", () => {
     expect(noExt).toBe("x".repeat(MAX_INPUT_NAME_BYTES));
   });
 
-  it("R-RC-5 a provider refuses any input path but two safe components, and two inputs at one path", () => {
+  it("R-RC-5 a provider refuses any input path but one or two safe components, and two inputs at one path", () => {
     expect(checkInputRelativePath(`${ID}/notes.md`)).toEqual([ID, "notes.md"]);
-    for (const bad of ["notes.md", `${ID}/a/b`, `../x`, `${ID}/..`, `./x`, `/abs`, `${ID}/`, `a/b\u0000`, `${ID}/${"y".repeat(256)}`]) {
+    expect(checkInputRelativePath("reconstruction.json")).toEqual(["reconstruction.json"]);
+    for (const bad of ["", "..", `${ID}/a/b`, `../x`, `${ID}/..`, `./x`, `/abs`, `${ID}/`, `a/b\u0000`, `${ID}/${"y".repeat(256)}`]) {
       expect(() => checkInputRelativePath(bad), bad).toThrow(expect.objectContaining({ code: "provider_input_path_invalid" }));
     }
     expect(() => checkInputPaths([`${ID}/a`, `${ID}/b`])).not.toThrow();
     expect(() => checkInputPaths([`${ID}/a`, `${ID}/a`])).toThrow(expect.objectContaining({ code: "provider_input_path_invalid" }));
+  });
+
+  it("R-RC-5 a file directly in the inputs directory cannot share its name with another input's folder", () => {
+    expect(() => checkInputPaths([`${ID}/a`, "reconstruction.json"])).not.toThrow();
+    expect(() => checkInputPaths(["reconstruction.json", "reconstruction.json/a"])).toThrow(expect.objectContaining({ code: "provider_input_path_invalid" }));
+    expect(() => checkInputPaths(["x/a", "x"])).toThrow(expect.objectContaining({ code: "provider_input_path_invalid" }));
   });
 });

@@ -1,6 +1,7 @@
 // R-RC-5: the names of a sandbox's input files (providers/types.ts `placeInputs`), pure. An input
-// lives at `<folder>/<file name>` below the sandbox's inputs directory; the caller builds that path
-// from an attachment's id and its stored file name (inputFileName), and every provider checks it
+// lives at `<folder>/<file name>` below the sandbox's inputs directory (the caller builds that path
+// from an attachment's id and its stored file name, inputFileName) or, for a file that is no
+// attachment (the reconstruction context), directly in it as `<file name>`; every provider checks it
 // again (checkInputRelativePath) before it writes anything: whatever a name holds, an input can
 // never land outside the inputs directory, above it or on top of another input.
 import { DomainError } from "../errors";
@@ -51,21 +52,34 @@ export function inputRelativePath(folder: string, storedName: string | null): st
   return path;
 }
 
-/** Refuses (provider_input_path_invalid) anything but two safe components. */
-export function checkInputRelativePath(path: string): [string, string] {
+/**
+ * Refuses (provider_input_path_invalid) anything but one or two safe components: `<folder>/<file
+ * name>` (an attachment's copy) or a file directly in the inputs directory (`<file name>`, the
+ * reconstruction context). Returns the components.
+ */
+export function checkInputRelativePath(path: string): [string] | [string, string] {
   const parts = path.split("/");
-  if (parts.length !== 2 || !parts.every(safeComponent)) {
+  if ((parts.length !== 1 && parts.length !== 2) || !parts.every(safeComponent)) {
     throw new DomainError("invalid", "provider_input_path_invalid", `Not a usable input path: ${JSON.stringify(path)}.`);
   }
-  return [parts[0] as string, parts[1] as string];
+  return parts as [string] | [string, string];
 }
 
-/** Every path checked, and no two inputs at the same path (the provider refuses before writing). */
+/**
+ * Every path checked, no two inputs at the same path, and no file directly in the inputs directory
+ * named like another input's folder (the provider refuses before writing).
+ */
 export function checkInputPaths(paths: readonly string[]): void {
   const seen = new Set<string>();
+  const files = new Set<string>();
+  const folders = new Set<string>();
   for (const path of paths) {
-    checkInputRelativePath(path);
+    const parts = checkInputRelativePath(path);
     if (seen.has(path)) throw new DomainError("invalid", "provider_input_path_invalid", `Two inputs at ${JSON.stringify(path)}.`);
     seen.add(path);
+    (parts.length === 1 ? files : folders).add(parts[0]);
+  }
+  for (const file of files) {
+    if (folders.has(file)) throw new DomainError("invalid", "provider_input_path_invalid", `The input ${JSON.stringify(file)} is also another input's folder.`);
   }
 }

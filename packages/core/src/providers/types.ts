@@ -198,16 +198,36 @@ export interface SandboxSentinel {
 }
 
 /**
- * R-RC-5: one input file for placeInputs. `relativePath` is `<folder>/<file name>` below the
- * sandbox's inputs directory (two safe components, see input-paths.ts; the provider checks it
- * again). `open` is called once, when the provider is ready to write it; the stream ERRORS (never
- * ends) when the caller's verification of the bytes fails, and the provider must then place none
- * of the inputs.
+ * R-RC-5: one input file for placeInputs, streamed or rendered. `relativePath` is `<folder>/<file
+ * name>` below the sandbox's inputs directory, or `<file name>` directly in it (one or two safe
+ * components, see input-paths.ts; the provider checks them again).
  */
-export interface SandboxInput {
+export type SandboxInput = StreamedSandboxInput | RenderedSandboxInput;
+
+/**
+ * Bytes from a stream (an attachment's copy). `open` is called once, when the provider is ready to
+ * write it; the stream ERRORS (never ends) when the caller's verification of the bytes fails, and
+ * the provider must then place none of the inputs.
+ */
+export interface StreamedSandboxInput {
   relativePath: string;
   sizeBytes: number;
   open(): Promise<Readable>;
+}
+
+/**
+ * Bytes that name where the inputs land (the reconstruction context lists every placed path):
+ * `render` is called once, before the provider writes this input, with exactly the PlacedInputs
+ * the provider will answer; what it returns is written like any other input (same mode, same
+ * all or nothing).
+ */
+export interface RenderedSandboxInput {
+  relativePath: string;
+  render(placed: PlacedInputs): Uint8Array;
+}
+
+export function isRenderedInput(input: SandboxInput): input is RenderedSandboxInput {
+  return "render" in input;
 }
 
 /** Where placeInputs put the files: absolute paths exactly as the agent's process sees them. */

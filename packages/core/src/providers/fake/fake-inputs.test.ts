@@ -43,6 +43,16 @@ describe("fake provider inputs (R-RC-5)", () => {
     expect(provider.store.get(handle.providerLeaseId)?.inputs).toBeUndefined();
   });
 
+  it("R-RC-5 a rendered input is given the placement the fake answers and is read by the agent's script like the others", async () => {
+    let inputs: ReadonlyMap<string, Uint8Array> = new Map();
+    const { provider, handle } = await sandbox((context) => (inputs = context.inputs));
+    const placed = await provider.placeInputs!(handle, [input(`${ID}/notes.md`, "saved notes\n"), { relativePath: "reconstruction.json", render: (p) => Buffer.from(JSON.stringify(p)) }]);
+    const directory = fakeInputsDirectory(handle.providerLeaseId);
+    expect(placed).toEqual({ directory, paths: [`${directory}/${ID}/notes.md`, `${directory}/reconstruction.json`], readOnly: true });
+    await provider.exec!(handle, { argv: ["agent"], env: {}, timeoutMs: 10_000 });
+    expect(JSON.parse(Buffer.from(inputs.get(`${directory}/reconstruction.json`) ?? []).toString())).toEqual(placed);
+  });
+
   it("R-RC-5 a fake modelling an older plugin (without placeInputs) does not advertise it", () => {
     const older = createFakeProvider({ capabilities: PROVIDER_CAPABILITIES.filter((c) => c !== "placeInputs") });
     expect(hasCapability(older, "placeInputs")).toBe(false);

@@ -9,6 +9,7 @@ import { compileExclude } from "../../copyback/manifest/exclude";
 import { DomainError } from "../../errors";
 import {
   PROVIDER_CAPABILITIES,
+  isRenderedInput,
   type AcquireRequest,
   type Allocation,
   type AutoDeletePolicy,
@@ -266,8 +267,13 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
         checkInputPaths(inputs.map((i) => i.relativePath));
         const directory = fakeInputsDirectory(lease.providerLeaseId);
         // Read in full first, then committed at once: a stream that errors leaves no input placed.
+        const placed: PlacedInputs = { directory, paths: inputs.map((i) => `${directory}/${i.relativePath}`), readOnly: true };
         const staged = new Map<string, Uint8Array>();
         for (const input of inputs) {
+          if (isRenderedInput(input)) {
+            staged.set(`${directory}/${input.relativePath}`, Buffer.from(input.render(placed)));
+            continue;
+          }
           const chunks: Buffer[] = [];
           for await (const chunk of await input.open()) chunks.push(Buffer.from(chunk as Uint8Array));
           const bytes = Buffer.concat(chunks);
@@ -277,7 +283,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
           staged.set(`${directory}/${input.relativePath}`, bytes);
         }
         sandbox.inputs = staged;
-        return { directory, paths: [...staged.keys()], readOnly: true };
+        return placed;
       });
     },
 

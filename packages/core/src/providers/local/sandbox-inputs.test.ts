@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { readWorkspaceTar } from "../fake/virtual-workspace";
-import type { EnvironmentProvider, LeaseHandle, SandboxInput } from "../types";
+import type { EnvironmentProvider, LeaseHandle, PlacedInputs, SandboxInput } from "../types";
 import { bubblewrapArgs, usableBubblewrap } from "./bubblewrap";
 import { hostSearchPath } from "./env";
 import { createLocalProvider, type LocalIsolation } from "./local-provider";
@@ -103,6 +103,20 @@ describe.each<LocalIsolation>(["none", "auto"])("local provider inputs (isolatio
     await p.destroy!(handle);
     await expect(lstat(root)).rejects.toMatchObject({ code: "ENOENT" });
     expect((await readdir(join(instanceRoot, "sandboxes"))).filter((n) => n.includes(handle.providerLeaseId))).toEqual([]);
+  });
+
+  it("R-RC-5 a rendered input directly in the inputs directory gets exactly the placement the provider answers, written 0400 like the others", async () => {
+    const { p, handle, inputs } = await acquired();
+    const seen: PlacedInputs[] = [];
+    const rendered: SandboxInput = { relativePath: "reconstruction.json", render: (placed) => (seen.push(placed), Buffer.from(JSON.stringify(placed))) };
+    const placed = await p.placeInputs!(handle, [input(`${ID}/notes.md`, "saved notes\n"), rendered]);
+    expect(placed.paths).toEqual([join(inputs, ID, "notes.md"), join(inputs, "reconstruction.json")]);
+    expect(seen).toEqual([placed]);
+    expect(JSON.parse(await readFile(join(inputs, "reconstruction.json"), "utf8"))).toEqual(placed);
+    expect((await stat(join(inputs, "reconstruction.json"))).mode & 0o777).toBe(0o400);
+    // A file named like another input's folder is refused before anything is written.
+    await expect(p.placeInputs!(handle, [input(`${ID}/a.md`, "a"), { relativePath: ID, render: () => Buffer.from("x") }])).rejects.toMatchObject({ code: "provider_input_path_invalid" });
+    expect(await readdir(inputs)).toEqual(expect.arrayContaining([ID, "reconstruction.json"]));
   });
 
   it("R-RC-5 refuses an input path that could leave its directory, and bytes of another size than announced", async () => {

@@ -1,5 +1,6 @@
 // R-RC-5: the local provider's placeInputs. A reconstruction's saved sources are written to
-// control/inputs/<attachmentId>/<file name> (sandbox-layout.ts): next to the exported workspace,
+// control/inputs/<attachmentId>/<file name>, and its context to control/inputs/reconstruction.json
+// (sandbox-layout.ts): next to the exported workspace,
 // never inside it, so no copyback can carry them to the host. All or nothing: every file is
 // written into a private staging directory created exclusively (never through a link), each from a
 // stream the caller verifies as it flows; only when every stream ended cleanly is the staging
@@ -11,11 +12,12 @@ import { randomBytes } from "node:crypto";
 import { constants, createWriteStream } from "node:fs";
 import { lstat, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errnoOf } from "../../copyback/archive/errors";
 import { DomainError } from "../../errors";
 import { checkInputPaths, checkInputRelativePath } from "../input-paths";
-import type { PlacedInputs, SandboxInput } from "../types";
+import { isRenderedInput, type PlacedInputs, type SandboxInput, type StreamedSandboxInput } from "../types";
 import type { SandboxLayout } from "./sandbox-layout";
 
 /** The inputs directory when the sandbox has one (a real directory, not a link), else null. */
@@ -34,22 +36,31 @@ export async function removeInputs(layout: SandboxLayout): Promise<void> {
 
 export async function placeLocalInputs(layout: SandboxLayout, inputs: readonly SandboxInput[], isolated: boolean): Promise<PlacedInputs> {
   checkInputPaths(inputs.map((i) => i.relativePath));
+  // The agent sees the sandbox at its host path (bubblewrap binds it there), so these are its paths
+  // too; known before anything is written, so a rendered input (the reconstruction context) names them.
+  const placed: PlacedInputs = { directory: layout.inputsDir, paths: inputs.map((i) => join(layout.inputsDir, i.relativePath)), readOnly: isolated };
   const staging = join(layout.control, `.inputs-${randomBytes(6).toString("hex")}`);
   await mkdir(staging, { mode: 0o700 });
   try {
     for (const input of inputs) {
-      const [folder, name] = checkInputRelativePath(input.relativePath);
-      const dir = join(staging, folder);
-      await mkdir(dir, { mode: 0o700 }).catch((error: unknown) => {
-        if (errnoOf(error) !== "EEXIST") throw error;
-      });
-      const file = join(dir, name);
+      const parts = checkInputRelativePath(input.relativePath);
+      let dir = staging;
+      if (parts.length === 2) {
+        dir = join(staging, parts[0]);
+        await mkdir(dir, { mode: 0o700 }).catch((error: unknown) => {
+          if (errnoOf(error) !== "EEXIST") throw error;
+        });
+      }
+      const file = join(dir, parts[parts.length - 1] as string);
       const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
       try {
-        await pipeline(await input.open(), createWriteStream("", { fd: handle.fd, autoClose: false }));
+        const rendered = isRenderedInput(input) ? input.render(placed) : null;
+        const source = rendered ? Readable.from([rendered]) : await (input as StreamedSandboxInput).open();
+        await pipeline(source, createWriteStream("", { fd: handle.fd, autoClose: false }));
+        const expected = rendered ? rendered.byteLength : (input as StreamedSandboxInput).sizeBytes;
         const written = (await handle.stat()).size;
-        if (written !== input.sizeBytes) {
-          throw new DomainError("conflict", "provider_input_incomplete", `The input ${input.relativePath} has ${written} bytes, not ${input.sizeBytes}.`);
+        if (written !== expected) {
+          throw new DomainError("conflict", "provider_input_incomplete", `The input ${input.relativePath} has ${written} bytes, not ${expected}.`);
         }
         await handle.sync();
         await handle.chmod(0o400);
@@ -72,6 +83,5 @@ export async function placeLocalInputs(layout: SandboxLayout, inputs: readonly S
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
-  // The agent sees the sandbox at its host path (bubblewrap binds it there), so these are its paths too.
-  return { directory: layout.inputsDir, paths: inputs.map((i) => join(layout.inputsDir, i.relativePath)), readOnly: isolated };
+  return placed;
 }
