@@ -41,7 +41,8 @@ export interface AcquiredLease {
 export interface ReleaseLeaseInput {
   leaseId: string;
   runId: string;
-  outcome: "committed" | "failed";
+  /** agent_not_started: the run was refused before its agent was started in the sandbox (release-policy.ts). */
+  outcome: "committed" | "failed" | "agent_not_started";
 }
 
 /**

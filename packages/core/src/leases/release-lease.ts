@@ -41,7 +41,7 @@ import { copybackProven } from "../finalization/copyback-proven";
 const releaseInput = z.object({
   leaseId: z.uuid(),
   runId: z.uuid(),
-  outcome: z.enum(["committed", "failed"]),
+  outcome: z.enum(["committed", "failed", "agent_not_started"]),
 });
 
 export async function releaseLeaseByPolicy(

@@ -15,6 +15,7 @@
 // restart) continues the recorded stop-only intent afterwards, so a crash anywhere leaves either
 // nothing or all of it.
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { AGENT_PROCESS_KEY } from "../dispatch/agent-process";
 import { copybackProven } from "../finalization/copyback-proven";
 import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
 import type { ProcessIdentity } from "../process/process-identity";
@@ -40,6 +41,11 @@ export interface FailBeforeResultInput {
   deadController?: ProcessIdentity;
   agentProcess?: ProcessIdentity | null;
   agentStop?: FileRecoveryEvidence["agentStop"];
+  /**
+   * R-FO-1 scope: the executor refused the run before it started the agent in the bound sandbox
+   * (decide-file-recovery.ts). Believed only while no agent process is recorded on the run.
+   */
+  agentNeverStarted?: true;
   /** A run event of the caller's, written in the same transaction when the run fails here. */
   event?: { code: string; message: string; payload?: Prisma.InputJsonObject };
 }
@@ -66,7 +72,7 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
         SELECT status::text AS status FROM heartbeat_runs
          WHERE id = ${input.runId}::uuid AND xmin::text = ${input.expectXmin} AND status = 'running' FOR UPDATE`;
   if (locked.length !== 1) return input.expectXmin === undefined ? { kind: "already_settled", status: "missing" } : { kind: "lost_race" };
-  const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: input.runId }, select: { id: true, companyId: true, nativeIssueId: true, status: true, runtimeMode: true } });
+  const run = await tx.heartbeatRun.findUniqueOrThrow({ where: { id: input.runId }, select: { id: true, companyId: true, nativeIssueId: true, status: true, runtimeMode: true, runnerProfileJson: true } });
   // A new statement: its snapshot sees a result committed while this one waited on the row.
   const accepted = await tx.nativeRunResult.findFirst({ where: { runId: run.id, schemaStatus: "accepted" }, select: { id: true } });
   if (accepted && input.expectXmin !== undefined) return { kind: "lost_race" };
@@ -94,6 +100,7 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
     exportFinalized: await copybackProven(tx, { companyId: run.companyId, runId: run.id, issueId: run.nativeIssueId }),
     lease,
     claim,
+    agentNeverStarted: input.agentNeverStarted === true && !agentProcessRecorded(run.runnerProfileJson),
   });
   if (decision.kind === "already_settled") return decision;
   if (decision.kind === "refused") {
@@ -145,6 +152,11 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
   const failed = await failRunInTransaction(tx, { runId: run.id, code: input.code, message: input.message });
   if (failed.kind === "already_finished") return { kind: "already_settled", status: failed.status };
   return retained ?? { kind: "failed", reason: decision.kind === "fail_only" ? decision.reason : "no_allocation" };
+}
+
+/** Whether an agent process was ever recorded on the run (dispatch/agent-process.ts): then an agent did start. */
+function agentProcessRecorded(runnerProfileJson: unknown): boolean {
+  return typeof runnerProfileJson === "object" && runnerProfileJson !== null && AGENT_PROCESS_KEY in runnerProfileJson;
 }
 
 /** The run's bound lease under its row lock: the one named, or the newest that is the run's. */

@@ -9,6 +9,9 @@ describe("decideLeaseRelease", () => {
     ["reuse_by_environment", "failed", "stop_and_retain"],
     ["retain_on_failure", "committed", "destroy"],
     ["retain_on_failure", "failed", "stop_and_retain"],
+    ["ephemeral", "agent_not_started", "destroy"],
+    ["reuse_by_environment", "agent_not_started", "stop_and_retain"],
+    ["retain_on_failure", "agent_not_started", "destroy"],
   ] as const)("%s + %s -> %s", (policy, outcome, kind) => {
     expect(decideLeaseRelease(policy, outcome)).toEqual({ kind });
   });
@@ -16,6 +19,12 @@ describe("decideLeaseRelease", () => {
   it("R-EX-4 keeps the files of every failed run, ephemeral included (never destroy on failure)", () => {
     for (const policy of ["ephemeral", "reuse_by_environment", "retain_on_failure"] as const) {
       expect(decideLeaseRelease(policy, "failed").kind).toBe("stop_and_retain");
+    }
+  });
+
+  it("R-FO-1 a run refused before its agent was started keeps nothing of anyone's: released as after a commit", () => {
+    for (const policy of ["ephemeral", "reuse_by_environment", "retain_on_failure"] as const) {
+      expect(decideLeaseRelease(policy, "agent_not_started")).toEqual(decideLeaseRelease(policy, "committed"));
     }
   });
 });

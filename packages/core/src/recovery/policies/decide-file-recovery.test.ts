@@ -45,6 +45,16 @@ describe("decideFailBeforeResult", () => {
     expect(decideFailBeforeResult({ ...base, lease: { id: "l", status: "released", providerLeaseId: "sbx" } })).toEqual({ kind: "retain_files", leaseId: "l" });
   });
 
+  it("R-FO-1 a run refused by its executor before its agent was started opens no obligation (no agent, no edits), whatever its lease", () => {
+    expect(decideFailBeforeResult({ ...base, agentNeverStarted: true })).toEqual({ kind: "fail_only", reason: "agent_not_started" });
+    expect(decideFailBeforeResult({ ...base, agentNeverStarted: true, lease: { id: "l", status: "released", providerLeaseId: "sbx" } })).toEqual({ kind: "fail_only", reason: "agent_not_started" });
+    // Without that word (a provider failure, an agent that exited) the sandbox is retained as before.
+    expect(decideFailBeforeResult({ ...base, agentNeverStarted: false })).toEqual({ kind: "retain_files", leaseId: "lease-1" });
+    // The other rules come first: a settled run writes nothing, a refused claim cleans nothing up.
+    expect(decideFailBeforeResult({ ...base, agentNeverStarted: true, runStatus: "failed" })).toEqual({ kind: "already_settled", status: "failed" });
+    expect(decideFailBeforeResult({ ...base, agentNeverStarted: true, claim: { kind: "refused", reason: "claim_stale" } })).toEqual({ kind: "refused", reason: "claim_stale" });
+  });
+
   it("a settled run writes nothing", () => {
     for (const status of ["failed", "succeeded", "cancelled", "timed_out"]) expect(decideFailBeforeResult({ ...base, runStatus: status })).toEqual({ kind: "already_settled", status });
   });

@@ -6,7 +6,9 @@
 // transaction that fails the run (R-FO-1), before any provider cleanup (R-FO-3). Not here:
 //   - a run with an accepted result: accepted-result export recovery owns it (R-FO-6);
 //   - a run whose export already finalized (the success barrier): nothing is left to recover (R-FO-6);
-//   - a run that never had an allocation: there are no files (the failure is written alone).
+//   - a run that never had an allocation: there are no files (the failure is written alone);
+//   - a run its executor refused before it started the agent (and no agent process is recorded):
+//     nothing but the seed and the controller's inputs is in the sandbox (R-FO-1's scope).
 // An owned preparation failure is settled only through its exact live recovery claim: another
 // owner, a stale (expired) claim or a missing one writes nothing and prevents cleanup (R-FO-4).
 import type { PreparationClaim } from "../../workspace/preparation-claim";
@@ -47,6 +49,12 @@ export interface FailBeforeResultSnapshot {
   lease: { id: string; status: string; providerLeaseId: string | null } | null;
   /** The verdict on an owned preparation failure's claim; null when the failure owns no preparation. */
   claim: ClaimVerdict | null;
+  /**
+   * The executor refused the run before it ever started the agent in the bound sandbox (a
+   * reconstruction's sources refused at placement, after the runtime selection proved the sandbox
+   * is the seeded one) AND no agent process is recorded on the run. Not a provider failure.
+   */
+  agentNeverStarted?: boolean;
 }
 
 export type FailBeforeResultDecision =
@@ -55,7 +63,7 @@ export type FailBeforeResultDecision =
   /** R-FO-4: the claim is not this settler's live one: nothing is written and no cleanup runs. */
   | { kind: "refused"; reason: Extract<ClaimVerdict, { kind: "refused" }>["reason"] }
   /** The failure alone: an accepted result's own path, a finalized export, or no sandbox at all. */
-  | { kind: "fail_only"; reason: "accepted_result" | "export_finalized" | "no_allocation" | "legacy_run" }
+  | { kind: "fail_only"; reason: "accepted_result" | "export_finalized" | "no_allocation" | "legacy_run" | "agent_not_started" }
   /** R-FO-1: pin the exact lease, open the obligation, fail the run, in one transaction. */
   | { kind: "retain_files"; leaseId: string };
 
@@ -73,6 +81,12 @@ export function decideFailBeforeResult(s: FailBeforeResultSnapshot): FailBeforeR
   // acquire_unconfirmed destroy intent, which the cleanup sweep must be free to settle).
   if (!s.lease || !s.lease.providerLeaseId) return { kind: "fail_only", reason: "no_allocation" };
   if (s.lease.status === "destroyed") return { kind: "fail_only", reason: "no_allocation" };
+  // R-FO-1 is about a provider failing while the workspace may hold unpublished edits; only an
+  // agent makes edits. A run refused by its executor before any agent process was started holds
+  // the seed (the host's own files, per the durable descriptor) and the controller's inputs
+  // outside the workspace: there is nothing to recover, so no obligation, and the lease follows
+  // its policy for a run whose agent never started (release-policy.ts).
+  if (s.agentNeverStarted === true) return { kind: "fail_only", reason: "agent_not_started" };
   return { kind: "retain_files", leaseId: s.lease.id };
 }
 
