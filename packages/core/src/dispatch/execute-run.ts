@@ -27,14 +27,15 @@ import { finalizeRun, isOwnershipLoss, type FinalizeOutcome, type FinalizeRunDep
 import { loadPreparedWorkspace } from "../finalization/workspace-descriptor";
 import { acquireLease } from "../leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
+import type { RunEndForLease } from "../leases/release-policy";
 import type { ProcessIdentity } from "../process/process-identity";
-import { requireCapability, type ProviderRegistry } from "../providers/registry";
+import { hasCapability, requireCapability, type ProviderRegistry } from "../providers/registry";
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { publishRunResult } from "../runs/publish-result";
 import { mintRunAgentKey, revokeRunAgentKeys, RUN_AGENT_KEY_VARIABLE } from "../runs/run-agent-key";
 import { recordRunEvent } from "../runs/run-log";
 import type { FileRecoveryOrigin } from "../recovery/actions";
-import { failRunBeforeResult, type FailBeforeResultInput } from "../recovery/file-recovery";
+import { failRunBeforeResult, type FailBeforeResultInput, type FailBeforeResultOutcome } from "../recovery/file-recovery";
 import { isPreparationFailed, prepareRunWorkspace, type PreparedRunWorkspace } from "../workspace/prepare-run-workspace";
 import { AgentOutputRecorder, DEFAULT_OUTPUT_LIMITS, type OutputLimits } from "./agent-output";
 import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "./agent-outcome";
@@ -49,7 +50,8 @@ import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
 import type { ReconstructionContext } from "../recovery/reconstruction/authority";
 import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
 import { placeReconstructionSources, type SourcesPlacement } from "../recovery/reconstruction/place-sources";
-import type { DeliveredReconstructionContext } from "../recovery/reconstruction/sandbox-sources";
+import { contextDocument, decideContextDelivery, type ContextDelivery } from "../recovery/reconstruction/context-delivery";
+import { withSourcesByUrlOnly } from "../recovery/reconstruction/sandbox-sources";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
 import type { StopRequestRecord } from "../runs/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
@@ -121,8 +123,11 @@ class RunSteps {
   /** The lease bound to the run as soon as it is acquired (the file-recovery pin names it, R-FO-1). */
   #boundLeaseId: string | null = null;
   #leaseReleased = false;
-  /** The reconstruction context the agent is told (R-RC-5: admitted at the handoff, its sources placed), or null for an ordinary run. */
-  #reconstruction: DeliveredReconstructionContext | null = null;
+  /**
+   * The reconstruction variables the agent gets (R-RC-5: admitted at the handoff, its sources and
+   * context placed; context-delivery.ts), or null for an ordinary run.
+   */
+  #reconstructionEnv: Record<string, string> | null = null;
 
   constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
     this.#deps = deps;
@@ -172,6 +177,13 @@ class RunSteps {
       return;
     }
     const admitted = gate.kind === "admit" ? gate.context : null;
+    // R-RC-5: a context too large for an environment variable, for an environment whose provider
+    // cannot place it as a file, is refused here, before any sandbox (never an E2BIG at agent start).
+    const oversized = admitted ? this.#contextTooLargeFor(context, admitted) : null;
+    if (admitted && oversized) {
+      await this.#refuseReconstruction(context.runId, admitted.intentId, oversized.code, `The reconstruction's run stopped before its provider handoff (${oversized.code}): ${oversized.message}`, { contextBytes: oversized.bytes });
+      return;
+    }
 
     // 1. The environment lease. A busy lease is waited for briefly, then the run is requeued.
     const acquired = await waitForLease(
@@ -323,10 +335,18 @@ class RunSteps {
     }
     if (placement.kind === "refused") {
       const message = `The reconstruction's run stopped before its agent started (${placement.code}): ${placement.message} Nothing was placed in the sandbox.`;
-      await this.#refuseReconstruction(context.runId, admitted.intentId, placement.code, message, { attachmentId: placement.attachmentId });
+      await this.#refuseReconstruction(context.runId, admitted.intentId, placement.code, message, { attachmentId: placement.attachmentId }, { agentNeverStarted: true });
       return false;
     }
-    this.#reconstruction = placement.context;
+    const delivery = decideContextDelivery(placement.document, placement.kind === "placed" ? placement.file : null);
+    if (delivery.kind === "too_large") {
+      // The lease's pinned plugin cannot place files though the environment's could (a reused
+      // sandbox of another plugin): refused here, still before the agent.
+      const message = `The reconstruction's run stopped before its agent started (${delivery.code}): ${delivery.message}`;
+      await this.#refuseReconstruction(context.runId, admitted.intentId, delivery.code, message, { contextBytes: delivery.bytes }, { agentNeverStarted: true });
+      return false;
+    }
+    this.#reconstructionEnv = delivery.env;
     const sources = placement.context.sources;
     await this.#event(
       "info",
@@ -334,18 +354,42 @@ class RunSteps {
       placement.kind === "placed"
         ? `The ${admitted.attachments.length} saved source(s), verified against the intent, were placed in the sandbox outside its workspace (${"directory" in sources ? sources.directory : ""}).`
         : `The saved sources were not placed in the sandbox: ${"reason" in sources ? sources.reason : ""}`,
-      { intentId: admitted.intentId, sources: { ...sources }, attachmentIds: admitted.attachments.map((a) => a.attachmentId) },
+      {
+        intentId: admitted.intentId,
+        sources: { ...sources },
+        attachmentIds: admitted.attachments.map((a) => a.attachmentId),
+        context: { file: placement.kind === "placed" ? placement.file : null, sizeBytes: placement.document.bytes, sha256: placement.document.sha256, inlined: delivery.inlined },
+      },
     );
     return true;
+  }
+
+  /**
+   * R-RC-5: the refusal of a context too large to inline when the environment's provider cannot
+   * place it as a file (context-delivery.ts), or null. Decided from the environment's plugin
+   * before the lease is acquired; #placeSources decides again with the lease's own plugin.
+   */
+  #contextTooLargeFor(context: ReadyRunContext, admitted: ReconstructionContext): Extract<ContextDelivery, { kind: "too_large" }> | null {
+    const plugin = this.#deps.registry.get(context.environmentPluginId);
+    if (!plugin || hasCapability(plugin, "placeInputs")) return null;
+    const delivery = decideContextDelivery(contextDocument(withSourcesByUrlOnly(admitted, plugin.pluginId)), null);
+    return delivery.kind === "too_large" ? delivery : null;
   }
 
   /**
    * R-RC-5: a reconstruction's run refused (at its handoff recheck, or because its sources no longer
    * match): the run is settled like any setup failure and the decision withdrawn (its hold reopens).
    */
-  async #refuseReconstruction(runId: string, intentId: string | null, code: string, message: string, payload: Prisma.InputJsonObject = {}): Promise<void> {
+  async #refuseReconstruction(
+    runId: string,
+    intentId: string | null,
+    code: string,
+    message: string,
+    payload: Prisma.InputJsonObject = {},
+    refusal: { agentNeverStarted?: true } = {},
+  ): Promise<void> {
     await this.#event("warn", "run.rejected", message, { ...payload, code, intentId });
-    await this.settleFailure(code, message);
+    await this.settleFailure(code, message, "provider_failure", refusal);
     if (intentId) await withTransaction(this.#deps.db, (tx) => withdrawReconstruction(tx, { intentId, runId, code, message }));
   }
 
@@ -432,8 +476,9 @@ class RunSteps {
       ...(this.#deps.apiUrl ? { COPYBACK_API_URL: this.#deps.apiUrl } : {}),
       [RUN_AGENT_KEY_VARIABLE]: runKey.secret,
       // R-RC-5: the fresh session's context: description, attachments with their hashes to verify
-      // and where to read them (`path`, placed above; contentUrl), outcomes.
-      ...(this.#reconstruction ? { COPYBACK_RECONSTRUCTION: JSON.stringify(this.#reconstruction) } : {}),
+      // and where to read them (`path`, placed above; contentUrl), outcomes. Inline while small, and
+      // as a file among the inputs where the provider places them (context-delivery.ts).
+      ...(this.#reconstructionEnv ?? {}),
     };
     const started = Date.now();
     let exec: ExecResult;
@@ -580,9 +625,11 @@ class RunSteps {
    * file-recovery obligation when the run has no result (R-FO-1, R-FO-3); then releases the lease
    * by policy (a pinned lease: its stop-only intent is continued, never a destroy). Never throws.
    */
-  async settleFailure(code: string, message: string, origin: FileRecoveryOrigin = "provider_failure"): Promise<void> {
-    await this.#failBeforeResult({ runId: this.#claimed.runId, code, message, origin, leaseId: this.#boundLeaseId });
-    await this.#release("failed");
+  async settleFailure(code: string, message: string, origin: FileRecoveryOrigin = "provider_failure", refusal: { agentNeverStarted?: true } = {}): Promise<void> {
+    const outcome = await this.#failBeforeResult({ runId: this.#claimed.runId, code, message, origin, leaseId: this.#boundLeaseId, ...refusal });
+    // R-FO-1 scope: a run refused before its agent started (and judged so by the terminal writer)
+    // releases its sandbox as its policy says for a run that left nothing (release-policy.ts).
+    await this.#release(outcome.kind === "failed" && outcome.reason === "agent_not_started" ? "agent_not_started" : "failed");
   }
 
   /**
@@ -614,9 +661,9 @@ class RunSteps {
       leaseId: this.#boundLeaseId,
       preparation: { operationId: error.operationId, token: error.claimToken },
     });
-    if (outcome !== "settled") {
+    if (outcome.kind === "refused" || outcome.kind === "unwritten") {
       // R-FO-4: not this controller's live claim (or nothing could be written): no cleanup here.
-      this.#log.warn({ runId: this.#claimed.runId, outcome }, "preparation failure not settled here; the lease is left as it is");
+      this.#log.warn({ runId: this.#claimed.runId, outcome: outcome.kind }, "preparation failure not settled here; the lease is left as it is");
       this.#leaseReleased = true;
       return;
     }
@@ -624,16 +671,16 @@ class RunSteps {
   }
 
   /** The one terminal writer (recovery/file-recovery.ts); never throws. */
-  async #failBeforeResult(input: FailBeforeResultInput): Promise<"settled" | "refused" | "unwritten"> {
+  async #failBeforeResult(input: FailBeforeResultInput): Promise<FailBeforeResultOutcome | { kind: "unwritten" }> {
     try {
       const outcome = await failRunBeforeResult(this.#deps.db, input);
       if (outcome.kind === "files_retained") {
         this.#log.warn({ runId: input.runId, leaseId: outcome.leaseId, actionId: outcome.actionId }, "run failed before its result; its sandbox is kept for file recovery");
       }
-      return outcome.kind === "refused" ? "refused" : "settled";
+      return outcome;
     } catch (error) {
       this.#log.error({ runId: input.runId, code: input.code, err: error }, "could not mark the run failed");
-      return "unwritten";
+      return { kind: "unwritten" };
     }
   }
 
@@ -643,7 +690,7 @@ class RunSteps {
     await this.settleFailure(code, `${what}: ${messageOf(error)}`, origin);
   }
 
-  async #release(outcome: "committed" | "failed"): Promise<void> {
+  async #release(outcome: RunEndForLease): Promise<void> {
     const lease = this.#lease;
     if (!lease || this.#leaseReleased) return;
     this.#leaseReleased = true;
@@ -653,7 +700,7 @@ class RunSteps {
         // The stop or destroy was not confirmed (a failed call, a lost reply): the lease keeps its
         // intent for the restart sweep (R-SO-1), never released or destroyed on a guess.
         const code = released.kind === "failed" ? "lease.release_failed" : "lease.cleanup_pending";
-        await this.#event("warn", code, `The lease was not released after a ${outcome} run (${released.code}): ${released.message}`, {
+        await this.#event("warn", code, `The lease was not released after a ${RUN_END_WORDS[outcome]} run (${released.code}): ${released.message}`, {
           leaseId: lease.leaseId,
           outcome,
           result: released.kind,
@@ -661,7 +708,7 @@ class RunSteps {
         });
         return;
       }
-      await this.#event("info", "lease.released", `Lease released by policy after a ${outcome} run.`, { leaseId: lease.leaseId, outcome, result: released.kind });
+      await this.#event("info", "lease.released", `Lease released by policy after a ${RUN_END_WORDS[outcome]} run.`, { leaseId: lease.leaseId, outcome, result: released.kind });
     } catch (error) {
       this.#log.error({ runId: this.#claimed.runId, leaseId: lease.leaseId, err: error }, "lease release failed");
       await this.#event("warn", "lease.release_failed", `The lease could not be released by policy: ${messageOf(error)}`, {
@@ -679,6 +726,8 @@ class RunSteps {
     }
   }
 }
+
+const RUN_END_WORDS: Record<RunEndForLease, string> = { committed: "committed", failed: "failed", agent_not_started: "refused (its agent never started)" };
 
 function exitOf(exec: ExecResult): AgentExit {
   return { exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled, resourceLimit: exec.resourceLimits?.hit ?? null };

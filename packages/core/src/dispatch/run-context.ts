@@ -22,6 +22,8 @@ export interface ReadyRunContext {
   argv: string[];
   adapter: AgentAdapterConfig;
   environmentId: string;
+  /** The environment's provider plugin (a new allocation's; a reused lease keeps its own pin, R-EX-6). */
+  environmentPluginId: string;
   executionWorkspaceId: string;
   hostPath: string;
   /** `legacy`: the older copy-back protocol at the end of the turn (legacy-run.ts), no coordinator. */
@@ -66,6 +68,7 @@ export function decideRunContext(snapshot: RunContextSnapshot): RunContextDecisi
       argv: agent.command,
       adapter: adapter.data,
       environmentId: environment.id,
+      environmentPluginId: environment.pluginId,
       executionWorkspaceId: workspace.id,
       hostPath: workspace.hostPath,
       runtimeMode: run.runtimeMode ?? "native",

@@ -17,7 +17,7 @@ import { readProcessIdentity } from "../../src/process/read-process-identity";
 import { createDefaultRegistry, createLocalProvider, PROVIDER_CAPABILITIES, ProviderRegistry, type EnvironmentProvider } from "../../src/providers/index";
 import { usableBubblewrap } from "../../src/providers/local/bubblewrap";
 import { hostSearchPath } from "../../src/providers/local/env";
-import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
+import { reconstructWorkspace, type ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { claimQueuedRuns } from "../../src/runs/claim-runs";
 import { createDestroyedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
@@ -34,7 +34,23 @@ let controller: ExecuteRunDeps["controller"];
 // read-only, and writes what it found into its workspace (copied back), then submits its result.
 const AGENT = `
 const fs = require("fs"), crypto = require("crypto");
-const context = JSON.parse(process.env.COPYBACK_RECONSTRUCTION);
+// R-RC-5: the inline variable, or (a context too large to inline) where its file is.
+const inline = JSON.parse(process.env.COPYBACK_RECONSTRUCTION);
+const contextFile = process.env.COPYBACK_RECONSTRUCTION_FILE ?? null;
+const fileText = contextFile ? fs.readFileSync(contextFile, "utf8") : null;
+const context = inline.inlined === false ? JSON.parse(fs.readFileSync(inline.file, "utf8")) : inline;
+const delivery = {
+  inlined: inline.inlined !== false,
+  reference: inline.inlined === false ? inline : null,
+  contextFile,
+  fileMatches: fileText === null ? null : JSON.stringify(JSON.parse(fileText)) === JSON.stringify(context),
+  fileSha256: fileText === null ? null : crypto.createHash("sha256").update(fileText).digest("hex"),
+  fileBytes: fileText === null ? null : Buffer.byteLength(fileText),
+  outcomes: context.externalActionOutcomes.length,
+  evidenceChars: context.externalActionOutcomes.reduce((n, o) => n + (o.evidence ?? "").length, 0),
+  fileWrite: "not tried",
+};
+if (contextFile && context.sources.readOnly) { try { fs.writeFileSync(contextFile, "forged"); delivery.fileWrite = "allowed"; } catch { delivery.fileWrite = "refused"; } }
 const attachments = context.attachments.map((a) => {
   if (!a.path) return { attachmentId: a.attachmentId, path: null, contentUrl: a.contentUrl, verified: null };
   const bytes = fs.readFileSync(a.path);
@@ -43,7 +59,7 @@ const attachments = context.attachments.map((a) => {
   if (context.sources.readOnly) { try { fs.writeFileSync(a.path, "forged"); write = "allowed"; } catch { write = "refused"; } }
   return { attachmentId: a.attachmentId, path: a.path, contentUrl: a.contentUrl, verified, write };
 });
-fs.writeFileSync("verified.json", JSON.stringify({ sources: context.sources, instructions: context.instructions, attachments }));
+fs.writeFileSync("verified.json", JSON.stringify({ sources: context.sources, instructions: context.instructions, attachments, delivery }));
 fs.writeFileSync(process.env.COPYBACK_RESULT_FILE, ${JSON.stringify(RESULT_IN_REVIEW)});
 `;
 
@@ -70,8 +86,8 @@ function wrappedLocal(isolation: "none" | "bubblewrap", change: (local: Environm
   return registry;
 }
 
-async function deliveredRun(source: DestroyedSource): Promise<string> {
-  const recorded = await reconstructWorkspace({ db: db.prisma(), instanceRoot: home }, await reconstructionRequestFor(db.prisma(), place.companyId, source, { requestId: `sources-${source.actionId}` }));
+async function deliveredRun(source: DestroyedSource, overrides: Partial<ReconstructWorkspaceInput> = {}): Promise<string> {
+  const recorded = await reconstructWorkspace({ db: db.prisma(), instanceRoot: home }, await reconstructionRequestFor(db.prisma(), place.companyId, source, { requestId: `sources-${source.actionId}`, ...overrides }));
   const outcome = await deliverReconstruction({ db: db.prisma(), instanceRoot: home }, recorded.intent.id);
   if (outcome.kind !== "delivered") throw new Error(`not delivered: ${JSON.stringify(outcome)}`);
   return outcome.runId;
@@ -89,6 +105,8 @@ async function hostPathOf(issueId: string): Promise<string> {
 }
 
 const events = async (runId: string) => db.prisma().runEvent.findMany({ where: { runId }, select: { code: true, message: true, payload: true }, orderBy: { createdAt: "asc" } });
+/** The log without its payloads (a large context's delivery event is megabytes long). */
+const codes = async (runId: string) => (await events(runId)).map((e) => `${e.code}: ${e.message.slice(0, 300)}`);
 
 /** A second saved source beside notes.md, with a name that is not one safe path component as it is. */
 async function withSecondSource(source: DestroyedSource): Promise<DestroyedSource> {
@@ -134,8 +152,120 @@ describe.each([
   );
 });
 
-describe("a saved source that no longer matches its intent (R-RC-5)", () => {
-  it("R-RC-5 a stored attachment tampered after the handoff recheck (while the sandbox is seeded) refuses the run before its agent starts: nothing is placed and the host is unchanged", async () => {
+/**
+ * The largest intent the operator can record (reconstruct-workspace.ts): a 20,000-character
+ * description and 200 external actions, each a 2,000-character action with 20,000 characters of
+ * evidence. As one JSON string it is about 4.4 MB: far past the 128 KiB Linux allows one
+ * environment string (MAX_ARG_STRLEN) and past the whole argv+env limit (ARG_MAX).
+ */
+const LARGEST_INTENT: Partial<ReconstructWorkspaceInput> = {
+  description: `Rebuild the README changes described in notes.md. ${"d".repeat(19_000)}`,
+  externalActionOutcomes: Array.from({ length: 200 }, (_, i) => ({
+    action: `${i}: ${"a".repeat(1_990)}`,
+    outcome: "not_performed" as const,
+    evidence: `${i}: ${"e".repeat(19_990)}`,
+  })),
+};
+
+interface Verified {
+  sources: { delivery: string; directory: string; readOnly: boolean };
+  attachments: { attachmentId: string; path: string | null; verified: boolean | null }[];
+  delivery: {
+    inlined: boolean;
+    reference: Record<string, unknown> | null;
+    contextFile: string | null;
+    fileMatches: boolean | null;
+    fileSha256: string | null;
+    fileBytes: number | null;
+    outcomes: number;
+    evidenceChars: number;
+    fileWrite: string;
+  };
+}
+
+describe.each([
+  { isolation: "none" as const, name: "as a plain process group" },
+  { isolation: "bubblewrap" as const, name: "under bubblewrap" },
+])("the reconstruction context survives any size ($name)", ({ isolation }) => {
+  it.skipIf(isolation === "bubblewrap" && !bubblewrapHere)(
+    "R-RC-5 a context too large for one environment variable reaches the agent as a read-only file among its inputs; the variable says where it is and that it was not inlined",
+    async () => {
+      const source = await createDestroyedSource(db.prisma(), place, home);
+      const runId = await deliveredRun(source, LARGEST_INTENT);
+      await claimAndExecute(depsWith(createDefaultRegistry({ instanceRoot: home, localIsolation: isolation })), runId);
+      expect((await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status, JSON.stringify(await codes(runId))).toBe("succeeded");
+
+      const hostPath = await hostPathOf(source.issueId);
+      const found = JSON.parse(await readFile(path.join(hostPath, "verified.json"), "utf8")) as Verified;
+      const lease = await db.prisma().environmentLease.findFirstOrThrow({ where: { runId } });
+      const inputs = path.join(home, "sandboxes", lease.providerLeaseId as string, "control", "inputs");
+      const file = path.join(inputs, "reconstruction.json");
+      expect(found.delivery).toMatchObject({ inlined: false, contextFile: file, fileMatches: true, outcomes: 200, evidenceChars: (LARGEST_INTENT.externalActionOutcomes ?? []).reduce((n, o) => n + (o.evidence ?? "").length, 0) });
+      expect(found.delivery.reference).toEqual({
+        schema: "copyback.reconstruction-context-ref.v1",
+        inlined: false,
+        file,
+        sizeBytes: found.delivery.fileBytes,
+        sha256: found.delivery.fileSha256,
+        reason: expect.stringContaining("64 KiB"),
+      });
+      expect(found.delivery.fileBytes).toBeGreaterThan(4_000_000);
+      expect(found.attachments).toEqual([{ attachmentId: source.attachmentIds[0], path: path.join(inputs, source.attachmentIds[0] as string, "notes.md"), contentUrl: expect.any(String), verified: true, write: expect.any(String) }]);
+      // Placed among the inputs, outside the exported workspace: the host got the agent's file only.
+      expect(Object.keys(await readTree(hostPath))).toEqual(["verified.json"]);
+    },
+  );
+
+  it.skipIf(isolation === "bubblewrap" && !bubblewrapHere)(
+    "R-RC-5 a small context stays inline, and the same document is also a read-only file among the inputs",
+    async () => {
+      const source = await createDestroyedSource(db.prisma(), place, home);
+      const runId = await deliveredRun(source);
+      await claimAndExecute(depsWith(createDefaultRegistry({ instanceRoot: home, localIsolation: isolation })), runId);
+      expect((await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).status, JSON.stringify(await events(runId))).toBe("succeeded");
+      const found = JSON.parse(await readFile(path.join(await hostPathOf(source.issueId), "verified.json"), "utf8")) as Verified;
+      const lease = await db.prisma().environmentLease.findFirstOrThrow({ where: { runId } });
+      const file = path.join(home, "sandboxes", lease.providerLeaseId as string, "control", "inputs", "reconstruction.json");
+      expect(found.delivery).toMatchObject({ inlined: true, reference: null, contextFile: file, fileMatches: true, outcomes: 1, fileWrite: isolation === "bubblewrap" ? "refused" : "not tried" });
+      expect((await lstat(file)).mode & 0o777).toBe(0o400);
+    },
+  );
+});
+
+describe("a context too large to inline for a provider that cannot place files (R-RC-5)", () => {
+  it("R-RC-5 the run is refused before its sandbox is acquired, with reconstruction_context_too_large, and the decision is withdrawn (never an E2BIG at agent start)", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await deliveredRun(source, LARGEST_INTENT);
+    const registry = wrappedLocal("none", (local) => {
+      const { placeInputs: _placeInputs, ...older } = local;
+      return { ...older, capabilities: new Set(PROVIDER_CAPABILITIES.filter((c) => local.capabilities.has(c) && c !== "placeInputs")) };
+    });
+    await claimAndExecute(depsWith(registry), runId);
+    const log = await events(runId);
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } }), JSON.stringify(await codes(runId))).toMatchObject({ status: "failed", errorCode: "reconstruction_context_too_large" });
+    expect(log.find((e) => e.code === "run.rejected")?.message).toMatch(/64 KiB/);
+    expect(log.map((e) => e.code)).not.toContain("lease.acquired");
+    expect(await db.prisma().environmentLease.count({ where: { runId } })).toBe(0);
+    // The existing refusal path: the intent cancelled, its hold open again, nothing else opened.
+    expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled", deliveredRunId: runId });
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active" });
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId } })).toBe(0);
+  });
+});
+
+describe("a saved source that no longer matches its intent (R-RC-5, R-FO-1)", () => {
+  // The environment's lease policy for one test (the place's default is reuse_by_environment).
+  async function withPolicy<T>(policy: "ephemeral" | "reuse_by_environment" | "retain_on_failure", body: () => Promise<T>): Promise<T> {
+    const environment = await db.prisma().environment.findUniqueOrThrow({ where: { id: place.environmentId } });
+    await db.prisma().environment.update({ where: { id: place.environmentId }, data: { defaultLeasePolicy: policy } });
+    try {
+      return await body();
+    } finally {
+      await db.prisma().environment.update({ where: { id: place.environmentId }, data: { defaultLeasePolicy: environment.defaultLeasePolicy } });
+    }
+  }
+
+  async function tamperedRun(): Promise<{ source: DestroyedSource; runId: string; attachmentId: string; hostPath: string; before: Awaited<ReturnType<typeof readTree>> }> {
     const source = await createDestroyedSource(db.prisma(), place, home);
     const runId = await deliveredRun(source);
     const attachment = await db.prisma().issueAttachment.findUniqueOrThrow({ where: { id: source.attachmentIds[0] } });
@@ -154,12 +284,16 @@ describe("a saved source that no longer matches its intent (R-RC-5)", () => {
     const hostPath = await hostPathOf(source.issueId);
     const before = await readTree(hostPath);
     await claimAndExecute(depsWith(registry), runId);
+    return { source, runId, attachmentId: attachment.id, hostPath, before };
+  }
 
+  it("R-RC-5 a stored attachment tampered after the handoff recheck (while the sandbox is seeded) refuses the run before its agent starts: nothing is placed and the host is unchanged", async () => {
+    const { source, runId, attachmentId, hostPath, before } = await tamperedRun();
     const run = await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } });
     const log = await events(runId);
     expect(run, JSON.stringify(log)).toMatchObject({ status: "failed", errorCode: "attachment_changed" });
     expect(log.map((e) => e.code)).not.toContain("agent.started");
-    expect(log.find((e) => e.code === "run.rejected")?.payload).toMatchObject({ code: "attachment_changed", attachmentId: attachment.id });
+    expect(log.find((e) => e.code === "run.rejected")?.payload).toMatchObject({ code: "attachment_changed", attachmentId });
     // Nothing delivered, not even in part: the sandbox has no inputs; the host is as it was.
     const lease = await db.prisma().environmentLease.findFirstOrThrow({ where: { runId } });
     await expect(lstat(path.join(home, "sandboxes", lease.providerLeaseId as string, "control", "inputs"))).rejects.toMatchObject({ code: "ENOENT" });
@@ -167,8 +301,29 @@ describe("a saved source that no longer matches its intent (R-RC-5)", () => {
     // The decision is withdrawn as at the handoff: the intent cancelled, its hold open again.
     expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled", deliveredRunId: runId });
     expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active" });
-    // The sandbox was acquired, so it is pinned with a file-recovery obligation like any setup failure (R-FO-1).
-    expect(await db.prisma().issueRecoveryAction.findMany({ where: { runId }, select: { cause: true, status: true } })).toEqual([{ cause: expect.stringMatching(/file/), status: "active" }]);
+    // R-FO-1 covers a native provider failing before its result while the workspace may hold the
+    // agent's unpublished edits. Here no agent process was ever started in the sandbox: it holds the
+    // seed (the host's own files) and nothing else, so no file-recovery obligation is opened (the
+    // reopened reconstruction hold is the task's one hold) and the lease follows its policy for a
+    // run whose agent never started: this environment's reuse_by_environment stops and retains it.
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId } })).toBe(0);
+    expect(log.map((e) => e.code)).not.toContain("run.files_retained");
+    expect(await db.prisma().environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "released", leasePolicy: "reuse_by_environment" });
+    expect(log.find((e) => e.code === "lease.released")?.payload).toMatchObject({ outcome: "agent_not_started", result: "stopped_and_retained" });
+  });
+
+  it("R-FO-1 an ephemeral sandbox whose reconstruction run was refused before its agent started is destroyed by the ordinary cleanup, with no obligation", async () => {
+    const { source, runId } = await withPolicy("ephemeral", tamperedRun);
+    const log = await events(runId);
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } }), JSON.stringify(log)).toMatchObject({ status: "failed", errorCode: "attachment_changed" });
+    expect(log.map((e) => e.code)).not.toContain("agent.started");
+    const lease = await db.prisma().environmentLease.findFirstOrThrow({ where: { runId } });
+    expect(lease).toMatchObject({ status: "destroyed", leasePolicy: "ephemeral" });
+    await expect(lstat(path.join(home, "sandboxes", lease.providerLeaseId as string))).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId } })).toBe(0);
+    // The run's failure, the intent's cancellation and the reopened hold are as before.
+    expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled", deliveredRunId: runId });
+    expect(await db.prisma().issueRecoveryAction.findMany({ where: { issueId: source.issueId, status: { in: ["active", "escalated"] } }, select: { id: true } })).toEqual([{ id: source.actionId }]);
   });
 });
 
