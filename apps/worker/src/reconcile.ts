@@ -3,8 +3,9 @@
 // unverified-owner holds, the lease cleanup sweep (the same stop and destroy as a live
 // release), the release of leases a dead controller left under settled runs, the retention of stopped runs'
 // sandboxes (R-RC-7) and the replay of
-// historical unsafe exports (R-UA-5) and the delivery of reconstruction intents (R-RC-5), run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, orphanSweep, ownerHoldsSweep, reconstructionDeliverySweep, settledRunLeasesSweep, stopRetentionSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
+// historical unsafe exports (R-UA-5) the delivery of reconstruction intents (R-RC-5) and the removal of
+// settled runs' leftover staging, run one pass at a time at start and every RECONCILE_INTERVAL_MS.
+import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, leftoverStagingSweep, orphanSweep, ownerHoldsSweep, reconstructionDeliverySweep, settledRunLeasesSweep, stopRetentionSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(
@@ -27,6 +28,8 @@ export function createWorkerReconciler(
       historicalUnsafeSweep({ ...runtime, log }),
       // R-RC-5: pending "Continue from saved sources" intents delivered as fresh runs (rechecked at claim and handoff).
       reconstructionDeliverySweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log }),
+      // The staging directories of settled runs that a killed controller could not remove.
+      leftoverStagingSweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log }),
     ],
     ...(batchSize ? { batchSize } : {}),
     log,

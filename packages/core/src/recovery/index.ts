@@ -30,4 +30,5 @@ export * from "./legacy/record-copyback-failure";
 export * from "./legacy/record-late-copyback-failure";
 export * from "./sweeps/stop-retention-sweep";
 export * from "./sweeps/reconstruction-delivery-sweep";
+export * from "./sweeps/leftover-staging-sweep";
 export * from "./policies/decide-stop-retention";
