@@ -256,6 +256,9 @@ describe("delivery, claim and handoff (R-RC-5)", () => {
       attachments: [{ attachmentId: source.attachmentIds[0], sha256: sha("# What the agent did\n- edited README\n"), name: "notes.md" }],
       externalActionOutcomes: [{ action: "opened a pull request", outcome: "not_performed" }],
     });
+    // The event quotes the decision; the evidence and the full context stay with the intent and the run.
+    expect(event.payload).toMatchObject({ descriptionChars: "Rebuild the README changes described in notes.md".length, contextSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.stringify(event.payload)).not.toContain("evidence");
 
     const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: CONTROLLER, instanceRoot: home });
     expect(claimed.map((c) => c.runId)).toContain(fresh.id);

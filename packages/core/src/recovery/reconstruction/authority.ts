@@ -7,6 +7,7 @@
 import type { ReconstructionIntent } from "@copyback/db/client";
 import { z } from "zod";
 import { attachmentContentPath } from "../../attachments/content-path";
+import { contextDocument } from "./context-delivery";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
 
 export const RECONSTRUCTION_AUTHORITY_KEY = "reconstruction";
@@ -55,6 +56,32 @@ export function reconstructionContext(intent: ReconstructionIntent, attachments:
 }
 
 export type ReconstructionContext = ReturnType<typeof reconstructionContext>;
+
+/** How much of the description and of each external action the delivery's run event quotes. */
+const QUOTED_CHARS = 500;
+const quote = (text: string) => (text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text);
+
+/**
+ * The delivery's run event: which decision, which sources, what was observed, without the bulk.
+ * The whole context may reach megabytes (a 20,000-character description, 200 external actions with
+ * 20,000 characters of evidence each); run events are read by every open run page and announced
+ * live, and the intent keeps the full decision. So the event quotes the description and each
+ * action, names every attachment by id, name, size and hash, leaves the evidence out, and carries
+ * the sha256 of the full context as delivered (the agent's copy adds where each file was placed).
+ */
+export function reconstructionEventPayload(context: ReconstructionContext) {
+  return {
+    schema: context.schema,
+    intentId: context.intentId,
+    sourceRunId: context.sourceRunId,
+    destroyedLeaseId: context.destroyedLeaseId,
+    description: quote(context.description),
+    descriptionChars: context.description.length,
+    attachments: context.attachments.map((a) => ({ attachmentId: a.attachmentId, name: a.name, sha256: a.sha256, sizeBytes: a.sizeBytes })),
+    externalActionOutcomes: context.externalActionOutcomes.map((o) => ({ action: quote(o.action), outcome: o.outcome })),
+    contextSha256: contextDocument(context).sha256,
+  };
+}
 
 /**
  * What the fresh session is asked to do, by where it finds the saved sources: `sandbox`, each

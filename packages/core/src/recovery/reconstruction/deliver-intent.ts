@@ -20,7 +20,7 @@ import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
 import { recordRunEvent, type DbOrTx } from "../../runs/run-log";
 import { wakeInTransaction } from "../../runs/wake-agent";
 import { hashStoredAttachments, type StoredBytes } from "./attachment-bytes";
-import { reconstructionAuthority, reconstructionContext } from "./authority";
+import { reconstructionAuthority, reconstructionContext, reconstructionEventPayload } from "./authority";
 import { readAttachmentHashes } from "./intent-document";
 import { loadReconstructionSnapshot, RECONSTRUCTION_RESOLUTION_SCHEMA } from "./load-snapshot";
 import { RECONSTRUCTION_CANCELLED_ACTIVITY } from "../reconstruction-state";
@@ -127,7 +127,7 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, has
     level: "info",
     code: "reconstruction.delivered",
     message: "A fresh session continues this task from saved sources; the agent verifies the selected attachments before rebuilding files. Nothing of the earlier run is replayed.",
-    payload: context,
+    payload: reconstructionEventPayload(context),
   });
   return { kind: "delivered" as const, intentId, runId: woken.runId };
 }
