@@ -6,6 +6,7 @@ import { mkdtemp, mkdir, readdir, readFile, readlink, lstat, rm, writeFile, syml
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
+import { afterAll, beforeAll } from "vitest";
 import { DirectoryMergeLocks } from "../../src/copyback/locks/directory-merge-lock";
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import type { ProcessIdentity } from "../../src/process/process-identity";
@@ -58,6 +59,21 @@ export interface World {
   locks: DirectoryMergeLocks;
   deps(): FinalizeRunDeps;
   cleanup(): Promise<void>;
+}
+
+/**
+ * One world for a test file: built before its tests on the file's test database, cleaned up after
+ * them; `bind` receives it (the file keeps its own `let world: World`).
+ */
+export function useWorld(db: { prisma(): PrismaClient; url(): string }, bind: (world: World) => void): void {
+  let built: World | undefined;
+  beforeAll(async () => {
+    built = await buildWorld(db.prisma(), db.url());
+    bind(built);
+  });
+  afterAll(async () => {
+    await built?.cleanup();
+  });
 }
 
 export async function buildWorld(db: PrismaClient, databaseUrl: string, opts: { excludedPaths?: string[] } = {}): Promise<World> {

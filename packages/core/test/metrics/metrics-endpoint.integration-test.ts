@@ -4,25 +4,21 @@
 // without a barrier opens a board hold that the open-actions gauge shows by cause and age; a
 // database that does not answer makes copyback_database_up 0 and leaves its gauges out.
 import { rm } from "node:fs/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPrismaClient } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { createMetricsEndpoint } from "../../src/metrics/endpoint";
 import { parseExposition, sampleSum, type Sample } from "../../src/metrics/exposition";
 import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
-import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
+import { preparedRun, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 import { createExportHold, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity } from "../recovery/recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 async function scrape(): Promise<Sample[]> {

@@ -5,7 +5,7 @@
 // nothing is omitted. An unsafe link, by contrast, never fails a completed task or asks for repair.
 import { open, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { DEFAULT_ARCHIVE_LIMITS } from "../../src/copyback/archive/limits";
 import { finalizeRun } from "../../src/finalization/finalize-run";
@@ -16,16 +16,12 @@ import { EXPORT_LIMIT_CAUSE } from "../../src/recovery/causes";
 import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
 import { resolveRecoveryAction } from "../../src/recovery/operator/resolve-recovery-action";
 import { wakeAgent } from "../../src/runs/wake-agent";
-import { buildWorld, preparedRun, readTree, writeTree, type World } from "../finalization/finalization-fixture";
+import { preparedRun, readTree, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 async function oversizedFile(path: string): Promise<void> {

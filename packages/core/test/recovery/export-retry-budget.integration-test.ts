@@ -2,23 +2,19 @@
 // three coordinator attempts; the third one's failure settles the run as
 // native_workspace_sync_out_retry_exhausted and, in that same transaction, pins the exact sandbox
 // with a stop-only intent and opens the board's export-only-retry hold. The accepted result stays.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { readStopIntent } from "../../src/leases/lease-metadata";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
 import { wakeAgent } from "../../src/runs/wake-agent";
-import { buildWorld, preparedRun, type World } from "../finalization/finalization-fixture";
+import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 describe("the export retry budget", () => {

@@ -1,23 +1,19 @@
 // The one terminal writer of a run that fails before its result, on a real PostgreSQL
 // (R-FO-1, R-FO-4, R-FO-6): what it refuses writes nothing at all; what it accepts writes the
 // settled claim, the pin, the obligation and the failed run together.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { failRunBeforeResult } from "../../src/recovery/file-recovery";
 import { FILE_RECOVERY_CAUSE } from "../../src/recovery/causes";
 import { readFileRecoveryEvidence } from "../../src/recovery/actions";
 import { newPreparationClaim } from "../../src/workspace/preparation-claim";
-import { acceptResult, buildWorld, claimedRun, type World } from "../finalization/finalization-fixture";
+import { acceptResult, claimedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { selfIdentity, writeBarrier } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 /** A claimed run with a `workspace_prepare` left running under a claim (as a failed seed leaves it). */

@@ -3,24 +3,20 @@
 // nothing written and no retry spent; a stale snapshot cannot start an export after live
 // finalization published a delay or a terminal failure; a late failure never overwrites a commit.
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { advanceFinalization } from "../../src/finalization/coordinator";
 import { finalizationLockKey } from "../../src/finalization/finalization-owner";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { failRun } from "../../src/runs/settle-run";
-import { buildWorld, preparedRun, type World } from "../finalization/finalization-fixture";
+import { buildWorld, preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, markFinalizing, selfIdentity } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 /** A run whose live controller died mid-copyback and left no receipt (cleared, or never written). */

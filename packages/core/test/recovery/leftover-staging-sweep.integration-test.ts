@@ -3,21 +3,17 @@
 // removes a settled run's attempt directories, and only those.
 import { lstat, mkdir, readdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { leftoverStagingSweep } from "../../src/recovery/sweeps/leftover-staging-sweep";
-import { buildWorld, preparedRun, type World } from "../finalization/finalization-fixture";
+import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { markFinalizing } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 const stagingRoot = () => join(world.instanceRoot, "staging");

@@ -4,7 +4,7 @@
 // a run without a result ends process_lost with its exact lease pinned and one file-recovery
 // obligation (R-FO-1), after a surviving agent group was stopped by PID + start time; the dead
 // controller's unfinished preparation is taken over (R-FO-4).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -21,17 +21,13 @@ import { FILE_RECOVERY_CAUSE } from "../../src/recovery/causes";
 import { failRunBeforeResult } from "../../src/recovery/file-recovery";
 import { markProcessLost, orphanSweep, PROCESS_LOST_CODE } from "../../src/recovery/sweeps/orphan-sweep";
 import { newPreparationClaim } from "../../src/workspace/preparation-claim";
-import { acceptResult, buildWorld, claimedRun, preparedRun, type World } from "../finalization/finalization-fixture";
+import { acceptResult, claimedRun, preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, markFinalizing, selfIdentity } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 /** Records a dead process of this host as the run's controller (the worker that claimed it was SIGKILLed). */

@@ -1,21 +1,17 @@
 // A controller that settled its run and died before releasing the lease (issue 12's torture
 // suite found such leases): the reconciler finishes the release by the run's outcome; a live
 // controller's lease is left to it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
-import { buildWorld, preparedRun, type World } from "../finalization/finalization-fixture";
+import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, selfIdentity } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 async function setController(runId: string, identity: { pid: number; startTime: string; bootId: string; host: string }) {

@@ -5,22 +5,18 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { readFinalizationOwner } from "../../src/finalization/finalization-owner";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
-import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
+import { preparedRun, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity, writeBarrier } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 async function snapshot(runId: string) {

@@ -5,23 +5,19 @@
 // rows through the primary key (the figure is printed; the plan is asserted).
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { workspacePathHistory } from "../../src/workspace/path-history";
 import { MAX_RECORDED_PATHS, readFinalizeChanges } from "../../src/finalization/finalize-changes";
-import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
+import { preparedRun, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 import { parseJson, runCli } from "../cli/helpers";
 
 const db = useTestDatabase();
 let world: World;
-
-beforeAll(async () => {
-  world = await buildWorld(db.prisma(), db.url());
-});
-afterAll(async () => {
-  await world?.cleanup();
+useWorld(db, (w) => {
+  world = w;
 });
 
 async function commit(tree: Record<string, string>, remove: string[] = []): Promise<string> {
