@@ -2,11 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import { RECONSTRUCTION_REFUSALS } from "./operator/reconstruct-workspace";
+import { TRANSIENT_DELIVERY_REFUSALS } from "./policies/decide-reconstruction";
 import {
   CONTINUING_MESSAGE,
   FILES_GIVEN_UP_MESSAGE,
   RECONSTRUCTION_STOPPED_PREFIX,
   RESTORING_MESSAGE,
+  deferralMessage,
   deriveTaskNotice,
   type NoticeAction,
   type TaskNotice,
@@ -292,6 +294,58 @@ describe("deriveTaskNotice", () => {
 
     it("R-RC-5: a delivered intent resolved its hold: normal work, no notice", () => {
       expect(deriveTaskNotice([hold({ status: "delivered", refusalCode: null }, { status: "resolved" })])).toEqual({ kind: "none" });
+    });
+
+    describe("a deferred delivery (R-RC-3: the notice while the decision waits)", () => {
+      const deferred = (code: string) => hold({ status: "pending", refusalCode: null, deferral: { code, since: at(1), lastSeenAt: at(3) } });
+      const waitingOf = (n: TaskNotice): string => (n.kind === "restoring" ? (n.waiting ?? "") : "");
+
+      it("R-RC-3: another recovery action still open: the continuing notice gains the sentence that it must be settled first", () => {
+        const notice = deriveTaskNotice([deferred("recovery_hold_open")]);
+        expect(notice).toEqual({ kind: "restoring", runId: "run-1", message: CONTINUING_MESSAGE, waiting: "Waiting: another recovery action on this task must be settled first." });
+      });
+
+      it("R-RC-3: the task's current run: the sentence says it waits for that run to end", () => {
+        expect(waitingOf(deriveTaskNotice([deferred("issue_run_active")]))).toBe("Waiting for the task's current run to end.");
+      });
+
+      it("R-RC-3: every transient delivery refusal has its own calm sentence; none names a code, id, digit or process detail; only recovery_hold_open asks for a person", () => {
+        const sentences = new Set<string>();
+        for (const code of TRANSIENT_DELIVERY_REFUSALS) {
+          const notice = deriveTaskNotice([deferred(code)]);
+          expect(notice).toMatchObject({ kind: "restoring", message: CONTINUING_MESSAGE });
+          const text = waitingOf(notice);
+          expect(text).toBe(deferralMessage(code));
+          expect(text).toMatch(/^Waiting\b.*\.$/);
+          expect(text).not.toMatch(/_/);
+          expect(text).not.toMatch(/operator needs|you need|must decide/i);
+          if (code !== "recovery_hold_open") expect(text).not.toMatch(/\bmust\b/);
+          assertNoIdentifiers(text);
+          sentences.add(text);
+        }
+        expect(sentences.size).toBe(TRANSIENT_DELIVERY_REFUSALS.length);
+      });
+
+      it("R-RC-3: an unknown code (a wake refusal) reads as a fixed, plain sentence", () => {
+        const text = waitingOf(deriveTaskNotice([deferred("agent_archived")]));
+        expect(text).toBe(deferralMessage("something_new"));
+        expect(text).not.toContain("agent_archived");
+        assertNoIdentifiers(text);
+      });
+
+      it("R-RC-3: no deferral recorded: the continuing notice alone (no sentence)", () => {
+        expect(deriveTaskNotice([hold({ status: "pending", refusalCode: null, deferral: null })])).toEqual({ kind: "restoring", runId: "run-1", message: CONTINUING_MESSAGE });
+      });
+
+      it("R-RC-3 R-UI-1: a queued owner restore (the older) reads as restoring with no waiting sentence of the intent", () => {
+        const attested = action({ id: "owner-1", recoveryQueued: true, createdAt: at(-5), runId: "run-0" });
+        expect(deriveTaskNotice([deferred("recovery_hold_open"), attested])).toEqual({ kind: "restoring", runId: "run-0", message: RESTORING_MESSAGE });
+      });
+
+      it("R-RC-5 R-UI-2: a person's hold still wins over a deferred intent", () => {
+        const other = action({ id: "file-1", cause: FILE_RECOVERY_CAUSE, runId: "run-2", createdAt: at(5) });
+        expect(deriveTaskNotice([deferred("recovery_hold_open"), other])).toMatchObject({ kind: "attention", actionId: "file-1" });
+      });
     });
 
     it("R-UI-1 R-RC-3: a queued owner restore and a pending intent together read as restoring (the older first)", () => {

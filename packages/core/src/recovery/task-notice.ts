@@ -5,7 +5,8 @@
 //   - "Restoring saved work…" once the server confirmed recovery or an operator queued it (an
 //     unverified-owner hold with a recorded attestation), until commitment resolves it;
 //   - "Continuing from saved sources…" while an operator's "Continue from saved sources" intent
-//     waits for its delivery (R-RC-3: the decision is recorded, nothing for a person to do);
+//     waits for its delivery (R-RC-3: the decision is recorded, nothing for a person to do); while
+//     its delivery is deferred by a transient refusal (R-RC-5), one sentence says what it waits for;
 //   - a compact operator-attention notice with "Inspect run" otherwise; after a refused delivery
 //     (the decision no longer holds, R-RC-5) it says in plain words what a person must do.
 // A delivered intent resolved its hold, so the task shows normal work (or its other holds).
@@ -28,12 +29,23 @@ export interface NoticeAction {
    * sources"), absent when none was. `refusalCode`: why its delivery was refused and the intent
    * cancelled (core's refusal code), when its status is cancelled and a reason was recorded.
    */
-  reconstruction?: { status: "pending" | "delivered" | "cancelled"; refusalCode: string | null } | null;
+  reconstruction?: { status: "pending" | "delivered" | "cancelled"; refusalCode: string | null; deferral?: ReconstructionDeferral | null } | null;
+}
+
+/**
+ * R-RC-3, R-RC-5: why a pending intent's delivery waits, as the delivery sweep recorded it on the
+ * intent (reconstruction_intents.deferral_*): the transient refusal's code, since when this code
+ * holds, and when the sweep last saw it.
+ */
+export interface ReconstructionDeferral {
+  code: string;
+  since: Date;
+  lastSeenAt: Date;
 }
 
 export type TaskNotice =
   | { kind: "none" }
-  | { kind: "restoring"; runId: string | null; message: string }
+  | { kind: "restoring"; runId: string | null; message: string; /** R-RC-3: what a deferred delivery waits for (one sentence). */ waiting?: string }
   | { kind: "attention"; runId: string | null; actionId: string; cause: string; message: string };
 
 export const RESTORING_MESSAGE = "Restoring saved work…";
@@ -86,6 +98,24 @@ const REFUSAL_REASONS: Readonly<Record<string, string>> = {
 export const RECONSTRUCTION_STOPPED_PREFIX = "Continuing this task from saved sources stopped.";
 const DEFAULT_REFUSAL_REASON = DECIDE_AGAIN;
 
+// R-RC-3, R-RC-5: what a pending delivery waits for, by the transient refusal's code
+// (decide-reconstruction.ts TRANSIENT_DELIVERY_REFUSALS, and the wake's own refusals). One calm
+// sentence each, no ids or codes; only recovery_hold_open needs a person, and says so. The
+// delivery sweep stores the same sentence on the intent (deferral_message) for the CLI and REST.
+const DEFERRAL_REASONS: Readonly<Record<string, string>> = {
+  recovery_hold_open: "Waiting: another recovery action on this task must be settled first.",
+  competing_recovery: "Waiting for another recovery of this task to finish or be settled first.",
+  issue_run_active: "Waiting for the task's current run to end.",
+  execution_owner: "Waiting for another run of this task to let go of it.",
+  active_copyback_owner: "Waiting for the earlier run's files to finish being saved back.",
+};
+const DEFAULT_DEFERRAL_REASON = "Waiting for the task to be free to continue; it starts on its own once it is.";
+
+/** R-RC-3: the sentence a deferred delivery's code reads as (a fixed text for any code). */
+export function deferralMessage(code: string): string {
+  return DEFERRAL_REASONS[code] ?? DEFAULT_DEFERRAL_REASON;
+}
+
 export function reconstructionStoppedMessage(refusalCode: string | null): string {
   return `${RECONSTRUCTION_STOPPED_PREFIX} ${(refusalCode ? REFUSAL_REASONS[refusalCode] : undefined) ?? DEFAULT_REFUSAL_REASON}`;
 }
@@ -109,6 +139,10 @@ export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
   const waiting = open.find((a) => !a.recoveryQueued && !continuing(a));
   if (waiting) return { kind: "attention", runId: waiting.runId, actionId: waiting.id, cause: waiting.cause, message: attentionMessage(waiting) };
   const queued = open.find((a) => a.recoveryQueued || continuing(a));
-  if (queued) return { kind: "restoring", runId: queued.runId, message: continuing(queued) ? CONTINUING_MESSAGE : RESTORING_MESSAGE };
-  return { kind: "none" };
+  if (!queued) return { kind: "none" };
+  if (!continuing(queued)) return { kind: "restoring", runId: queued.runId, message: RESTORING_MESSAGE };
+  const deferral = queued.reconstruction?.deferral;
+  return deferral
+    ? { kind: "restoring", runId: queued.runId, message: CONTINUING_MESSAGE, waiting: deferralMessage(deferral.code) }
+    : { kind: "restoring", runId: queued.runId, message: CONTINUING_MESSAGE };
 }

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
+import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
+import { deferralMessage } from "../../src/recovery/task-notice";
 import { createDestroyedSource, createRetainedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { parseJson, runCli } from "./helpers";
@@ -41,6 +43,23 @@ describe("copyback recovery reconstruct", () => {
     expect(repeat.code).toBe(EXIT.ok);
     expect(parseJson(repeat)).toMatchObject({ kind: "adopted", intent: { id: row.id } });
     expect(await intents(s)).toBe(1);
+  });
+
+  it("R-RC-3 R-RC-5 a repeat shows why the recorded intent's delivery waits (its deferral: code, since when, the sentence)", async () => {
+    const s = await createDestroyedSource(db.prisma(), place, home);
+    expect((await cli(args(s))).code).toBe(EXIT.ok);
+    const row = await db.prisma().reconstructionIntent.findUniqueOrThrow({ where: { recoveryActionId: s.actionId } });
+    // A run older than the source holds the task's checkout: the delivery is deferred (execution_owner).
+    const owner = await db.prisma().heartbeatRun.create({ data: { companyId: place.companyId, agentId: place.agentId, nativeIssueId: s.issueId, status: "running", createdAt: new Date(0) } });
+    await db.prisma().issue.update({ where: { id: s.issueId }, data: { checkoutRunId: owner.id } });
+    const since = new Date("2026-12-02T01:00:00.000Z");
+    expect(await deliverReconstruction({ db: db.prisma(), instanceRoot: home, now: () => since }, row.id)).toMatchObject({ kind: "refused", code: "execution_owner" });
+    const json = await cli(args(s));
+    expect(parseJson(json)).toMatchObject({ kind: "adopted", intent: { id: row.id, deferral: { code: "execution_owner", message: deferralMessage("execution_owner"), since: since.toISOString(), lastSeenAt: since.toISOString() } } });
+    const text = await cli(args(s).filter((arg) => arg !== "--json"));
+    expect(text.code, text.stderr).toBe(EXIT.ok);
+    expect(text.stdout).toContain(`waiting  execution_owner since ${since.toISOString()}`);
+    expect(text.stdout).toContain(deferralMessage("execution_owner"));
   });
 
   it("R-RC-1 a retained sandbox exits 1 with source_not_destroyed; a malformed line exits 2; another task's action is not found: nothing written", async () => {

@@ -77,7 +77,11 @@ export async function recoveryReconstruct(ctx: CommandContext, opts: Reconstruct
             `recorded: reconstruction ${intent.id} for action ${intent.actionId} (run ${intent.sourceRunId}, destroyed lease ${intent.leaseId}), ${intent.attachmentHashes.length} attachment(s) hashed.`,
             "The worker's reconciler delivers it as a fresh run of the task's agent; nothing of the old run is replayed.",
           ]
-        : [`already recorded: reconstruction ${intent.id} (${intent.status}) for action ${intent.actionId}: nothing written.`];
+        : [
+            `already recorded: reconstruction ${intent.id} (${intent.status}) for action ${intent.actionId}: nothing written.`,
+            // R-RC-3: why its delivery waits, when the reconciler recorded a transient refusal.
+            ...(intent.deferral ? [`  waiting  ${intent.deferral.code} since ${intent.deferral.since} (last seen ${intent.deferral.lastSeenAt}): ${intent.deferral.message}`] : []),
+          ];
     return { exitCode: EXIT.ok, json, text };
   });
 }

@@ -26,6 +26,7 @@ import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attac
 import { outcomesDocument } from "../reconstruction/intent-document";
 import { intentView } from "../reconstruction/intent-view";
 import { loadReconstructionSnapshot } from "../reconstruction/load-snapshot";
+import { NO_DEFERRAL } from "../reconstruction-state";
 
 /** R-RC-2: one observed external action and what the operator saw of it. */
 export const externalActionOutcome = z.strictObject({
@@ -80,6 +81,11 @@ export interface ReconstructionIntentView {
   attachmentHashes: AttachmentHash[];
   deliveredRunId: string | null;
   createdAt: string;
+  /**
+   * R-RC-3, R-RC-5: why a pending intent's delivery waits (the last transient refusal, recorded
+   * when its code changed): the code, core's fixed sentence for it, since when and last seen.
+   */
+  deferral: { code: string; message: string; since: string; lastSeenAt: string } | null;
 }
 
 /** recorded: this call wrote the intent (201); adopted: a repeat, the first intent, nothing written (200). */
@@ -184,7 +190,7 @@ function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: 
       createdByUserId: input.actor.type === "user" ? input.actor.id : null,
     };
     const intent = replaced
-      ? await tx.reconstructionIntent.update({ where: { id: replaced }, data: { ...data, status: "pending", deliveredRunId: null, createdAt: new Date() } })
+      ? await tx.reconstructionIntent.update({ where: { id: replaced }, data: { ...data, status: "pending", deliveredRunId: null, ...NO_DEFERRAL, createdAt: new Date() } })
       : await tx.reconstructionIntent.create({ data });
     await recordActivity(tx, {
       companyId: input.companyId,

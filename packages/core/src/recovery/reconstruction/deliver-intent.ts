@@ -4,9 +4,11 @@
 // first: decideReconstruction at its "deliver" moment rechecks the source identity, the
 // attachments (their stored bytes hashed again, unchanged), the authority (the same agent), the
 // holds and the task's eligibility against what the operator's decision saved. A transient
-// refusal (another hold or run still settling, a copyback owner) writes nothing and the intent
-// stays pending for a later pass; any other (a changed source, receipt or hash, another later run,
-// a human block) cancels the intent, and the operator's fresh decision replaces it.
+// refusal (another hold or run still settling, a copyback owner) leaves the intent pending for a
+// later pass and records only why it waits (its deferral, R-RC-3: written when the code changes,
+// so a pass that sees the same code writes nothing); any other (a changed source, receipt or
+// hash, another later run, a human block) cancels the intent, and the operator's fresh decision
+// replaces it.
 //
 // Not a replay: the new run has no predecessor, the old run, its result, its descriptor and its
 // failed finalization are not touched, no completed action is repeated, and the source action's
@@ -23,7 +25,8 @@ import { hashStoredAttachments, type StoredBytes } from "./attachment-bytes";
 import { reconstructionAuthority, reconstructionContext, reconstructionEventPayload } from "./authority";
 import { readAttachmentHashes } from "./intent-document";
 import { loadReconstructionSnapshot, RECONSTRUCTION_RESOLUTION_SCHEMA } from "./load-snapshot";
-import { RECONSTRUCTION_CANCELLED_ACTIVITY } from "../reconstruction-state";
+import { NO_DEFERRAL, RECONSTRUCTION_CANCELLED_ACTIVITY } from "../reconstruction-state";
+import { deferralMessage } from "../task-notice";
 
 export const RECONSTRUCTED_OUTCOME = "reconstructed";
 
@@ -36,6 +39,41 @@ export interface DeliveryDeps {
   db: PrismaClient;
   /** Where the attachment store keeps its bytes (issue_attachments.storage_path is relative to it). */
   instanceRoot: string;
+  /** The clock of the deferral's times (tests pass one). */
+  now?: () => Date;
+}
+
+/**
+ * R-RC-3: how often an unchanged deferral's last-seen time is refreshed. The sweep passes every
+ * 5 s; a write per pass would be noise (and a live notification to every open page each time),
+ * so the same code is written again only this rarely, to show the wait is still current.
+ */
+export const DEFERRAL_SEEN_REFRESH_MS = 10 * 60_000;
+
+/**
+ * R-RC-3, R-RC-5: record that `intent`'s delivery waits on `code` (a refusal that leaves it
+ * pending). Writes only when the code differs from the recorded one (first deferral or another
+ * code: `since` restarts), or to refresh the last-seen time after DEFERRAL_SEEN_REFRESH_MS; the
+ * row is matched by its status and decision time so a fresh decision is never given an old
+ * deferral. The message is core's fixed sentence for the code, never the refusal's own text.
+ */
+export async function recordDeferral(
+  db: DbOrTx,
+  intent: Pick<ReconstructionIntent, "id" | "createdAt" | "deferralCode" | "deferralSeenAt">,
+  code: string,
+  now: Date,
+): Promise<"recorded" | "refreshed" | "unchanged"> {
+  const row = { id: intent.id, status: "pending" as const, createdAt: intent.createdAt };
+  if (intent.deferralCode === code) {
+    if (intent.deferralSeenAt !== null && now.getTime() - intent.deferralSeenAt.getTime() < DEFERRAL_SEEN_REFRESH_MS) return "unchanged";
+    const refreshed = await db.reconstructionIntent.updateMany({ where: { ...row, deferralCode: code }, data: { deferralSeenAt: now } });
+    return refreshed.count === 1 ? "refreshed" : "unchanged";
+  }
+  const recorded = await db.reconstructionIntent.updateMany({
+    where: row,
+    data: { deferralCode: code, deferralMessage: deferralMessage(code), deferredSince: now, deferralSeenAt: now },
+  });
+  return recorded.count === 1 ? "recorded" : "unchanged";
 }
 
 /** The stored bytes of an intent's saved attachments (only its own task's rows are read). */
@@ -64,15 +102,18 @@ export async function deliverReconstruction(deps: DeliveryDeps, intentId: string
   if (!first || first.status !== "pending") return { kind: "not_pending", intentId };
   // Hashed before the transaction: file I/O never runs under row locks.
   const stored = await storedBytesOfIntent(db, deps.instanceRoot, first);
-  return withTransaction(db, (tx) => deliverInTransaction(tx, intentId, first.createdAt, stored)).catch((error: unknown) => {
-    // The wake's own refusals (an open hold the snapshot did not count, an archived agent, ...):
-    // rolled back, the intent stays pending.
-    if (isDomainError(error)) return { kind: "refused" as const, intentId, code: error.code, message: error.message };
-    throw error;
+  const now = deps.now ?? (() => new Date());
+  return withTransaction(db, (tx) => deliverInTransaction(tx, intentId, first.createdAt, stored, now)).catch(async (error: unknown) => {
+    // The wake's own refusals (an open hold the snapshot did not count, a run that appeared, an
+    // archived agent, ...): rolled back, the intent stays pending, and why it waits is recorded
+    // after the rollback (matched by the decision time, so a fresh decision is left alone).
+    if (!isDomainError(error)) throw error;
+    await recordDeferral(db, first, error.code, now());
+    return { kind: "refused" as const, intentId, code: error.code, message: error.message };
   });
 }
 
-async function deliverInTransaction(tx: TransactionClient, intentId: string, hashedFor: Date, stored: Map<string, StoredBytes | null>): Promise<DeliveryOutcome> {
+async function deliverInTransaction(tx: TransactionClient, intentId: string, hashedFor: Date, stored: Map<string, StoredBytes | null>, now: () => Date): Promise<DeliveryOutcome> {
   await tx.$queryRaw`SELECT id FROM reconstruction_intents WHERE id = ${intentId}::uuid FOR UPDATE`;
   const intent = await tx.reconstructionIntent.findUnique({ where: { id: intentId } });
   // Replaced by a fresh decision since its bytes were hashed: the next pass hashes the new selection.
@@ -83,8 +124,9 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, has
     const code = decision.kind === "reject" ? decision.code : "sources_changed";
     const message = decision.kind === "reject" ? decision.message : "The intent was adopted elsewhere.";
     // The decision no longer holds: cancelled, so the operator can decide afresh (the offer shows
-    // the form again); a transient refusal leaves it pending for a later pass.
-    if (!TRANSIENT_DELIVERY_REFUSALS.includes(code)) await cancelIntent(tx, intent, code, message);
+    // the form again); a transient refusal leaves it pending for a later pass, saying why it waits.
+    if (TRANSIENT_DELIVERY_REFUSALS.includes(code)) await recordDeferral(tx, intent, code, now());
+    else await cancelIntent(tx, intent, code, message);
     return { kind: "refused" as const, intentId, code, message };
   }
   // The hold this intent answers is resolved first: a wake refuses while it is open (R-RR-7).
@@ -111,7 +153,7 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, has
   });
   // The snapshot saw no other queued or running run; one appearing here would be a bug (rolled back).
   if (!woken.created) throw new Error(`reconstruction delivery: the task already has run ${woken.runId}`);
-  const delivered = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "delivered", deliveredRunId: woken.runId } });
+  const delivered = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "delivered", deliveredRunId: woken.runId, ...NO_DEFERRAL } });
   if (delivered.count !== 1) throw new Error("reconstruction delivery: the locked intent changed");
   await recordActivity(tx, {
     companyId: intent.companyId,
@@ -134,7 +176,7 @@ async function deliverInTransaction(tx: TransactionClient, intentId: string, has
 
 /** R-RC-5: the intent's decision no longer holds; recorded with its reason (nothing else changes). */
 async function cancelIntent(tx: TransactionClient, intent: ReconstructionIntent, code: string, message: string): Promise<void> {
-  const cancelled = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "cancelled" } });
+  const cancelled = await tx.reconstructionIntent.updateMany({ where: { id: intent.id, status: "pending" }, data: { status: "cancelled", ...NO_DEFERRAL } });
   if (cancelled.count !== 1) return;
   await recordActivity(tx, {
     companyId: intent.companyId,

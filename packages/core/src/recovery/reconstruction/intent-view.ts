@@ -1,6 +1,8 @@
 // The answer shape of a reconstruction intent (REST, tRPC, CLI and the offer).
 import type { ReconstructionIntent } from "@copyback/db/client";
 import type { ReconstructionIntentView } from "../operator/reconstruct-workspace";
+import { deferralOf } from "../reconstruction-state";
+import { deferralMessage } from "../task-notice";
 import { readAttachmentHashes } from "./intent-document";
 
 export function intentView(row: ReconstructionIntent): ReconstructionIntentView {
@@ -15,5 +17,12 @@ export function intentView(row: ReconstructionIntent): ReconstructionIntentView 
     attachmentHashes: readAttachmentHashes(row.attachmentHashes) ?? [],
     deliveredRunId: row.deliveredRunId,
     createdAt: row.createdAt.toISOString(),
+    deferral: deferralView(row),
   };
+}
+
+/** Only a pending intent waits; the message is the sentence the sweep stored (core's fixed text for the code). */
+function deferralView(row: ReconstructionIntent): ReconstructionIntentView["deferral"] {
+  const deferral = row.status === "pending" ? deferralOf(row) : null;
+  return deferral ? { code: deferral.code, message: row.deferralMessage ?? deferralMessage(deferral.code), since: deferral.since.toISOString(), lastSeenAt: deferral.lastSeenAt.toISOString() } : null;
 }

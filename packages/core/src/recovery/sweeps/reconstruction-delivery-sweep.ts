@@ -5,7 +5,7 @@ import { IDLE_OUTCOME, type Sweep, type SweepLog } from "./sweep";
 /**
  * The reconciler's sweep that delivers pending intents, oldest first and fairly across companies, in bounded batches, through
  * the partial index of the pending set; a refused intent stays pending and is looked at again on a
- * later pass without a write.
+ * later pass, its deferral (why it waits, R-RC-3) written only when the refusal's code changes.
  */
 export function reconstructionDeliverySweep(deps: DeliveryDeps & { log?: SweepLog }): Sweep<{ intentId: string }> {
   return {
