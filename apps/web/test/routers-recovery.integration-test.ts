@@ -102,6 +102,8 @@ describe("recovery.forIssue: what the task page shows each role", () => {
         operator: null,
         fileSource: null,
         exportHold: null,
+        // R-RC-3: no "Continue from saved sources" delivery waits on this hold.
+        deferral: null,
       },
     ]);
     expectNoControllerIdentity(answer, h);

@@ -44,6 +44,7 @@ const intent = (status: ReconstructionIntent["status"]): ReconstructionIntent =>
   attachmentHashes: [{ attachmentId: ATTACHMENT, sha256: SHA, sizeBytes: 4200 }],
   deliveredRunId: null,
   createdAt: "2026-12-01T20:05:00.000Z",
+  deferral: null,
 });
 
 /** The attention notice of a discarded export hold, as recovery.forIssue sends it to each layer. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/recovery/causes";
 import { OWNER_UNVERIFIED_EVIDENCE_SCHEMA, OWNER_ATTESTATION_SCHEMA } from "@copyback/core/recovery/actions";
 import { toNoticeAction, type OpenActionRow } from "@copyback/core/recovery/holds";
-import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
+import { CONTINUING_MESSAGE, deferralMessage, deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { actionDetails } from "~/server/routers/recovery/action-details";
 import { RecoveryNotice } from "./recovery-notice";
 import type { TaskRecovery } from "./use-task-recovery";
@@ -128,6 +128,25 @@ describe("RecoveryNotice", () => {
     expect(admin).not.toContain("curl");
     expect(admin).not.toContain(TOKEN);
     expectQuiet(admin);
+  });
+
+  it("R-RC-3: a deferred 'Continue from saved sources' reads as continuing with what it waits for; Recovery details show the code and since when", () => {
+    const since = new Date(Date.now() - 2 * 3_600_000);
+    const deferral = { code: "recovery_hold_open", since, lastSeenAt: new Date() };
+    const r = row();
+    const notice = deriveTaskNotice([toNoticeAction({ ...r, reconstruction: { status: "pending", refusalCode: null, deferral } })]) as TaskRecovery["notice"];
+    const member = render({ notice, details: null });
+    expect(member).toContain(CONTINUING_MESSAGE);
+    expect(member).toContain(deferralMessage("recovery_hold_open"));
+    expect(member).toContain("must be settled first");
+    expect(member).not.toContain("recovery_hold_open");
+    expect(member).not.toContain("Recovery details");
+    expectQuiet(member);
+    const manager = render({ notice, details: [actionDetails(r, { origin: "http://console.test", mayAttest: false, deferrals: new Map([[ACTION, deferral]]) })] });
+    expect(manager).toContain("Continuing waits on");
+    expect(manager).toContain("<code class=\"font-mono text-xs text-slate-500\">recovery_hold_open</code>");
+    expect(manager).toContain(`dateTime="${since.toISOString()}"`);
+    expectQuiet(manager);
   });
 
   it("R-UI-5: renders nothing without a notice, or when the page could not read the recovery", () => {

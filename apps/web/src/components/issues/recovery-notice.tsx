@@ -50,6 +50,11 @@ export function RecoveryNotice({
           <span aria-hidden="true" className="size-2 animate-pulse rounded-full bg-indigo-500" />
           {notice.message}
         </p>
+        {notice.waiting ? (
+          <p className="text-sm text-slate-700" data-testid="recovery-notice-waiting">
+            {notice.waiting}
+          </p>
+        ) : null}
         {offer}
         {details ? <RecoveryDetails companyId={companyId} issueId={issueId} details={details} /> : null}
       </section>
@@ -121,6 +126,12 @@ function RecoveryDetails({ companyId, issueId, details }: { companyId: string; i
                   <code className="font-mono text-xs break-all">{action.leaseIds.join(", ")}</code>
                 )}
               </Field>
+              {action.deferral ? (
+                <Field label="Continuing waits on">
+                  <code className="font-mono text-xs text-slate-500">{action.deferral.code}</code> since{" "}
+                  <Timestamp date={action.deferral.since} /> (last seen <Timestamp date={action.deferral.lastSeenAt} />)
+                </Field>
+              ) : null}
               {action.attestedAt ? (
                 <Field label="Stop attested">
                   <Timestamp date={action.attestedAt} />; the copyback of the same run resumes.

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { readExportLimitEvidence, readFileRecoveryEvidence, readFilesGivenUp, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
+import type { ReconstructionDeferral } from "@copyback/core/recovery/task-notice";
 import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
 import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
 import { exportHoldSchema, type ExportHold } from "./export-hold";
@@ -75,6 +76,11 @@ export const actionDetailsSchema = z.object({
   exportHold: exportHoldSchema.nullable(),
   /** A file hold's source, for the file-recovery form; null for other causes or an unknown run. */
   fileSource: fileSourceSchema.nullable(),
+  /**
+   * R-RC-3, R-RC-5: the hold's pending "Continue from saved sources" delivery waits: the transient
+   * refusal's code, since when it holds and when the reconciler last saw it; null otherwise.
+   */
+  deferral: z.object({ code: z.string(), since: z.date(), lastSeenAt: z.date() }).nullable(),
 });
 export type ActionDetails = z.infer<typeof actionDetailsSchema>;
 
@@ -88,6 +94,8 @@ export interface DetailsContext {
   /** The task's current status and its file holds' source runs (for fileSource). */
   issueStatus?: FileSource["sourceIssueStatus"];
   runs?: ReadonlyMap<string, { status: FileSource["runStatus"]; runtimeMode: FileSource["runtimeMode"] }>;
+  /** The holds' reconstruction intents' deferrals by action id (core's reconstructionStates). */
+  deferrals?: ReadonlyMap<string, ReconstructionDeferral>;
 }
 
 export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDetails {
@@ -111,6 +119,7 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence.ownerToken, ctx) : null,
     exportHold: ctx.exportHolds?.get(row.id) ?? null,
     fileSource: fileSourceOf(row, ctx),
+    deferral: ctx.deferrals?.get(row.id) ?? null,
   };
 }
 

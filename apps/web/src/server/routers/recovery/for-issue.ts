@@ -33,7 +33,8 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
     const rows = await listOpenActionsForIssue(ctx.db, ctx.companyId, input.issueId);
     // R-RC-3, R-RC-5: each hold with its reconstruction intent's state (pending: continuing;
     // cancelled after a refused delivery: attention with the reason).
-    const notice = deriveTaskNotice(await noticeActionsOf(ctx.db, ctx.companyId, rows));
+    const noticeActions = await noticeActionsOf(ctx.db, ctx.companyId, rows);
+    const notice = deriveTaskNotice(noticeActions);
     const mayManage = authorize(ctx.principal, "runtime:manage", ctx.companyId).kind === "allow";
     if (!mayManage) return { notice, details: null };
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
@@ -47,5 +48,7 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
         (run) => [run.id, { status: run.status, runtimeMode: run.runtimeMode }] as const,
       ),
     );
-    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest, exportHolds, issueStatus: issue.status, runs })) };
+    // R-RC-3: a pending delivery's deferral (code, since when), read with the notice's inputs.
+    const deferrals = new Map(noticeActions.flatMap((a) => (a.reconstruction?.deferral ? [[a.id, a.reconstruction.deferral] as const] : [])));
+    return { notice, details: rows.map((row) => actionDetails(row, { origin, mayAttest, exportHolds, issueStatus: issue.status, runs, deferrals })) };
   });

@@ -4,7 +4,8 @@ import { z } from "zod";
 
 export const taskNoticeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("none") }),
-  z.object({ kind: z.literal("restoring"), runId: z.uuid().nullable(), message: z.string() }),
+  // `waiting`: R-RC-3, one sentence on what a deferred "Continue from saved sources" waits for.
+  z.object({ kind: z.literal("restoring"), runId: z.uuid().nullable(), message: z.string(), waiting: z.string().optional() }),
   z.object({
     kind: z.literal("attention"),
     runId: z.uuid().nullable(),

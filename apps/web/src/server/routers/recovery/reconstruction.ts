@@ -14,6 +14,8 @@ const intentSchema = z.object({
   attachmentHashes: z.array(z.object({ attachmentId: z.uuid(), sha256: z.string(), sizeBytes: z.number() })),
   deliveredRunId: z.uuid().nullable(),
   createdAt: z.string(),
+  /** R-RC-3, R-RC-5: why a pending delivery waits (core's intentView). */
+  deferral: z.object({ code: z.string(), message: z.string(), since: z.string(), lastSeenAt: z.string() }).nullable(),
 });
 
 export const reconstructionOfferInput = z.object({ issueId: z.uuid() });
