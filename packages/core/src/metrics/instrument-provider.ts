@@ -11,7 +11,7 @@ import { observeProviderCall } from "./observe";
  * The contract's operations (providers/types.ts), and the delta export the providers are about to
  * offer. Other methods a plugin has (a fake provider's fault settings) are passed through uncounted.
  */
-const OPERATIONS = new Set<PropertyKey>(["acquire", "exec", "exportWorkspace", "exportDelta", "salvageExport", "seedWorkspace", "placeInputs", "stopLease", "resume", "destroy", "inspect"]);
+const OPERATIONS = new Set<PropertyKey>(["acquire", "exec", "exportWorkspace", "exportDelta", "salvageExport", "seedWorkspace", "placeInputs", "measureSandbox", "stopLease", "resume", "destroy", "inspect"]);
 
 export function instrumentProvider<P extends EnvironmentProvider>(plugin: P): P {
   const wrapped = new Map<PropertyKey, unknown>();

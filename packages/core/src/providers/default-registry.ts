@@ -15,6 +15,6 @@ export function createDefaultRegistry(options: DefaultRegistryOptions): Provider
   const registry = new ProviderRegistry();
   // Calls and failures by plugin feed the metrics (metrics/instrument-provider.ts).
   registry.register(instrumentProvider(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation })));
-  registry.register(instrumentProvider(createFakeProvider()));
+  registry.register(instrumentProvider(createFakeProvider({ measureSandbox: true })));
   return registry;
 }

@@ -22,6 +22,7 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   // R-DT-1: both operations are needed; the read-back is what the stop relies on.
   autoDeletePolicy: "readAutoDeletePolicy",
   placeInputs: "placeInputs",
+  measureSandbox: "measureSandbox",
 };
 
 /** The provider operation of a capability (every one is named after its capability but the stop). */

@@ -47,6 +47,13 @@ export const PROVIDER_CAPABILITIES = [
    * agent is only given each attachment's contentUrl (which needs the console's network).
    */
   "placeInputs",
+  /**
+   * Optional: how much a sandbox holds (bytes and entries of its workspace, and of the whole
+   * sandbox where that is cheap), counted without following any link and within a budget: a
+   * measurement the budget cut short is a lower bound and says so. Measured once a sandbox is
+   * stopped and retained (leases/sandbox-size.ts), for the Retained sandboxes list.
+   */
+  "measureSandbox",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -240,6 +247,32 @@ export interface PlacedInputs {
   readOnly: boolean;
 }
 
+/** What measureSandbox may spend: it stops at whichever comes first and reports a lower bound. */
+export interface MeasureBudget {
+  timeMs: number;
+  entries: number;
+}
+
+export interface MeasureRequest {
+  budget: MeasureBudget;
+  signal?: AbortSignal;
+}
+
+/** Bytes of regular files (a hard-linked file once) and entries below a directory (itself not counted). */
+export interface TreeSize {
+  bytes: number;
+  entries: number;
+}
+
+export interface SandboxMeasurement {
+  /** The exported workspace. */
+  workspace: TreeSize;
+  /** The whole sandbox (workspace, the provider's records, inputs), or null when the provider cannot tell cheaply. */
+  sandbox: TreeSize | null;
+  /** Why the counts are only a lower bound (null: complete): a budget ran out, or a directory could not be read. */
+  lowerBound: "time_budget" | "entry_budget" | "unreadable" | null;
+}
+
 export type SandboxState = "running" | "stopped" | "missing" | "unknown";
 
 /** R-DT-1: the auto-delete policy as the provider's record says it, read back after disabling it. */
@@ -292,6 +325,8 @@ export interface EnvironmentProvider {
    * workspace: inputs are never copied back to the host. A later seedWorkspace removes them.
    */
   placeInputs?(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs>;
+  /** Capability `measureSandbox`: the sandbox's size within `budget`; reads only, never follows a link. */
+  measureSandbox?(lease: LeaseHandle, request: MeasureRequest): Promise<SandboxMeasurement>;
   /** R-DT-1 (capability `autoDeletePolicy`): asks the provider to never delete this sandbox on its own. */
   disableAutoDelete?(lease: LeaseHandle): Promise<void>;
   /** R-DT-1: a fresh read of the provider's record of this sandbox's auto-delete policy. */

@@ -21,15 +21,18 @@ import {
   type ExportOptions,
   type Inspection,
   type LeaseHandle,
+  type MeasureRequest,
   type PlacedInputs,
   type ProviderCapability,
   type SandboxIdentity,
   type SandboxInput,
+  type SandboxMeasurement,
   type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
 } from "../types";
 import { checkInputPaths } from "../input-paths";
+import { ancestorsOf } from "../../copyback/manifest/paths";
 import { faultsFromConfig, parseFakeConfig, type FakeTurnConfig } from "./config";
 import { FakeFaults, type FakeOperation } from "./faults";
 import { fakeDeltaExport, seedHashCache, type FakeHashCache } from "./delta-export";
@@ -109,6 +112,12 @@ export interface FakeProviderOptions {
    * export faults and call counts (`exportWorkspace`) keep meaning the one export a copyback makes.
    */
   exportDelta?: boolean;
+  /**
+   * Offer `measureSandbox` (the workspace's file bytes and entries, and the whole sandbox's with
+   * its inputs). Off by default, like exportDelta, so the call lists of tests that script a stop
+   * keep meaning the stop alone; the built-in registration (default-registry.ts) turns it on.
+   */
+  measureSandbox?: boolean;
 }
 
 export interface FakeCall {
@@ -153,7 +162,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   // The auto-delete model is opt-in: by default the fake deletes nothing behind the caller (R-DT-1).
   const capabilities = new Set<ProviderCapability>(
     options.capabilities ??
-      PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta")),
+      PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta") && (options.measureSandbox === true || c !== "measureSandbox")),
   );
 
   function sandboxOf(lease: LeaseHandle): FakeSandbox {
@@ -287,6 +296,15 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       });
     },
 
+    measureSandbox(lease: LeaseHandle, request: MeasureRequest): Promise<SandboxMeasurement> {
+      return call(
+        "measureSandbox",
+        lease.leaseId,
+        async () => measureFakeSandbox(sandboxOf(lease), request),
+        request.signal,
+      );
+    },
+
     stopLease(lease: LeaseHandle, request: StopRequest): Promise<StopReceipt> {
       return call("stopLease", lease.leaseId, async () => {
         const sandbox = sandboxOf(lease);
@@ -382,6 +400,31 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       });
     },
   };
+
+  /** What the sandbox holds, within the entry budget (the fake has no clock to run out of). */
+  function measureFakeSandbox(sandbox: FakeSandbox, request: MeasureRequest): SandboxMeasurement {
+    // Parent directories are implied in the fake's workspace: each counts as an entry, as on disk.
+    const entries = new Map<string, number>();
+    for (const [path, entry] of sandbox.workspace) {
+      entries.set(path, entry.kind === "file" ? entry.content.length : 0);
+      for (const parent of ancestorsOf(path)) if (!entries.has(parent)) entries.set(parent, 0);
+    }
+    const workspace = { bytes: 0, entries: 0 };
+    let cut = false;
+    for (const bytes of [...entries.values()]) {
+      if (workspace.entries >= request.budget.entries) {
+        cut = true;
+        break;
+      }
+      workspace.entries += 1;
+      workspace.bytes += bytes;
+    }
+    const inputs = [...(sandbox.inputs?.values() ?? [])];
+    const sandboxSize = cut
+      ? null
+      : { bytes: workspace.bytes + inputs.reduce((n, bytes) => n + bytes.length, 0), entries: workspace.entries + inputs.length };
+    return { workspace, sandbox: sandboxSize, lowerBound: cut ? "entry_budget" : null };
+  }
 
   async function runScript(sandbox: FakeSandbox, lease: LeaseHandle, request: ExecRequest): Promise<ExecResult> {
     if (sandbox.state === "stopped") {

@@ -27,6 +27,7 @@ export const FAKE_OPERATIONS = [
   "disableAutoDelete",
   "readAutoDeletePolicy",
   "placeInputs",
+  "measureSandbox",
 ] as const;
 export type FakeOperation = (typeof FAKE_OPERATIONS)[number];
 

@@ -31,9 +31,11 @@ import {
   type ExportStream,
   type Inspection,
   type LeaseHandle,
+  type MeasureRequest,
   type PlacedInputs,
   type SandboxIdentity,
   type SandboxInput,
+  type SandboxMeasurement,
   type SandboxSentinel,
   type StopReceipt,
   type StopRequest,
@@ -58,6 +60,7 @@ import {
   type SandboxIdentityRecord,
 } from "./sandbox-records";
 import { placeLocalInputs, removeInputs } from "./sandbox-inputs";
+import { measureTree } from "./sandbox-size";
 import { readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
 
 export type LocalIsolation = "auto" | "bubblewrap" | "none";
@@ -345,6 +348,17 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     return placeLocalInputs(layout, inputs, record.isolation === "bubblewrap");
   }
 
+  /**
+   * Capability `measureSandbox` (sandbox-size.ts): the whole sandbox directory and its workspace
+   * in one lstat walk, links never followed, within the budget (a lower bound past it).
+   */
+  async function measureSandbox(lease: LeaseHandle, request: MeasureRequest): Promise<SandboxMeasurement> {
+    const { layout } = await openSandbox(lease);
+    await realWorkspace(layout);
+    const measured = await measureTree(layout.root, { budget: request.budget, part: layout.workspace, ...(request.signal ? { signal: request.signal } : {}) });
+    return { workspace: measured.part, sandbox: measured.total, lowerBound: measured.lowerBound };
+  }
+
   /** Stops every recorded process group; true when none of them is known to run any more. */
   async function stopRecorded(layout: SandboxLayout): Promise<boolean> {
     const records = await readProcesses(layout.processesFile);
@@ -463,6 +477,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     salvageExport,
     seedWorkspace,
     placeInputs,
+    measureSandbox,
     stopLease,
     resume,
     destroy,
