@@ -107,7 +107,8 @@ async function reuseReleasedLease(
       to: "active",
       expectMetadata: { key: LEASE_METADATA_KEYS.stopReceipt, value: receiptJson(candidate) },
       notHeld: true,
-      metadataPatch: { [LEASE_METADATA_KEYS.stopReceipt]: null, [LEASE_METADATA_KEYS.failure]: null },
+      // The size measured after that stop goes with it: the sandbox's files change once it runs.
+      metadataPatch: { [LEASE_METADATA_KEYS.stopReceipt]: null, [LEASE_METADATA_KEYS.sandboxSize]: null, [LEASE_METADATA_KEYS.failure]: null },
       set: { runId: input.runId, issueId: input.issueId },
     });
     if (!won) continue;

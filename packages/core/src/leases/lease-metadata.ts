@@ -9,6 +9,7 @@ export const STOP_INTENT_SCHEMA_V1 = "copyback.sandbox-stop-and-retain.v1";
 export const STOP_INTENT_SCHEMA = "copyback.sandbox-stop-and-retain.v2";
 export const STOP_RECEIPT_SCHEMA = "copyback.sandbox-stop-and-retain-receipt.v1";
 export const DESTROY_INTENT_SCHEMA = "copyback.sandbox-destroy.v1";
+export const SANDBOX_SIZE_SCHEMA = "copyback.sandbox-size.v1";
 
 const nonEmpty = z.string().min(1);
 const uuid = z.uuid();
@@ -106,12 +107,37 @@ export const leaseFailureSchema = z.strictObject({
   at: timestamp,
 });
 
+const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * How much a stopped, retained sandbox holds (provider capability `measureSandbox`, written by
+ * leases/sandbox-size.ts after the confirmed stop was recorded). Bound to that stop: it names the
+ * receipt's request id and allocation, and is read only while that receipt is the lease's (a
+ * stopped sandbox's files do not change; once resumed they may). Diagnostics only: it grants
+ * nothing. `lowerBound` says why the counts may be short (a budget ran out, a directory was
+ * unreadable), null when they are complete.
+ */
+export const sandboxSizeSchema = z.strictObject({
+  schema: z.literal(SANDBOX_SIZE_SCHEMA),
+  pluginId: nonEmpty,
+  providerLeaseId: nonEmpty,
+  stopRequestId: uuid,
+  workspaceBytes: count,
+  workspaceEntries: count,
+  sandboxBytes: count.nullable(),
+  sandboxEntries: count.nullable(),
+  lowerBound: z.enum(["time_budget", "entry_budget", "unreadable"]).nullable(),
+  measuredAt: timestamp,
+  durationMs: count,
+});
+
 export type WorkspaceSentinel = z.infer<typeof workspaceSentinelSchema>;
 export type StopIntent = z.infer<typeof stopIntentSchema>;
 export type StopReceiptRecord = z.infer<typeof stopReceiptSchema>;
 export type LeaseFailure = z.infer<typeof leaseFailureSchema>;
 export type DestroyIntent = z.infer<typeof destroyIntentSchema>;
 export type SandboxIdentityRecord = z.infer<typeof sandboxIdentitySchema>;
+export type SandboxSizeRecord = z.infer<typeof sandboxSizeSchema>;
 
 /** The keys this module owns inside `environment_leases.metadata`. */
 export const LEASE_METADATA_KEYS = {
@@ -132,6 +158,8 @@ export const LEASE_METADATA_KEYS = {
   discardIntent: "sandboxDiscard",
   /** The confirmed destruction receipt of a discarded sandbox: the evidence reconstruction needs. */
   destructionReceipt: "sandboxDestructionReceipt",
+  /** How much the stopped sandbox holds, measured after its stop (sandboxSizeSchema). */
+  sandboxSize: "sandboxSize",
 } as const;
 export type LeaseMetadataKey = (typeof LEASE_METADATA_KEYS)[keyof typeof LEASE_METADATA_KEYS];
 
@@ -167,6 +195,23 @@ export const readWorkspaceSentinel = (metadata: unknown) =>
 export const readStopReceipt = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.stopReceipt, stopReceiptSchema);
 export const readLeaseFailure = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.failure, leaseFailureSchema);
 export const readIsolated = (metadata: unknown) => read(metadata, LEASE_METADATA_KEYS.isolated, z.boolean());
+
+/**
+ * The recorded size of a retained sandbox, if it belongs to the lease's current stop: the lease's
+ * own stop receipt is present and names the same request, plugin and allocation as the size. A
+ * size left from an earlier stop (the sandbox ran again since) or of another allocation is
+ * `absent` here, as if never measured; a malformed one is `invalid`.
+ */
+export function readSandboxSize(metadata: unknown, lease: Omit<AllocationBinding, "leaseId">): MetadataRead<SandboxSizeRecord> {
+  const size = read(metadata, LEASE_METADATA_KEYS.sandboxSize, sandboxSizeSchema);
+  if (size.kind !== "present") return size;
+  const receipt = readStopReceipt(metadata);
+  if (receipt.kind !== "present") return { kind: "absent" };
+  const s = size.value;
+  const r = receipt.value;
+  const current = s.stopRequestId === r.requestId && s.pluginId === r.pluginId && s.providerLeaseId === r.providerLeaseId;
+  return current && s.pluginId === lease.pluginId && s.providerLeaseId === lease.providerLeaseId ? size : { kind: "absent" };
+}
 
 /** The lease row an intent must be bound to (its columns, as environment_leases holds them). */
 export interface IntentBinding {

@@ -34,6 +34,7 @@ import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { preserveFromAutoDelete } from "./auto-delete-preservation";
 import { newStopIntent } from "./stop-intent";
+import { recordRetainedSandboxSize } from "./sandbox-size";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
 import { copybackProven } from "../finalization/copyback-proven";
@@ -286,6 +287,9 @@ async function requestStop(
     set: { cleanupClaim: null },
   });
   if (!won) return afterLostRace(db, registry, lease.id);
+  // Only once the stop is recorded: how much the kept sandbox holds, for the Retained sandboxes
+  // list (sandbox-size.ts; bounded, and a failure records nothing and changes nothing here).
+  await recordRetainedSandboxSize(db, plugin, lease, verdict.receipt);
   return { kind: "stopped_and_retained", leaseId: lease.id, receipt: verdict.receipt };
 }
 

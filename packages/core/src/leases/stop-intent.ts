@@ -66,7 +66,7 @@ export async function recordExportRetryIntent(
   const changed = await tx.$executeRaw(Prisma.sql`
     UPDATE environment_leases
     SET status = 'pending_cleanup'::lease_status,
-        metadata = (metadata - ${[LEASE_METADATA_KEYS.stopReceipt, LEASE_METADATA_KEYS.failure]}::text[]) || jsonb_build_object(${LEASE_METADATA_KEYS.stopIntent}::text, ${JSON.stringify(intent)}::jsonb),
+        metadata = (metadata - ${[LEASE_METADATA_KEYS.stopReceipt, LEASE_METADATA_KEYS.sandboxSize, LEASE_METADATA_KEYS.failure]}::text[]) || jsonb_build_object(${LEASE_METADATA_KEYS.stopIntent}::text, ${JSON.stringify(intent)}::jsonb),
         cleanup_claimed_by = ${input.claim.by},
         cleanup_claimed_until = now() + ${input.claim.forMs}::double precision * interval '1 millisecond',
         updated_at = now()

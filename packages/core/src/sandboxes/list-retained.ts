@@ -1,10 +1,13 @@
 // Every retained sandbox allocation (issue 14 section 2): the leases whose sandbox still exists
 // (status not `destroyed`) and that hold files for recovery by lease-holds.ts's one condition, with
 // why (retention-reasons.ts), their run and task, provider, pinned plugin and the provider's
-// immutable allocation id, and their age. Size: the provider contract has no size call yet, so it
-// is reported as unknown (null) rather than guessed. Reads only; oldest first.
+// immutable allocation id, their age, and their size where the provider told it: measured by the
+// worker after the sandbox's confirmed stop (leases/sandbox-size.ts, provider capability
+// `measureSandbox`) and read here only while it belongs to the lease's current stop receipt
+// (lease-metadata.ts readSandboxSize). Otherwise (a provider that cannot tell, a stop not yet
+// confirmed, a failed measurement) it is unknown (null), never guessed. Reads only; oldest first.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
-import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
+import { LEASE_METADATA_KEYS, readSandboxSize } from "../leases/lease-metadata";
 import { leaseHeldSql } from "../leases/lease-holds";
 import { retentionReasons, type RetentionReason } from "./retention-reasons";
 
@@ -27,9 +30,38 @@ export interface RetainedSandbox {
   stopped: boolean;
   acquiredAt: Date;
   ageSeconds: number;
-  /** Bytes, where the provider tells; none of the built-in providers does yet. */
+  /**
+   * Bytes, where the provider told (the whole sandbox where it counted that, else its workspace);
+   * null when unknown. A lower bound when `size.lowerBound` is set.
+   */
   sizeBytes: number | null;
+  size: RetainedSandboxSize | null;
   reasons: RetentionReason[];
+}
+
+export interface RetainedSandboxSize {
+  bytes: number;
+  entries: number;
+  workspaceBytes: number;
+  workspaceEntries: number;
+  /** Why the counts may be short (a budget ran out, a directory was unreadable); null: exact. */
+  lowerBound: "time_budget" | "entry_budget" | "unreadable" | null;
+  measuredAt: Date;
+}
+
+/** The recorded size of the lease's current stop, or null (pure; exported for its tests). */
+export function retainedSandboxSize(metadata: unknown, lease: { pluginId: string; providerLeaseId: string | null }): RetainedSandboxSize | null {
+  const read = readSandboxSize(metadata, lease);
+  if (read.kind !== "present") return null;
+  const s = read.value;
+  return {
+    bytes: s.sandboxBytes ?? s.workspaceBytes,
+    entries: s.sandboxEntries ?? s.workspaceEntries,
+    workspaceBytes: s.workspaceBytes,
+    workspaceEntries: s.workspaceEntries,
+    lowerBound: s.lowerBound,
+    measuredAt: new Date(s.measuredAt),
+  };
 }
 
 interface Row {
@@ -52,6 +84,8 @@ interface Row {
   reuse_refused: boolean;
   stop_receipt: boolean;
   actions: { id: string; cause: string }[];
+  size_doc: unknown;
+  receipt_doc: unknown;
 }
 
 const present = (key: string) => Prisma.sql`COALESCE(jsonb_typeof(l.metadata -> ${key}), 'null') <> 'null'`;
@@ -72,6 +106,8 @@ export async function listRetainedSandboxes(
         ${present(LEASE_METADATA_KEYS.stopIntent)} AS stop_intent,
         ${present(LEASE_METADATA_KEYS.reuseRefused)} AS reuse_refused,
         ${present(LEASE_METADATA_KEYS.stopReceipt)} AS stop_receipt,
+        l.metadata -> ${LEASE_METADATA_KEYS.sandboxSize} AS size_doc,
+        l.metadata -> ${LEASE_METADATA_KEYS.stopReceipt} AS receipt_doc,
         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', ra.id, 'cause', ra.cause) ORDER BY ra.created_at, ra.id)
                   FROM issue_recovery_actions ra
                   WHERE ra.status IN ('active', 'escalated')
@@ -88,6 +124,7 @@ export async function listRetainedSandboxes(
   return {
     total: counted[0]?.total ?? 0,
     sandboxes: rows.map((row) => ({
+      ...sizeOf(row),
       leaseId: row.id,
       companyId: row.company_id,
       companyName: row.company_name,
@@ -104,8 +141,16 @@ export async function listRetainedSandboxes(
       stopped: row.stop_receipt,
       acquiredAt: row.acquired_at,
       ageSeconds: Math.max(0, Math.round((now - row.acquired_at.getTime()) / 1000)),
-      sizeBytes: null,
       reasons: retentionReasons({ actions: row.actions, stopIntent: row.stop_intent, reuseRefused: row.reuse_refused, runStatus: row.run_status, runCommitted: row.run_committed }),
     })),
   };
+}
+
+/** Only the two documents the size needs are read from the row, not the lease's whole metadata. */
+function sizeOf(row: Row): Pick<RetainedSandbox, "sizeBytes" | "size"> {
+  const metadata: Record<string, unknown> = {};
+  if (row.size_doc !== null && row.size_doc !== undefined) metadata[LEASE_METADATA_KEYS.sandboxSize] = row.size_doc;
+  if (row.receipt_doc !== null && row.receipt_doc !== undefined) metadata[LEASE_METADATA_KEYS.stopReceipt] = row.receipt_doc;
+  const size = retainedSandboxSize(metadata, { pluginId: row.plugin_id, providerLeaseId: row.provider_lease_id });
+  return { sizeBytes: size?.bytes ?? null, size };
 }

@@ -68,6 +68,8 @@ describe("the lease cleanup sweep on the local provider", () => {
     const after = await prisma().environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
     expect(after).toMatchObject({ status: "released", cleanupClaimedBy: null, metadata: { sandboxStopAndRetainReceipt: { method: "environmentStopLease", pluginId: "builtin.local", providerLeaseId: lease.providerLeaseId } } });
     expect(await readFile(workFile, "utf8")).toBe("unexported bytes\n");
+    // The sweep's stop measured the kept sandbox like a live release's: its workspace's one file.
+    expect(after.metadata).toMatchObject({ sandboxSize: { workspaceBytes: 17, workspaceEntries: 1, lowerBound: null } });
   });
 
   it("an acquisition whose replies were lost left a real sandbox: the sweep names it by the lease id and destroys it", async () => {
