@@ -27,6 +27,38 @@ describe("sandboxes.listRetained", () => {
     expect(kinds).toEqual(["recovery_action", "run_not_committed"]);
     expect(items[0]!.reasons[0]).toMatchObject({ actionId: world.a.olderHold.id, cause: "legacy_workspace_copyback_failed" });
     expect(items.some((i) => i.leaseId === world.b.lease.id)).toBe(false);
+    // No size was measured for it: unknown.
+    expect(items[0]).toMatchObject({ sizeBytes: null, size: null });
+  });
+
+  it("carries the size measured after the sandbox's stop, bound to its stop receipt", async () => {
+    const prisma = testDb.prisma();
+    const requestId = "8c1f2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
+    const providerLeaseId = `fake-${world.a.lease.id}`;
+    await prisma.environmentLease.update({
+      where: { id: world.a.lease.id },
+      data: {
+        providerLeaseId,
+        metadata: {
+          sandboxStopAndRetainReceipt: { schema: "copyback.sandbox-stop-and-retain-receipt.v1", method: "builtin.stopLease", requestId, pluginId: "builtin.fake", providerLeaseId, stoppedAt: "2026-12-01T10:00:00.000Z" },
+          sandboxSize: {
+            schema: "copyback.sandbox-size.v1", pluginId: "builtin.fake", providerLeaseId, stopRequestId: requestId,
+            workspaceBytes: 4_200, workspaceEntries: 3, sandboxBytes: 5_000, sandboxEntries: 4, lowerBound: "entry_budget",
+            measuredAt: "2026-12-01T10:00:01.000Z", durationMs: 2,
+          },
+        },
+      },
+    });
+    try {
+      const manager = callerFor(prisma, sessionPrincipal(world.users.manager.id, [{ companyId: world.companyA.id, role: "runtime_manager" }]));
+      const { items } = await manager.sandboxes.listRetained({ companyId: world.companyA.id });
+      expect(items[0]).toMatchObject({
+        sizeBytes: 5_000,
+        size: { bytes: 5_000, entries: 4, workspaceBytes: 4_200, workspaceEntries: 3, lowerBound: "entry_budget", measuredAt: new Date("2026-12-01T10:00:01.000Z") },
+      });
+    } finally {
+      await prisma.environmentLease.update({ where: { id: world.a.lease.id }, data: { providerLeaseId: null, metadata: {} } });
+    }
   });
 
   it("a plain member is refused (runtime:manage), and a company the user is not in reads as not found", async () => {

@@ -1,10 +1,10 @@
 // `copyback sandboxes list [--company ID] [--limit N]`: every retained sandbox allocation (issue 14
 // section 2), oldest first: why it is retained, its run and task, provider, pinned plugin and
 // immutable allocation id, age and size where the provider tells. Reads only.
-import { listRetainedSandboxes } from "../../sandboxes/list-retained";
+import { listRetainedSandboxes, type RetainedSandboxSize } from "../../sandboxes/list-retained";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
-import { formatAge, table } from "../format";
+import { formatAge, formatBytes, table } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 
 export const DEFAULT_SANDBOX_LIMIT = 200;
@@ -28,7 +28,7 @@ export async function sandboxesList(ctx: CommandContext, opts: { companyId?: str
           s.providerLeaseId ?? "(never named)",
           `${s.leaseStatus}${s.stopped ? ", stopped" : ""}`,
           formatAge(s.ageSeconds * 1000),
-          s.sizeBytes === null ? "unknown" : String(s.sizeBytes),
+          sizeText(s.size),
           s.reasons.map((r) => r.text).join("; ") || "-",
         ]),
       ),
@@ -36,4 +36,11 @@ export async function sandboxesList(ctx: CommandContext, opts: { companyId?: str
     if (total > sandboxes.length) text.push(`... and ${total - sandboxes.length} more (--limit N, or --company ID)`);
     return { exitCode: EXIT.ok, json, text };
   });
+}
+
+/** The size column: "unknown" where the provider did not tell, "at least ..." for a lower bound. */
+export function sizeText(size: RetainedSandboxSize | null): string {
+  if (size === null) return "unknown";
+  const text = `${formatBytes(size.bytes)}, ${size.entries} entr${size.entries === 1 ? "y" : "ies"}`;
+  return size.lowerBound === null ? text : `at least ${text}`;
 }

@@ -15,6 +15,17 @@ export const retainedSandboxItem = z.object({
   stopped: z.boolean(),
   acquiredAt: z.date(),
   sizeBytes: z.number().nullable(),
+  /** Where the provider told (measured after the sandbox's stop); a lower bound says why. */
+  size: z
+    .object({
+      bytes: z.number(),
+      entries: z.number(),
+      workspaceBytes: z.number(),
+      workspaceEntries: z.number(),
+      lowerBound: z.enum(["time_budget", "entry_budget", "unreadable"]).nullable(),
+      measuredAt: z.date(),
+    })
+    .nullable(),
   reasons: z.array(z.object({ kind: z.string(), text: z.string(), actionId: z.string().optional(), cause: z.string().optional() })),
 });
 
@@ -45,6 +56,7 @@ export const listRetainedSandboxesProcedure = companyProcedure("runtime:manage")
         stopped: s.stopped,
         acquiredAt: s.acquiredAt,
         sizeBytes: s.sizeBytes,
+        size: s.size,
         reasons: s.reasons.map((r) => ({ kind: r.kind, text: r.text, ...(r.kind === "recovery_action" ? { actionId: r.actionId, cause: r.cause } : {}) })),
       })),
     };

@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { Timestamp } from "~/components/format/timestamp";
-import { formatBytes } from "~/components/format/bytes";
 import { issuePath, runPath } from "~/components/nav/paths";
 import { DiscardForm } from "~/components/sandboxes/discard-form";
+import { sandboxSizeDetail, sandboxSizeText } from "~/components/sandboxes/sandbox-size";
 import { AccessDenied } from "~/components/ui/access-denied";
 import { EmptyState } from "~/components/ui/empty-state";
 import { serverCaller } from "~/trpc/server";
@@ -59,7 +59,9 @@ export default async function SandboxesPage({ params }: { params: Promise<{ comp
                   <span>
                     kept since <Timestamp date={item.acquiredAt} />
                   </span>
-                  <span>{item.sizeBytes === null ? "size unknown" : formatBytes(item.sizeBytes)}</span>
+                  <span title={sandboxSizeDetail(item.size)} data-testid="sandbox-size">
+                    {sandboxSizeText(item.size)}
+                  </span>
                 </div>
               </div>
               <dl className="grid grid-cols-[max-content_1fr] gap-x-3 gap-y-0.5 text-xs text-slate-600">
