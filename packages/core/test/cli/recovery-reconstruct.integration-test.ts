@@ -60,6 +60,23 @@ describe("copyback recovery reconstruct", () => {
     expect(text.code, text.stderr).toBe(EXIT.ok);
     expect(text.stdout).toContain(`waiting  execution_owner since ${since.toISOString()}`);
     expect(text.stdout).toContain(deferralMessage("execution_owner"));
+
+    // `copyback recovery show` of the hold shows the same decision and why it waits.
+    const show = await cli(["recovery", "show", s.actionId]);
+    expect(show.code, show.stderr).toBe(EXIT.ok);
+    expect(show.stdout).toContain(`continue from saved sources: intent ${row.id}`);
+    expect(show.stdout).toContain("pending: the reconciler delivers it as a fresh run");
+    expect(show.stdout).toContain(`${deferralMessage("execution_owner")} (execution_owner, since ${since.toISOString()}`);
+    const showJson = await cli(["--json", "recovery", "show", s.actionId]);
+    expect(parseJson(showJson)).toMatchObject({ reconstruction: { id: row.id, status: "pending", deferral: { code: "execution_owner" } } });
+  });
+
+  it("R-RC-3 copyback recovery show of a hold without a decision shows none", async () => {
+    const s = await createDestroyedSource(db.prisma(), place, home);
+    const show = await cli(["--json", "recovery", "show", s.actionId]);
+    expect(show.code, show.stderr).toBe(EXIT.ok);
+    expect(parseJson(show)).toMatchObject({ reconstruction: null });
+    expect((await cli(["recovery", "show", s.actionId])).stdout).not.toContain("continue from saved sources");
   });
 
   it("R-RC-1 a retained sandbox exits 1 with source_not_destroyed; a malformed line exits 2; another task's action is not found: nothing written", async () => {

@@ -1,6 +1,8 @@
 // `copyback recovery show ACTION_ID`: one recovery action with its evidence, the run's state
 // now (is the held receipt still on it?), and, for an open unverified-owner hold, the exact
-// attestation calls prefilled with the action id, run id and owner token. Reads only.
+// attestation calls prefilled with the action id, run id and owner token, and the action's
+// "Continue from saved sources" decision if one was recorded (its status, the fresh run it was
+// delivered as, or why its delivery waits: R-RC-3). Reads only.
 import { notFound } from "../../errors";
 import { readFinalizationOwner } from "../../finalization/finalization-owner";
 import { readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
@@ -12,6 +14,8 @@ import { formatAge } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
 import { attestationCall, exportRetryCall, type AttestationCall, type ExportRetryCall } from "../../recovery/operator/guidance";
+import type { ReconstructionIntentView } from "../../recovery/operator/reconstruct-workspace";
+import { intentView } from "../../recovery/reconstruction/intent-view";
 
 /** Whether the run still carries the receipt the hold names (what an attestation releases). */
 export type ReceiptState = "held" | "released" | "other_owner" | "malformed" | "no_run";
@@ -31,6 +35,8 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
           },
         })
       : null;
+    const intentRow = await prisma.reconstructionIntent.findUnique({ where: { recoveryActionId: row.id } });
+    const intent = intentRow ? intentView(intentRow) : null;
     const owner =
       row.cause === OWNER_UNVERIFIED_CAUSE ? readOwnerUnverifiedEvidence(row.evidence) : null;
     const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null);
@@ -65,8 +71,9 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
         run: runView,
         attestCall: call,
         retryExportCall: retryCall,
+        reconstruction: intent,
       },
-      text: render(action, row.evidence, owner, runView, call, retryCall),
+      text: [...render(action, row.evidence, owner, runView, call, retryCall), ...renderIntent(intent)],
     };
   });
 }
@@ -162,6 +169,20 @@ function render(
     );
   }
   return text;
+}
+
+/** The action's "Continue from saved sources" decision, if any (R-RC-3: why a pending one waits). */
+function renderIntent(intent: ReconstructionIntentView | null): string[] {
+  if (!intent) return [];
+  const state =
+    intent.status === "delivered"
+      ? `delivered as run ${intent.deliveredRunId ?? "-"}`
+      : intent.status === "pending"
+        ? "pending: the reconciler delivers it as a fresh run"
+        : intent.status;
+  const lines = ["", `continue from saved sources: intent ${intent.id}, recorded ${intent.createdAt}, ${state}`, `  sources  ${intent.attachmentHashes.length} attachment(s); source run ${intent.sourceRunId}`];
+  if (intent.deferral) lines.push(`  waiting  ${intent.deferral.message} (${intent.deferral.code}, since ${intent.deferral.since}, last seen ${intent.deferral.lastSeenAt})`);
+  return lines;
 }
 
 function indent(block: string, prefix: string): string[] {
