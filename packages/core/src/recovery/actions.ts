@@ -197,9 +197,13 @@ export async function resolveOwnerHoldsOnCommit(tx: TransactionClient, input: { 
  * R-OWN-5: ordinary stale-action cleanup. An open unverified-owner action is stale once its run no
  * longer carries its token AND nothing is still waiting on it: the receipt was replaced by another
  * owner, or the coordinator settled. A cleared receipt under an unfinished coordinator (attested,
- * or released by the maintenance SQL) stays open until the sweep commits (R-ATT-3). Task
- * completion or cancellation plays no part. Attributed to the system; no activity row, no issue
- * timestamp.
+ * or released by the maintenance SQL) stays open until the sweep commits (R-ATT-3). An attested
+ * hold stays open while its coordinator is unfinished even when a new owner's receipt is on the
+ * run (R-ATT-3, R-UI-1: the reconciler that copies back after the attestation writes its own
+ * receipt, and another reconciler's cleanup must not take "Restoring saved work…" away mid-copy);
+ * the commit resolves it as copyback_committed (resolveOwnerHoldsOnCommit), and a newer owner that
+ * dies supersedes it with its own hold. Task completion or cancellation plays no part. Attributed
+ * to the system; no activity row, no issue timestamp.
  */
 export async function cleanupStaleOwnerActions(db: PrismaClient, limit: number): Promise<number> {
   const stale = await db.$queryRaw<{ id: string; final_phase: string | null }[]>(Prisma.sql`
@@ -210,6 +214,8 @@ export async function cleanupStaleOwnerActions(db: PrismaClient, limit: number):
     WHERE a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
       AND (r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token') IS DISTINCT FROM (a.evidence ->> 'ownerToken')
       AND (r.runner_profile_json ? 'nativeWorkspaceFinalizationOwner' OR f.phase IN ('committed', 'terminal_failure') OR f.phase IS NULL)
+      -- R-ATT-3, R-UI-1: an attested hold waits for its coordinator to settle, whoever owns the copy now.
+      AND (NOT (a.evidence ? 'attestation') OR f.phase IN ('committed', 'terminal_failure') OR f.phase IS NULL)
     ORDER BY a.created_at
     LIMIT ${limit}`);
   let count = 0;

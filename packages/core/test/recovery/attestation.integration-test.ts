@@ -4,6 +4,7 @@
 // SQL run verbatim followed by the ordinary sweep.
 import { readFile } from "node:fs/promises";
 import pg from "pg";
+import { createPrismaClient } from "@copyback/db/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizationLockKey, readFinalizationOwner } from "../../src/finalization/finalization-owner";
@@ -14,6 +15,8 @@ import { attestOwnerStop } from "../../src/recovery/operator/attest-owner-stop";
 import { Reconciler } from "../../src/recovery/reconciler";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { ownerHoldsSweep } from "../../src/recovery/sweeps/owner-holds-sweep";
+import { listOpenActionsForIssue, noticeActionsOf } from "../../src/recovery/holds";
+import { deriveTaskNotice, RESTORING_MESSAGE } from "../../src/recovery/task-notice";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { buildWorld, preparedRun, readTree, writeTree, type World } from "../finalization/finalization-fixture";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity } from "./recovery-fixture";
@@ -295,5 +298,61 @@ describe("one open hold per run", () => {
     const open = await db.prisma().issueRecoveryAction.findMany({ where: { runId: h.runId, status: "active" } });
     expect(open.map((a) => a.id)).toEqual([(held as { actionId: string }).actionId]);
     expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", outcome: "superseded_by_newer_owner", resolvedByType: "system" });
+  });
+});
+
+describe("an attested hold with two reconcilers on one database", () => {
+  it("R-ATT-3, R-UI-1: while the attested run's copyback is unfinished another reconciler's stale-owner cleanup keeps the hold (the task shows Restoring saved work…); it resolves as copyback_committed when the commit lands", async () => {
+    const h = await heldRun("done", { "two/reconcilers.txt": "attested work\n" });
+    await attestOwnerStop(db.prisma(), attestInput(h));
+    const notice = async () => deriveTaskNotice(await noticeActionsOf(db.prisma(), world.companyId, await listOpenActionsForIssue(db.prisma(), world.companyId, h.issueId)));
+    expect(await notice()).toMatchObject({ kind: "restoring", message: RESTORING_MESSAGE });
+
+    // Reconciler A (this file's client) copies back; its export waits at a gate, so the
+    // coordinator is unfinished while A's new owner receipt is on the run.
+    let entered: () => void = () => undefined;
+    const inExport = new Promise<void>((resolve) => (entered = resolve));
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    world.provider.faults.onExport = async () => {
+      entered();
+      await gate;
+    };
+    // Reconciler B: another instance on its own connections to the same database.
+    const other = createPrismaClient({ databaseUrl: db.url(), poolSize: 2, applicationName: "reconciler-b" });
+    const a = new Reconciler({ sweeps: [finalizationSweep(await liveDeps(world)), ownerHoldsSweep({ db: db.prisma() })] });
+    const b = new Reconciler({ sweeps: [finalizationSweep({ ...(await liveDeps(world)), db: other }), ownerHoldsSweep({ db: other })] });
+    let passA: ReturnType<Reconciler["pass"]> | null = null;
+    try {
+      passA = a.pass();
+      await inExport;
+      const run = await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: h.runId } });
+      const owner = readFinalizationOwner(run.runnerProfileJson);
+      expect(owner.kind).toBe("receipt");
+      expect(owner.kind === "receipt" && owner.receipt.token).not.toBe(h.receipt.token);
+      expect((await db.prisma().nativeRunFinalization.findUniqueOrThrow({ where: { runId: h.runId } })).phase).toBe("workspace_finalizing");
+
+      const passB = await b.pass();
+      expect(passB.errors).toBe(0);
+      expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "active", outcome: null });
+      expect(await notice()).toMatchObject({ kind: "restoring", message: RESTORING_MESSAGE });
+    } finally {
+      open();
+      world.provider.faults.onExport = undefined;
+      if (passA) await passA;
+    }
+    try {
+      expect((await db.prisma().nativeRunFinalization.findUniqueOrThrow({ where: { runId: h.runId } })).phase).toBe("committed");
+      expect((await readTree(world.hostPath))["two/reconcilers.txt"]).toBe("attested work\n");
+      expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", outcome: "copyback_committed", resolvedByType: "system" });
+      expect(await notice()).toEqual({ kind: "none" });
+      // Later passes of either reconciler change nothing.
+      const resolved = await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } });
+      await b.pass();
+      await a.pass();
+      expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toEqual(resolved);
+    } finally {
+      await other.$disconnect();
+    }
   });
 });
