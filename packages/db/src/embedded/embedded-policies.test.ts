@@ -45,10 +45,13 @@ describe("instance layout and port", () => {
 });
 
 describe("files the server leaves behind", () => {
-  it("reads the PID and port of postmaster.pid", () => {
+  it("reads the PID, port and status of postmaster.pid", () => {
     const text =
       "4242\n/tmp/x/postgres/data\n1764466167\n54329\n\n127.0.0.1\n  1234567    98304\nready   \n";
-    expect(parsePidFile(text)).toEqual({ pid: 4242, port: 54329 });
+    expect(parsePidFile(text)).toEqual({ pid: 4242, port: 54329, status: "ready" });
+    expect(parsePidFile(text.replace("ready   ", "starting"))).toMatchObject({ status: "starting" });
+    // Written before the sockets and shared memory: no status line yet.
+    expect(parsePidFile("4242\n/tmp/x/postgres/data\n1764466167\n54329\n")).toEqual({ pid: 4242, port: 54329 });
     expect(parsePidFile("4242\n")).toEqual({ pid: 4242 });
     expect(parsePidFile("")).toBeUndefined();
     expect(parsePidFile("garbage\n")).toBeUndefined();

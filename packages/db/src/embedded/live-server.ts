@@ -9,15 +9,22 @@ import { isProcessAlive, postmastersOf, serverProcessesIn, type ServerProcess } 
 export interface PidFileContents {
   pid: number;
   port?: number;
+  /** Line 8, once the postmaster has written it: `starting`, `ready`, `stopping` or `standby` (what `pg_ctl -w` waits for). */
+  status?: string;
 }
 
-/** postmaster.pid: line 1 the PID, line 4 the port (see PostgreSQL's pidfile.h). */
+/** postmaster.pid: line 1 the PID, line 4 the port, line 8 the status (see PostgreSQL's pidfile.h). */
 export function parsePidFile(text: string): PidFileContents | undefined {
   const lines = text.split("\n");
   const pid = Number.parseInt(lines[0] ?? "", 10);
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   const port = Number.parseInt(lines[3] ?? "", 10);
-  return Number.isInteger(port) ? { pid, port } : { pid };
+  const status = lines[7]?.trim();
+  return {
+    pid,
+    ...(Number.isInteger(port) ? { port } : {}),
+    ...(status ? { status } : {}),
+  };
 }
 
 export function alreadyRunningError(

@@ -1,17 +1,21 @@
 // The postmaster as a child process: started detached (its own process group, so a Ctrl-C in the
-// terminal reaches only our process, which then stops things in its own order), ready when it
-// says so, stopped with a fast shutdown (SIGINT: roll back open transactions, checkpoint, exit).
+// terminal reaches only our process, which then stops things in its own order), ready when its
+// postmaster.pid says so (what `pg_ctl -w` waits for), stopped with a fast shutdown (SIGINT: roll
+// back open transactions, checkpoint, exit). Its output goes to files only (server-log.ts): no
+// pipe of ours is ever on the server's logging path.
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Readable } from "node:stream";
+import fs from "node:fs/promises";
+import path from "node:path";
 import type { PostgresBinaries } from "./binaries";
 import { EmbeddedPostgresError } from "./errors";
 import { LISTEN_HOST } from "./layout";
-import { alreadyRunningError } from "./live-server";
+import { alreadyRunningError, parsePidFile } from "./live-server";
 import { portInUseError } from "./port";
+import { COLLECTOR_SETTINGS, openStartLog, readCollectorLog, readStartLog } from "./server-log";
 import { spawnIdentity, type ServerUser } from "./server-user";
 import { classifyStartFailure } from "./start-failure";
 
-const READY = "database system is ready to accept connections";
+const READY_POLL_MS = 25;
 const STOP_GRACE_MS = 60_000;
 const IMMEDIATE_GRACE_MS = 10_000;
 
@@ -40,16 +44,18 @@ export async function startServerProcess(args: {
   user: ServerUser;
   server: ServerSettings;
   cwd: string;
-  log: (line: string) => void;
+  /** Receives the postmaster's output before its logging collector takes over (server-log.ts). */
+  startLog: string;
   readyTimeoutMs?: number;
 }): Promise<ServerProcessHandle> {
-  const { binaries, user, server, log } = args;
+  const { binaries, user, server } = args;
   const settings: Record<string, string> = {
     listen_addresses: LISTEN_HOST,
     // No Unix socket: nothing to clash with another server's socket in /tmp, and every client
     // goes through TCP with the password.
     unix_socket_directories: "",
     lc_messages: "C",
+    ...COLLECTOR_SETTINGS,
     ...server.settings,
   };
   const argv = [
@@ -59,18 +65,23 @@ export async function startServerProcess(args: {
     String(server.port),
     ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`]),
   ];
-  const child = spawn(binaries.postgres, argv, {
-    cwd: args.cwd,
-    ...spawnIdentity(user),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  const startLog = await openStartLog(args.startLog);
+  let child: ChildProcess;
+  try {
+    child = spawn(binaries.postgres, argv, {
+      cwd: args.cwd,
+      ...spawnIdentity(user),
+      stdio: ["ignore", startLog.handle.fd, startLog.handle.fd],
+      detached: true,
+    });
+  } finally {
+    // The child has its own copy of the descriptor.
+    await startLog.handle.close();
+  }
 
-  const recent: string[] = [];
   let exited = false;
   let exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
-  // 'exit', not 'close': orphaned backends of a killed postmaster can hold the log pipe open.
   const exitedPromise = new Promise<void>((resolve) => {
     child.once("exit", (code, signal) => {
       exitStatus = { code, signal };
@@ -83,60 +94,40 @@ export async function startServerProcess(args: {
       resolve();
     });
   });
-  // All output has been read once the pipes close (or the spawn itself failed).
-  const outputComplete = new Promise<void>((resolve) => {
-    child.once("close", () => resolve());
-    child.once("error", () => resolve());
-  });
-
-  const ready = new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const onLine = (line: string) => {
-      recent.push(line);
-      if (recent.length > 40) recent.shift();
-      log(line);
-      if (!settled && line.includes(READY)) {
-        settled = true;
-        resolve();
-      }
-    };
-    // Keep reading for the server's whole life: a full, unread pipe would block its logging.
-    readLines(child.stdout, onLine);
-    readLines(child.stderr, onLine);
-    void outputComplete.then(() => {
-      if (settled) return;
-      settled = true;
-      reject(startError(child, recent, server, spawnError));
-    });
-  });
 
   const timeoutMs = args.readyTimeoutMs ?? 120_000;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new EmbeddedPostgresError(
-            "START_FAILED",
-            `PostgreSQL did not become ready within ${timeoutMs / 1000} s. Last log lines:\n${recent.join("\n")}`,
-          ),
-        ),
-      timeoutMs,
-    );
-  });
+  const pidFile = path.join(server.dataDir, "postmaster.pid");
+  const deadline = Date.now() + timeoutMs;
   try {
-    await Promise.race([ready, timeout]);
+    for (;;) {
+      if (exited) {
+        const recent = [
+          ...(await readStartLog(args.startLog, startLog.offset)),
+          ...(await readCollectorLog(server.dataDir)),
+        ];
+        throw startError(child, recent, server, spawnError);
+      }
+      const recorded = parsePidFile(await fs.readFile(pidFile, "utf8").catch(() => ""));
+      if (recorded !== undefined && recorded.pid === child.pid && recorded.status === "ready") break;
+      if (Date.now() > deadline) {
+        const recent = [
+          ...(await readStartLog(args.startLog, startLog.offset)),
+          ...(await readCollectorLog(server.dataDir)),
+        ];
+        throw new EmbeddedPostgresError(
+          "START_FAILED",
+          `PostgreSQL did not become ready within ${timeoutMs / 1000} s. Last log lines (${args.startLog}, ${path.join(server.dataDir, "log")}):\n${recent.join("\n")}`,
+        );
+      }
+      await Promise.race([exitedPromise, new Promise((resolve) => setTimeout(resolve, READY_POLL_MS))]);
+    }
   } catch (error) {
     if (!exited) await stopChild(child, exitedPromise, () => exited);
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 
   // Do not keep our event loop alive for the server; the exit hook stops it when we exit.
   child.unref();
-  (child.stdout as Readable & { unref?: () => void }).unref?.();
-  (child.stderr as Readable & { unref?: () => void }).unref?.();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -179,21 +170,6 @@ async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolea
   ]);
   clearTimeout(timer);
   return result;
-}
-
-function readLines(stream: Readable, onLine: (line: string) => void): void {
-  let pending = "";
-  stream.setEncoding("utf8");
-  stream.on("data", (chunk: string) => {
-    pending += chunk;
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) if (line.trim().length > 0) onLine(line);
-  });
-  stream.on("end", () => {
-    if (pending.trim().length > 0) onLine(pending);
-    pending = "";
-  });
 }
 
 function startError(

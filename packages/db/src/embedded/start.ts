@@ -21,13 +21,14 @@ import { ensureNoLiveServer } from "./live-server";
 import { assertPortFree } from "./port";
 import { resolveServerUser } from "./server-user";
 import { startServerProcess } from "./server-process";
+import { collectorLogDir, startLogPath } from "./server-log";
 
 export interface StartEmbeddedPostgresOptions {
   /** The instance root; the cluster lives in `<instanceRoot>/postgres/data`. */
   instanceRoot: string;
   /** TCP port on 127.0.0.1 (default 54329; never 5432). */
   port?: number;
-  /** Receives the server's log lines and our own progress notes. Default: discarded. */
+  /** Receives our own progress notes (the server's log goes to files: server-log.ts). Default: discarded. */
   log?: (line: string) => void;
   /**
    * Trade crash safety for speed (fsync off, no full-page writes): for throwaway clusters such
@@ -120,7 +121,7 @@ export async function startEmbeddedPostgres(
       user,
       server: { dataDir: location.dataDir, port, settings },
       cwd: location.home,
-      log,
+      startLog: startLogPath(layout),
     });
     const untrack = stopOnProcessExit(server);
     let stopRequested = false;
@@ -148,7 +149,7 @@ export async function startEmbeddedPostgres(
       throw error;
     }
     log(
-      `PostgreSQL ${binaries.major} ready on 127.0.0.1:${port} (PID ${server.pid}, data ${layout.dataDir})`,
+      `PostgreSQL ${binaries.major} ready on 127.0.0.1:${port} (PID ${server.pid}, data ${layout.dataDir}, log ${collectorLogDir(layout)})`,
     );
     return {
       url: connectionUrl({

@@ -60,6 +60,8 @@ export interface HeldServer {
   child: ChildProcess;
   /** Close stdin: the owner stops its server and exits. */
   release(): Promise<void>;
+  /** The owner blocks its event loop for `ms` (reads nothing meanwhile); resolves once it has begun. */
+  block(ms: number): Promise<void>;
 }
 
 /** Starts an embedded server owned by another Node process (a second "application"). */
@@ -71,15 +73,32 @@ export async function holdServerInChild(instanceRoot: string, port: number): Pro
   });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    child.once("exit", (code) => reject(new Error(`hold-server exited (${code}): ${stderr}`)));
+  // Every line the owner prints, kept (the pipe is drained for its whole life).
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+    for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
+      lines.push(out.slice(0, nl));
+      out = out.slice(nl + 1);
+    }
+    for (const wake of waiters.splice(0)) wake();
   });
+  child.once("exit", () => {
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const nextLine = (index: number) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        if (lines.length > index) resolve(lines[index]!);
+        else if (child.exitCode !== null || child.signalCode !== null)
+          reject(new Error(`hold-server exited (${child.exitCode}): ${stderr}`));
+        else waiters.push(check);
+      };
+      check();
+    });
+  const line = await nextLine(0);
   const info = JSON.parse(line) as { url: string; pid: number; ownerPid: number };
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -91,6 +110,12 @@ export async function holdServerInChild(instanceRoot: string, port: number): Pro
     release: async () => {
       child.stdin?.end();
       await exited;
+    },
+    block: async (ms: number) => {
+      const index = lines.length;
+      child.stdin?.write(`block ${ms}\n`);
+      const answer = await nextLine(index);
+      if (answer !== "blocking") throw new Error(`hold-server answered ${answer}`);
     },
   };
 }
