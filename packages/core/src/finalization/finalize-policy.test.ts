@@ -7,7 +7,7 @@ import {
   decideCopybackFailure,
   decideFinalizeStart,
   EXPORT_RETRY_EXHAUSTED_CODE,
-  MAX_FINALIZATION_ATTEMPTS,
+  MAX_TRANSIENT_EXPORT_FAILURES,
   MERGE_CONFLICT_CODE,
   nextFinalizationAttemptAt,
   type FinalizeSnapshot,
@@ -161,35 +161,35 @@ describe("decideCopybackFailure", () => {
     "provider_identity_mismatch",
   ])("R-RR-1: %s is a refusal no retry changes: terminal with its own code", (code) => {
     expect(
-      decideCopybackFailure(new DomainError("unavailable", code, "no"), { attempt: 1, now }),
+      decideCopybackFailure(new DomainError("unavailable", code, "no"), { failuresBefore: 0, now }),
     ).toEqual({ kind: "terminal", code });
   });
 
-  it("R-RR-1: another provider error is retryable, scheduled from the attempt count", () => {
+  it("R-RR-1: another provider error is retryable, scheduled from the transient failures counted", () => {
     expect(
-      decideCopybackFailure(new DomainError("unavailable", "provider_export_failed", "down"), {
-        attempt: 2,
-        now,
-      }),
+      decideCopybackFailure(new DomainError("unavailable", "provider_export_failed", "down"), { failuresBefore: 1, now }),
     ).toEqual({
       kind: "retryable",
       code: "provider_export_failed",
       nextAttemptAt: at(120_000),
+      failures: 2,
     });
   });
 
   it("R-RR-1: a held merge lock and a dropped transfer are retryable", () => {
     expect(
-      decideCopybackFailure(coded("directory_merge_lock_timeout"), { attempt: 1, now }),
+      decideCopybackFailure(coded("directory_merge_lock_timeout"), { failuresBefore: 0, now }),
     ).toEqual({
       kind: "retryable",
       code: "directory_merge_lock_timeout",
       nextAttemptAt: at(30_000),
+      failures: 1,
     });
-    expect(decideCopybackFailure(coded("ECONNRESET"), { attempt: 2, now })).toEqual({
+    expect(decideCopybackFailure(coded("ECONNRESET"), { failuresBefore: 1, now })).toEqual({
       kind: "retryable",
       code: "ECONNRESET",
       nextAttemptAt: at(120_000),
+      failures: 2,
     });
   });
 
@@ -198,21 +198,19 @@ describe("decideCopybackFailure", () => {
       code: "not a code!",
       cause: coded("ETIMEDOUT"),
     });
-    expect(decideCopybackFailure(wrapped, { attempt: 1, now })).toEqual({
+    expect(decideCopybackFailure(wrapped, { failuresBefore: 0, now })).toEqual({
       kind: "retryable",
       code: "workspace_copyback_transfer_dropped",
       nextAttemptAt: at(30_000),
+      failures: 1,
     });
     expect(
-      decideCopybackFailure(Object.assign(new Error("denied"), { cause: coded("EACCES") }), {
-        attempt: 1,
-        now,
-      }),
+      decideCopybackFailure(Object.assign(new Error("denied"), { cause: coded("EACCES") }), { failuresBefore: 0, now }),
     ).toEqual({
       kind: "terminal",
       code: "workspace_copyback_permission_denied",
     });
-    expect(decideCopybackFailure("a string", { attempt: 1, now })).toEqual({
+    expect(decideCopybackFailure("a string", { failuresBefore: 0, now })).toEqual({
       kind: "terminal",
       code: "workspace_copyback_unclassified",
     });
@@ -220,10 +218,7 @@ describe("decideCopybackFailure", () => {
 
   it("R-RR-1: a provider failure after host writes began is terminal", () => {
     expect(
-      decideCopybackFailure(coded("provider_export_failed", { hostWritesBegan: true }), {
-        attempt: 1,
-        now,
-      }),
+      decideCopybackFailure(coded("provider_export_failed", { hostWritesBegan: true }), { failuresBefore: 0, now }),
     ).toEqual({
       kind: "terminal",
       code: "provider_export_failed",
@@ -234,14 +229,11 @@ describe("decideCopybackFailure", () => {
     expect(MERGE_CONFLICT_CODE).toBe("workspace_merge_conflict");
   });
 
-  it("R-EX-1: three coordinator attempts, then the spec's native_workspace_sync_out_retry_exhausted", () => {
-    expect(MAX_FINALIZATION_ATTEMPTS).toBe(3);
+  it("R-EX-1: three transient failures, then the spec's native_workspace_sync_out_retry_exhausted", () => {
+    expect(MAX_TRANSIENT_EXPORT_FAILURES).toBe(3);
     expect(EXPORT_RETRY_EXHAUSTED_CODE).toBe("native_workspace_sync_out_retry_exhausted");
     expect(
-      decideCopybackFailure(Object.assign(new Error("reset"), { code: "ECONNRESET" }), {
-        attempt: 3,
-        now,
-      }),
+      decideCopybackFailure(Object.assign(new Error("reset"), { code: "ECONNRESET" }), { failuresBefore: 2, now }),
     ).toEqual({
       kind: "exhausted",
       code: "native_workspace_sync_out_retry_exhausted",

@@ -50,14 +50,32 @@ export function decideFinalizeStart(s: FinalizeSnapshot): FinalizeStartDecision 
 
 export const MERGE_CONFLICT_CODE = "workspace_merge_conflict";
 
-/** R-EX-1: transient export failures get three coordinator attempts (each with R-RR-1's in-process tries). */
-export const MAX_FINALIZATION_ATTEMPTS = 3;
+/**
+ * R-EX-1: "Transient export failures retry three times, then produce
+ * native_workspace_sync_out_retry_exhausted". What is counted, decided here (issue 20):
+ *   - transient export FAILURES, not coordinator attempts. An attempt that never recorded a
+ *     failure (its owner was killed mid-export and the run was later taken over or attested, its
+ *     lock connection or the database was lost under it) is not a failed export, and spends
+ *     nothing: the spec keeps the schedule unchanged across an attestation (R-ATT-3) and lets no
+ *     recovery check spend a retry (R-OWN-2, R-OWN-5). The coordinator's `attempt` still counts
+ *     every attempt (it names the attempt's operation and staging); the failures are counted
+ *     apart, in `failure_detail.transientFailures` (transientFailuresOf).
+ *   - three in all: the third transient failure exhausts the budget (the first try and two
+ *     retries). "Retry three times" is read with the spec's own boundary test, which "injects
+ *     three transient failures at the production finalizer boundary and verifies retained work
+ *     plus export-only retry admission": three injected failures must leave the exhausted hold,
+ *     which a fourth try would not; R-RR-1 counts the same way ("up to three attempts in total").
+ *   - each failure is one coordinator attempt's, after R-RR-1's in-process tries of that attempt;
+ *     an export-only retry's re-admission starts a fresh budget (readmitFinalization).
+ */
+export const MAX_TRANSIENT_EXPORT_FAILURES = 3;
 export const EXPORT_RETRY_EXHAUSTED_CODE = "native_workspace_sync_out_retry_exhausted";
 
 export type CopybackFailureDecision =
   | { kind: "conflict"; code: typeof MERGE_CONFLICT_CODE; conflicts: MergeConflict[] }
-  | { kind: "retryable"; code: string; nextAttemptAt: Date }
-  /** R-EX-1: the budget is spent; `lastCode` names the transport/copyback failure of the last attempt. */
+  /** `failures`: the transient failures counted with this one (written back as transientFailures). */
+  | { kind: "retryable"; code: string; nextAttemptAt: Date; failures: number }
+  /** R-EX-1: the budget is spent; `lastCode` names the transport/copyback failure of the last attempt; `attempts`: the transient failures counted. */
   | { kind: "exhausted"; code: typeof EXPORT_RETRY_EXHAUSTED_CODE; lastCode: string; attempts: number }
   /** `detail`: an export over an archive limit names the limit (export-policy.ts exportLimitFailure). */
   | { kind: "terminal"; code: string; detail?: ExportLimitDetail };
@@ -75,12 +93,31 @@ export function nextFinalizationAttemptAt(now: Date, attempt: number): Date {
 }
 
 /**
- * R-RR-1: a failure before any host write from a passing cause (already retried in-process up
- * to three attempts) leaves the coordinator retryable for the reconciler, until the third
- * coordinator attempt: then the budget is spent (R-EX-1, "exhausted"); a conflict, an unsafe
- * or after-write failure, a permission failure or anything unrecognised is terminal.
+ * R-EX-1: the transient export failures a coordinator's failure_detail records (see
+ * MAX_TRANSIENT_EXPORT_FAILURES). None recorded (a fresh coordinator, one re-admitted by an
+ * export-only retry, one that only had interrupted attempts) is 0. A retryable failure written
+ * before the count existed ({ attempt } only) counts its attempt number, as the budget then did.
+ * A count that is not a non-negative integer grants no retries: it reads as the budget spent.
  */
-export function decideCopybackFailure(error: unknown, ctx: { attempt: number; now: Date }): CopybackFailureDecision {
+export function transientFailuresOf(failureDetail: unknown): number {
+  if (typeof failureDetail !== "object" || failureDetail === null || Array.isArray(failureDetail)) return 0;
+  const detail = failureDetail as Record<string, unknown>;
+  if ("transientFailures" in detail) {
+    const count = detail.transientFailures;
+    return typeof count === "number" && Number.isInteger(count) && count >= 0 ? count : MAX_TRANSIENT_EXPORT_FAILURES;
+  }
+  const legacy = detail.attempt;
+  return typeof legacy === "number" && Number.isInteger(legacy) && legacy > 0 ? legacy : 0;
+}
+
+/**
+ * R-RR-1: a failure before any host write from a passing cause (already retried in-process up
+ * to three attempts) leaves the coordinator retryable for the reconciler, until it is the third
+ * transient failure (`failuresBefore`: those recorded before this one): then the budget is spent
+ * (R-EX-1, "exhausted"); a conflict, an unsafe or after-write failure, a permission failure or
+ * anything unrecognised is terminal. The backoff follows the failures, not the attempts.
+ */
+export function decideCopybackFailure(error: unknown, ctx: { failuresBefore: number; now: Date }): CopybackFailureDecision {
   if (error instanceof MergeConflictError) return { kind: "conflict", code: MERGE_CONFLICT_CODE, conflicts: error.conflicts };
   // Over an archive limit or with colliding paths: final, with a code that names the limit (never an omission).
   const limit = exportLimitFailureOf(error);
@@ -89,8 +126,9 @@ export function decideCopybackFailure(error: unknown, ctx: { attempt: number; no
   if (PERMANENT_PROVIDER_CODES.has(errorCodeOf(error, ""))) return { kind: "terminal", code: errorCodeOf(error, "") };
   const code = errorCodeOf(error, `workspace_copyback_${failure.reason}`);
   if (failure.retryable) {
-    if (ctx.attempt >= MAX_FINALIZATION_ATTEMPTS) return { kind: "exhausted", code: EXPORT_RETRY_EXHAUSTED_CODE, lastCode: code, attempts: ctx.attempt };
-    return { kind: "retryable", code, nextAttemptAt: nextFinalizationAttemptAt(ctx.now, ctx.attempt) };
+    const failures = ctx.failuresBefore + 1;
+    if (failures >= MAX_TRANSIENT_EXPORT_FAILURES) return { kind: "exhausted", code: EXPORT_RETRY_EXHAUSTED_CODE, lastCode: code, attempts: failures };
+    return { kind: "retryable", code, nextAttemptAt: nextFinalizationAttemptAt(ctx.now, failures), failures };
   }
   return { kind: "terminal", code };
 }

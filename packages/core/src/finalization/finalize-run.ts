@@ -50,7 +50,7 @@ import {
   type OwnershipAttempt,
   type OwnershipKey,
 } from "./finalization-owner";
-import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, type NotFinalizableReason } from "./finalize-policy";
+import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, transientFailuresOf, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
 import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
 import { loadPreparedWorkspace } from "./workspace-descriptor";
@@ -416,7 +416,10 @@ class Finalization {
   }
 
   private async fail(operationId: string, attempt: number, error: unknown): Promise<FinalizeOutcome> {
-    const decision = decideCopybackFailure(error, { attempt, now: this.now() });
+    // R-EX-1: the budget counts transient export failures recorded on the coordinator, not its
+    // attempts (an interrupted attempt recorded none): finalize-policy.ts MAX_TRANSIENT_EXPORT_FAILURES.
+    const { failureDetail } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { failureDetail: true } });
+    const decision = decideCopybackFailure(error, { failuresBefore: transientFailuresOf(failureDetail), now: this.now() });
     return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (decision.kind === "conflict") {
         const conflicts = decision.conflicts.slice(0, MAX_STORED_CONFLICTS);
@@ -443,7 +446,7 @@ class Finalization {
           runId: this.key.runId,
           from: ["workspace_finalizing"],
           to: "retryable_failure",
-          patch: { failureCode: decision.code, failureDetail: { attempt }, nextAttemptAt: decision.nextAttemptAt },
+          patch: { failureCode: decision.code, failureDetail: { attempt, transientFailures: decision.failures }, nextAttemptAt: decision.nextAttemptAt },
         });
         await recordRunEvent(tx, this.event("warn", "workspace.copyback_failed", `The copyback failed before any host write (${decision.code}); it will be retried.`, {
           operationId,

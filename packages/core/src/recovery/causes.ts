@@ -14,7 +14,7 @@ export const OWNER_UNVERIFIED_NEXT_ACTION =
   "Keep the sandbox, the accepted result and the workspace descriptor as they are: no new agent turn, nothing deleted from the workspace. " +
   "The reconciler then finishes the copyback of the same run and applies its saved result.";
 
-/** R-EX-1: transient export failures used up their three coordinator attempts. */
+/** R-EX-1: the third transient export failure spent the budget (finalize-policy.ts MAX_TRANSIENT_EXPORT_FAILURES). */
 export const EXPORT_RETRY_EXHAUSTED_CAUSE = "native_workspace_sync_out_retry_exhausted";
 
 /** R-EX-1, R-EX-2: the export-only retry, never a new agent run; the reason is transport/copyback. */

@@ -28,7 +28,7 @@ describe("export deadline", () => {
   it("R-RR-1 the timeout is a transient provider failure before host writes: retried in process, then retryable", async () => {
     const error = exportTimeoutError(50);
     expect(error).toMatchObject({ code: EXPORT_TIMEOUT_CODE, kind: "unavailable" });
-    expect(decideCopybackFailure(error, { attempt: 1, now: new Date(0) })).toMatchObject({ kind: "retryable", code: EXPORT_TIMEOUT_CODE });
+    expect(decideCopybackFailure(error, { failuresBefore: 0, now: new Date(0) })).toMatchObject({ kind: "retryable", code: EXPORT_TIMEOUT_CODE });
     let tries = 0;
     await expect(
       runWithCopybackRetries(async () => {

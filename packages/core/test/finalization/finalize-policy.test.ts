@@ -42,7 +42,7 @@ describe("decideFinalizeStart", () => {
 });
 
 describe("decideCopybackFailure", () => {
-  const ctx = { attempt: 1, now };
+  const ctx = { failuresBefore: 0, now };
 
   it("a merge conflict is a conflict with its structured list", () => {
     const conflicts = [{ path: "a.txt", kind: "both_changed" as const, detail: "changed on both sides" }];
@@ -51,7 +51,7 @@ describe("decideCopybackFailure", () => {
 
   it("R-RR-1 exhausted failures before host writes are retryable with a retry time", () => {
     const decision = decideCopybackFailure(new DomainError("unavailable", "provider_export_failed", "down"), ctx);
-    expect(decision).toEqual({ kind: "retryable", code: "provider_export_failed", nextAttemptAt: new Date(now.getTime() + 30_000) });
+    expect(decision).toEqual({ kind: "retryable", code: "provider_export_failed", nextAttemptAt: new Date(now.getTime() + 30_000), failures: 1 });
   });
 
   it("R-RR-1 unsafe archives, after-write and unclassified failures are terminal", () => {

@@ -8,8 +8,10 @@ import { finalizeRun } from "../../src/finalization/finalize-run";
 import { readStopIntent } from "../../src/leases/lease-metadata";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
+import { attestOwnerStop } from "../../src/recovery/operator/attest-owner-stop";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
+import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf } from "./recovery-fixture";
 
 const db = useTestDatabase();
 let world: World;
@@ -71,5 +73,42 @@ describe("the export retry budget", () => {
 
     // The hold keeps the task's saved work: a wake is refused.
     await expect(wakeAgent(prisma, { companyId: world.companyId, issueId: run.issueId, actor: { type: "system", id: null } })).rejects.toMatchObject({ code: "recovery_hold_open" });
+  });
+
+  it("R-EX-1: an interrupted attempt spends no retry: after a killed owner's attempt is attested, the second transient export failure is still retryable and the third exhausts the budget", async () => {
+    const prisma = db.prisma();
+    const run = await preparedRun(world, "done");
+    // Attempt 1: the owner took its receipt, started the export and was killed (no failure recorded).
+    await markFinalizing(prisma, run.runId);
+    const receipt = receiptOf(await deadIdentity());
+    await leaveReceipt(prisma, run.runId, receipt);
+    let now = new Date();
+    const deps = async () => ({ ...(await liveDeps(world)), now: () => now });
+    const held = await finalizeRun(await deps(), { runId: run.runId });
+    if (held.kind !== "owner_unverified") throw new Error(`expected a hold, got ${held.kind}`);
+    await attestOwnerStop(prisma, {
+      companyId: world.companyId, issueId: run.issueId, actor: { type: "user", id: null }, actionId: held.actionId, runId: run.runId,
+      ownerToken: receipt.token, controllerAndCopybackStopped: true, stopEvidence: "worker pod gone, no tar left",
+    });
+    world.provider.faults.exportFailures = 1_000;
+    try {
+      const first = await finalizeRun(await deps(), { runId: run.runId });
+      expect(first).toMatchObject({ kind: "retryable_failure" });
+      now = new Date((first as { nextAttemptAt: Date }).nextAttemptAt.getTime() + 1);
+      // The boundary, one before: the second transient failure (the coordinator's third attempt).
+      const second = await finalizeRun(await deps(), { runId: run.runId });
+      expect(second).toMatchObject({ kind: "retryable_failure" });
+      expect(await prisma.issueRecoveryAction.count({ where: { runId: run.runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE } })).toBe(0);
+      now = new Date((second as { nextAttemptAt: Date }).nextAttemptAt.getTime() + 1);
+      // The boundary: the third transient failure exhausts the budget.
+      const third = await finalizeRun(await deps(), { runId: run.runId });
+      expect(third).toMatchObject({ kind: "terminal_failure", code: "native_workspace_sync_out_retry_exhausted" });
+    } finally {
+      world.provider.faults.exportFailures = 0;
+    }
+    const coordinator = await prisma.nativeRunFinalization.findUniqueOrThrow({ where: { runId: run.runId } });
+    expect(coordinator).toMatchObject({ phase: "terminal_failure", attempt: 4, failureDetail: { attempts: 3 } });
+    const hold = await prisma.issueRecoveryAction.findFirstOrThrow({ where: { runId: run.runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE } });
+    expect(hold.evidence).toMatchObject({ attempts: 3 });
   });
 });
