@@ -198,7 +198,7 @@ class RunSteps {
       { maxWaitMs: this.#deps.leaseWaitMs ?? 15_000, signal, onBusy: () => this.#event("info", "lease.busy", "Another run holds this environment's lease for the workspace; waiting.") },
     ).catch((error: unknown) => ({ kind: "error" as const, error }));
     if (acquired.kind === "busy" && watch.requested()) {
-      await this.#stopped(watch.requested() as StopRequestRecord, null);
+      if (!(await this.#stopped(watch.requested() as StopRequestRecord, null))) await this.#finalize(context, started);
       return;
     }
     if (acquired.kind === "busy") {
@@ -263,7 +263,7 @@ class RunSteps {
     // 3. The agent's turn (not even started when a Stop came first).
     const early = watch.requested();
     if (early) {
-      await this.#stopped(early, null);
+      if (!(await this.#stopped(early, null))) await this.#finalize(context, started);
       return;
     }
     let exec: ExecResult;
@@ -397,18 +397,23 @@ class RunSteps {
    * R-RC-7: after the agent's turn, a Stop without an accepted result cancels the run (the agent's
    * process group is already stopped: the exec returned). With an accepted result the Stop only
    * ended the agent's process: the result is finalized as usual (the finalizer owns it, R-ORP-1).
+   * The read here is unlocked (a quick answer for the common case); whether the run is cancelled
+   * is decided again under the run's row lock (R-FO-6: a finish committing in between wins).
    */
   async #stopIfRequested(context: ReadyRunContext, watch: StopWatch, exec: ExecResult | null): Promise<boolean> {
     const request = await watch.check().catch(() => watch.requested());
     if (!request) return false;
     const state = await this.#readRunState(context.runId);
     if (state.runStatus !== "running" || state.acceptedResultId) return false;
-    await this.#stopped(request, exec);
-    return true;
+    return this.#stopped(request, exec);
   }
 
-  /** Cancels the stopped run with its workspace pinned, then releases the environment (R-RC-7). */
-  async #stopped(request: StopRequestRecord, exec: ExecResult | null): Promise<void> {
+  /**
+   * Cancels the stopped run with its workspace pinned, then releases the environment (R-RC-7).
+   * False when nothing was cancelled because the run has an accepted result after all (R-FO-6):
+   * the caller finalizes it, and the lease stays bound for that.
+   */
+  async #stopped(request: StopRequestRecord, exec: ExecResult | null): Promise<boolean> {
     const leaseId = this.#lease?.leaseId ?? null;
     const outcome = await cancelStoppedRun(this.#deps.db, {
       runId: this.#claimed.runId,
@@ -419,18 +424,21 @@ class RunSteps {
       ...(this.#deps.taskLockWaitMs !== undefined ? { taskLockWaitMs: this.#deps.taskLockWaitMs } : {}),
     });
     this.#log.info({ runId: this.#claimed.runId, outcome: outcome.kind }, "run stopped");
+    // R-FO-6: an accepted result keeps its own path: copied back and applied, never cancelled away.
+    if (outcome.kind === "result_accepted") return false;
     if (outcome.kind === "cancelled_retention_deferred") {
       // The source stays active, exactly as it is, for the stop-retention sweep's later pass.
       this.#leaseReleased = true;
-      return;
+      return true;
     }
     if (outcome.kind === "cancelled" && outcome.retention.outcome === "refused") {
       await this.#event("warn", "lease.left_for_operator", `The stopped run's lease was left as it is (${outcome.retention.reason}).`, { leaseId });
       this.#leaseReleased = true;
-      return;
+      return true;
     }
     // Pinned (or already retained): the ordinary stop-and-retain continues the recorded intent.
     await this.#release("failed");
+    return true;
   }
 
   /** The legacy protocol's end of turn (legacy-run.ts), then the lease by policy (a held source: stop and retain, R-RR-3). */

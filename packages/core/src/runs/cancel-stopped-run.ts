@@ -7,6 +7,11 @@
 //
 // Run-only: the task keeps its status, owner and conversation; only the run's checkout ends.
 //
+// R-FO-6: the executor decided to cancel from an unlocked read; a finish that committed since
+// (it locks the same run row, R-ORP-2) is seen here under the run's row lock, and then nothing is
+// cancelled: the answer is `result_accepted`, and the executor finalizes the saved result, as Stop
+// promises once the agent submitted ("the saved result is copied back and applied").
+//
 // The task lock: the task's row lock is tried (SKIP LOCKED, a few times over `taskLockWaitMs`)
 // after the run's (lock order heartbeat -> issue, as everywhere). If it cannot be had, the run is
 // still cancelled with its acknowledgement, but without retention and without touching the task
@@ -44,6 +49,8 @@ export type CancelStoppedRunOutcome =
   | { kind: "cancelled"; retention: StopRetentionRecord }
   /** Cancelled and acknowledged, but the task lock was not had: the source stays active for the sweep. */
   | { kind: "cancelled_retention_deferred" }
+  /** R-FO-6: the run has an accepted result after all: nothing was cancelled; finalize it. */
+  | { kind: "result_accepted"; resultId: string }
   | { kind: "not_running"; status: string };
 
 export const STOPPED_MESSAGE = "Stopped from the console or the API before the agent submitted a result; its sandbox is kept.";
@@ -80,9 +87,34 @@ async function lockRunningRun(tx: TransactionClient, runId: string) {
   return tx.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { id: true, companyId: true, nativeIssueId: true, status: true } });
 }
 
+/**
+ * Under the run's row lock: a run that ended, or one whose accepted result was published after the
+ * executor's unlocked read (R-FO-6: never cancelled away; the run log says why it goes on), or
+ * null when the run is to be cancelled.
+ */
+async function notToCancel(
+  tx: TransactionClient,
+  run: { id: string; companyId: string; status: string },
+  input: CancelStoppedRunInput,
+): Promise<CancelStoppedRunOutcome | null> {
+  if (run.status !== "running") return { kind: "not_running", status: run.status };
+  const accepted = await tx.nativeRunResult.findFirst({ where: { runId: run.id, schemaStatus: "accepted" }, orderBy: { createdAt: "asc" }, select: { id: true } });
+  if (!accepted) return null;
+  await recordRunEvent(tx, {
+    companyId: run.companyId,
+    runId: run.id,
+    level: "info",
+    code: "run.stop_after_result",
+    message: "Stop reached the run as the agent's result was accepted: the agent's process is ended, and the saved result is copied back and applied.",
+    payload: { requestId: input.request.requestId, resultId: accepted.id },
+  });
+  return { kind: "result_accepted", resultId: accepted.id };
+}
+
 async function cancelWithRetention(tx: TransactionClient, input: CancelStoppedRunInput): Promise<CancelStoppedRunOutcome | "task_locked"> {
   const run = await lockRunningRun(tx, input.runId);
-  if (run.status !== "running") return { kind: "not_running", status: run.status };
+  const settled = await notToCancel(tx, run, input);
+  if (settled) return settled;
   // The task lock: skipped (not waited for) while someone else holds it.
   const task = await tx.$queryRaw<{ id: string; checkout_run_id: string | null }[]>`
     SELECT id, checkout_run_id FROM issues WHERE id = ${run.nativeIssueId}::uuid FOR UPDATE SKIP LOCKED`;
@@ -112,7 +144,8 @@ async function cancelWithRetention(tx: TransactionClient, input: CancelStoppedRu
 
 async function cancelWithoutRetention(tx: TransactionClient, input: CancelStoppedRunInput): Promise<CancelStoppedRunOutcome> {
   const run = await lockRunningRun(tx, input.runId);
-  if (run.status !== "running") return { kind: "not_running", status: run.status };
+  const settled = await notToCancel(tx, run, input);
+  if (settled) return settled;
   await endRun(tx, run, input, { stopAcknowledgement: acknowledgementOf(input) });
   await recordRunEvent(tx, {
     companyId: run.companyId,

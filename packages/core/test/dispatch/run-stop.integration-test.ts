@@ -2,9 +2,10 @@
 // group in a real sandbox, real PostgreSQL. The Stop service records the request; the executor
 // notices it by polling its run row, stops the agent's whole group, pins the sandbox (stop-only
 // intent) in the transaction that cancels the run, and only then releases the environment.
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PrismaClient } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import { executeRun } from "../../src/dispatch/execute-run";
 import { isDomainError } from "../../src/errors";
@@ -260,6 +261,58 @@ describe("Stop on the local provider", () => {
     expect(await world.db.issueRecoveryAction.count({ where: { runId } })).toBe(0);
     expect(await readFile(path.join(task.hostPath, "partial.txt"), "utf8")).toBe("partial work\n");
     expect(s.issue.status).toBe("in_review");
+  });
+});
+
+describe("Stop racing the agent's finish (R-FO-6)", () => {
+  /** A sandbox agent that writes its work, then exits on its own once the test drops `go` in its workspace. */
+  const FINISHING_AGENT = "printf 'finished work\\n' > work.txt && while [ ! -f go ]; do sleep 0.05; done";
+
+  it("R-FO-6: a finish that commits after the executor's unlocked read of the result and before the Stop's cancellation is finalized, not stopped away into a file-recovery obligation", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: FINISHING_AGENT, files: { "base.txt": "host\n" } });
+    const runId = await world.wake(task);
+    const mine = (await world.claim(1)).find((r) => r.runId === runId);
+    if (!mine) throw new Error("run not claimed");
+    // No stop poll while the agent works: the executor reads the Stop only when the agent exits,
+    // so the test decides when it sees it.
+    const execution = executeRun(world.deps({ stopPollMs: 600_000 }), mine, new AbortController().signal);
+    const lease = await waitFor("the sandbox", () => world.db.environmentLease.findFirst({ where: { runId, providerLeaseId: { not: null } } }));
+    await waitFor("the agent's work", () => readFile(sandboxFile(lease.providerLeaseId!, "work.txt"), "utf8").then(() => true, () => false));
+    expect(await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD })).toMatchObject({ kind: "stop_requested" });
+    const agentId = (await world.db.heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).agentId;
+
+    // The agent's finish call, held open: its transaction shares the run row (FOR SHARE: the
+    // executor's reads and run-event inserts pass, the Stop's cancellation, FOR UPDATE, waits).
+    // The agent exits, the executor reads "no accepted result" (unlocked) and cancels; once the
+    // cancellation waits for the run row, the finish publishes and commits in front of it.
+    await world.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM heartbeat_runs WHERE id = ${runId}::uuid FOR SHARE`;
+        await writeFile(sandboxFile(lease.providerLeaseId!, "go"), "");
+        await waitFor("the Stop's cancellation to wait for the run row", async () => {
+          const waiting = await world.db.$queryRaw<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT id FROM heartbeat_runs WHERE id = %FOR UPDATE'`;
+          return (waiting[0]?.n ?? 0) > 0;
+        });
+        // publishRunResult's own transaction is this one (the finish API's code, run in the held transaction).
+        const inHeld = { $transaction: (work: (t: typeof tx) => Promise<unknown>) => work(tx) } as unknown as PrismaClient;
+        const published = await publishRunResult(inHeld, { runId, agentId, dedupeKey: "finish-race", document: JSON.parse(RESULT_IN_REVIEW), source: "finish_api" });
+        expect(published.kind).toBe("accepted");
+      },
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await execution;
+
+    // As Stop promises once a result is accepted: the saved result is copied back and applied.
+    const s = await world.state(runId);
+    expect(s.coordinator).toMatchObject({ phase: "committed", failureCode: null });
+    expect(s.run.status).toBe("succeeded");
+    expect(readStopAcknowledgement(s.run.runnerProfileJson)).toBeNull();
+    expect(await readFile(path.join(task.hostPath, "work.txt"), "utf8")).toBe("finished work\n");
+    expect(s.issue.status).toBe("in_review");
+    expect(await world.db.issueRecoveryAction.count({ where: { runId } })).toBe(0);
+    expect(s.codes).toContain("run.stop_after_result");
   });
 });
 
