@@ -5,8 +5,10 @@
 //   torture      the torture suite's short run (torture/, issue 12 item 6): a fixed seed and a
 //                random one (printed for replay), 90 s of faults each; any violation fails it
 // The server: COPYBACK_TEST_DATABASE_URL or DATABASE_URL when set, else an embedded PostgreSQL
-// on a private temporary instance root (removed afterwards).
-import { spawnSync } from "node:child_process";
+// on a private temporary instance root (removed afterwards), as on a fresh machine (CI takes that
+// path too). Each tier runs as a child awaited asynchronously: this process keeps its event loop
+// free for the whole run, whatever it owns (the embedded server writes its log to files anyway).
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,12 +22,16 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const say = (m: string) => process.stdout.write(`\n[copyback test] ${m}\n`);
 const turbo = path.join(root, "node_modules/.bin/turbo");
 
-function step(name: string, command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): boolean {
+async function step(name: string, command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<boolean> {
   say(name);
   const started = Date.now();
-  const result = spawnSync(command, args, { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, stdio: "inherit" });
-  const ok = result.status === 0;
-  say(`${name}: ${ok ? "ok" : `FAILED (${result.status ?? result.signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const child = spawn(command, args, { cwd: opts.cwd ?? root, env: { ...process.env, ...opts.env }, stdio: "inherit" });
+  const status = await new Promise<string | number>((resolve) => {
+    child.once("error", (error) => resolve(error.message));
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "?"));
+  });
+  const ok = status === 0;
+  say(`${name}: ${ok ? "ok" : `FAILED (${status})`} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return ok;
 }
 
@@ -84,13 +90,13 @@ async function main(): Promise<number> {
     fs.rmSync(path.join(root, "e2e/.reports"), { recursive: true, force: true });
 
     if (wants("static")) {
-      if (!step("typecheck", turbo, ["run", "typecheck", "--env-mode=loose", "--continue", "--output-logs=errors-only"])) failedSteps.push("typecheck");
-      if (!step("typecheck scripts", path.join(root, "node_modules/.bin/tsc"), ["-p", "scripts/tsconfig.json"])) failedSteps.push("typecheck scripts");
-      if (!step("lint", turbo, ["run", "lint", "--env-mode=loose", "--continue", "--output-logs=errors-only"])) failedSteps.push("lint");
+      if (!(await step("typecheck", turbo, ["run", "typecheck", "--env-mode=loose", "--continue", "--output-logs=errors-only"]))) failedSteps.push("typecheck");
+      if (!(await step("typecheck scripts", path.join(root, "node_modules/.bin/tsc"), ["-p", "scripts/tsconfig.json"]))) failedSteps.push("typecheck scripts");
+      if (!(await step("lint", turbo, ["run", "lint", "--env-mode=loose", "--continue", "--output-logs=errors-only"]))) failedSteps.push("lint");
     }
     for (const tier of ["unit", "integration"] as const) {
       if (!wants(tier)) continue;
-      const ok = step(`${tier} tests`, turbo, [
+      const ok = await step(`${tier} tests`, turbo, [
         "run", `test:${tier}`, "--env-mode=loose", "--continue", "--concurrency=2", "--",
         "--reporter=default", "--reporter=json", `--outputFile.json=.reports/${tier}.json`,
       ], { env: testEnv });
@@ -104,8 +110,8 @@ async function main(): Promise<number> {
       const e2eDbs = [`copyback_e2e_${process.pid}_${Date.now()}`, `copyback_e2e_auth_${process.pid}_${Date.now()}`];
       for (const name of e2eDbs) await withAdmin(database.url, (c) => c.query(`CREATE DATABASE ${name}`));
       try {
-        if (!step("build the console", turbo, ["run", "build", "--filter=@copyback/web", "--env-mode=loose", "--output-logs=errors-only"])) failedSteps.push("build");
-        const ok = step("e2e tests", path.join(root, "e2e/node_modules/.bin/playwright"), ["test"], {
+        if (!(await step("build the console", turbo, ["run", "build", "--filter=@copyback/web", "--env-mode=loose", "--output-logs=errors-only"]))) failedSteps.push("build");
+        const ok = await step("e2e tests", path.join(root, "e2e/node_modules/.bin/playwright"), ["test"], {
           cwd: path.join(root, "e2e"),
           env: {
             E2E_DATABASE_URL: withDatabase(database.url, e2eDbs[0]!),
@@ -125,11 +131,13 @@ async function main(): Promise<number> {
     }
     if (wants("torture")) {
       // A fixed seed (the same history every time) and a random one (new histories; replay it
-      // with the seed printed here). Each counts as one test in the summary.
+      // with the seed printed here). Each counts as one test in the summary. Each owns an embedded
+      // server (--embedded), so its PostgreSQL restarts are injected whatever server the other
+      // tiers used.
       const counts = emptyCounts();
       const randomSeed = Math.floor(Math.random() * 2 ** 31);
       for (const seed of [1, randomSeed]) {
-        const ok = step(`torture seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes 1.5)`, path.join(root, "node_modules/.bin/tsx"), [path.join(root, "torture/src/main.ts"), "--seed", String(seed), "--minutes", "1.5"], { env: testEnv });
+        const ok = await step(`torture seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes 1.5 --embedded)`, path.join(root, "node_modules/.bin/tsx"), [path.join(root, "torture/src/main.ts"), "--seed", String(seed), "--minutes", "1.5", "--embedded"]);
         if (ok) counts.passed += 1;
         else {
           counts.failed += 1;

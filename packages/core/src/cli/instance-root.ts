@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, realpath, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { SERVER_TRAVERSE_BIT } from "@copyback/db";
 import type { CliEnv } from "./env";
 import { CliError } from "./errors";
 import { EXIT } from "./exit-codes";
@@ -25,6 +26,12 @@ export interface InstanceRootState {
   /** Writable by group or others: anyone could swap its contents. */
   groupOrOtherWritable: boolean;
   ownedByCurrentUser: boolean | null;
+  /**
+   * Private but for exactly the traverse bit the embedded PostgreSQL's launcher sets for its
+   * server account (SERVER_TRAVERSE_BIT), on a root whose cluster lives in place (postgres/data a
+   * real directory): others may enter it by name, never list or write it.
+   */
+  serverTraverseOnly: boolean;
 }
 
 export async function inspectInstanceRoot(root: string): Promise<InstanceRootState> {
@@ -36,6 +43,7 @@ export async function inspectInstanceRoot(root: string): Promise<InstanceRootSta
     private: false,
     groupOrOtherWritable: false,
     ownedByCurrentUser: null,
+    serverTraverseOnly: false,
   };
   let link;
   try {
@@ -64,6 +72,12 @@ export async function inspectInstanceRoot(root: string): Promise<InstanceRootSta
   state.groupOrOtherWritable = (st.mode & 0o022) !== 0;
   state.ownedByCurrentUser =
     typeof process.getuid === "function" ? st.uid === process.getuid() : null;
+  state.serverTraverseOnly =
+    (st.mode & 0o077) === SERVER_TRAVERSE_BIT &&
+    (await lstat(path.join(root, "postgres", "data")).then(
+      (data) => data.isDirectory(),
+      () => false,
+    ));
   return state;
 }
 

@@ -80,6 +80,19 @@ export function spawnCli(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<C
 
 const made: string[] = [];
 
+/** A TCP port on 127.0.0.1 that was free a moment ago (for an embedded server). */
+export async function freePort(): Promise<number> {
+  const net = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
 export async function tempDir(label: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `copyback-cli-${label}-`));
   made.push(dir);

@@ -137,6 +137,27 @@ describe("copyback doctor", { timeout: 30_000 }, () => {
     );
   });
 
+  it("accepts exactly the traverse bit the embedded PostgreSQL's launcher sets, on a root whose cluster lives in place, and says why", async () => {
+    const work = await tempDir("doctor-traverse");
+    await mkdir(path.join(work, "postgres", "data"), { recursive: true });
+    await chmod(work, 0o701);
+    const traverse = await runCli(["doctor", "--home", work]);
+    expect(traverse.stdout).toMatch(
+      /ok\s+instance_root\s+.*private but for the traverse bit \(mode 0701\).*do not chmod 700/,
+    );
+
+    // Any other bit, or no cluster in place to reach, is what it always was: not private.
+    await chmod(work, 0o705);
+    expect((await runCli(["doctor", "--home", work])).stdout).toMatch(
+      /fail\s+instance_root\s+.*is not private \(mode 0705\)/,
+    );
+    const bare = await tempDir("doctor-traverse-bare");
+    await chmod(bare, 0o701);
+    expect((await runCli(["doctor", "--home", bare])).stdout).toMatch(
+      /fail\s+instance_root\s+.*is not private \(mode 0701\)/,
+    );
+  });
+
   it("R-LK-5: a legacy lock directory fails the lock-root check (exit 3)", async () => {
     const { home, lockRoot, hash } = await instance();
     await mkdir(path.join(lockRoot, `${hash}.lock`));

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveDatabase, type ResolvedDatabase } from "@copyback/db";
 import { EXIT } from "../../src/cli/exit-codes";
-import { parseJson, removeTempDirs, runCli, tempDir } from "./helpers";
+import { freePort, parseJson, removeTempDirs, runCli, tempDir } from "./helpers";
 
 let server: ResolvedDatabase | undefined;
 let clusterOutside: string | undefined;
@@ -52,15 +52,3 @@ describe("copyback recovery on the embedded database", { timeout: 180_000 }, () 
     });
   });
 });
-
-async function freePort(): Promise<number> {
-  const net = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}

@@ -12,6 +12,14 @@ import { spawnIdentity, type ServerUser } from "./server-user";
 
 const execFileAsync = promisify(execFile);
 
+/**
+ * The one widening made to an instance root: others may traverse it (o+x), never list or write
+ * it, so the server's account reaches `postgres/data` by name. `copyback doctor` accepts exactly
+ * this bit on a root whose cluster lives in place, and says why (chmod 700 would cut the server
+ * off from its data).
+ */
+export const SERVER_TRAVERSE_BIT = 0o001;
+
 export async function prepareClusterDirectories(args: {
   layout: InstanceLayout;
   location: ClusterLocation;
@@ -39,9 +47,9 @@ export async function prepareClusterDirectories(args: {
     await fs.chmod(layout.postgresDir, 0o710);
     if ((await firstBlockedPath(user, [layout.postgresDir])) !== undefined) {
       const stat = await fs.stat(layout.instanceRoot);
-      if (stat.uid === process.getuid?.() && (stat.mode & 0o001) === 0) {
+      if (stat.uid === process.getuid?.() && (stat.mode & SERVER_TRAVERSE_BIT) === 0) {
         // Traverse-only for others: the server can reach postgres/ by name; nobody can list the root.
-        await fs.chmod(layout.instanceRoot, (stat.mode & 0o7777) | 0o001);
+        await fs.chmod(layout.instanceRoot, (stat.mode & 0o7777) | SERVER_TRAVERSE_BIT);
         log(
           `made ${layout.instanceRoot} traversable (o+x) so the "${user.name}" user can reach its data directory`,
         );

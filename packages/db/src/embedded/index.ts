@@ -17,3 +17,4 @@ export {
   type SuperviseOptions,
   type RestartBackoff,
 } from "./supervise";
+export { SERVER_TRAVERSE_BIT } from "./access";

@@ -34,6 +34,13 @@ export async function doctor(ctx: CommandContext): Promise<CommandResult> {
       summary: `${ctx.home} is not a directory`,
       details: { ...root },
     });
+  } else if (root.serverTraverseOnly) {
+    checks.push({
+      id: "instance_root",
+      status: "ok",
+      summary: `${ctx.home} is private but for the traverse bit (mode ${octal(root.mode)}): the embedded PostgreSQL runs as its own account, which must pass through to its data directory postgres/data; others can enter by name only, never list or write (do not chmod 700: the server would lose its data directory)`,
+      details: { ...root },
+    });
   } else if (!root.private) {
     checks.push({
       id: "instance_root",
