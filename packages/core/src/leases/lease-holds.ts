@@ -8,7 +8,12 @@
 //     export-only retry recorded before resuming it (R-EX-4, R-EX-5);
 //   - its resume failed once (`reuseRefused`): it cannot prove it is the recorded sandbox;
 //   - its run failed, was cancelled or timed out without committing: the sandbox may hold the
-//     only copy of that run's work (R-EX-4, release-policy.ts keeps it).
+//     only copy of that run's work (R-EX-4, release-policy.ts keeps it);
+//   - its run has an accepted result whose finalization is not settled (the coordinator in
+//     result_accepted, workspace_finalizing, arbitrating or retryable_failure, a held one
+//     included): the run is still `running` and its sandbox is the only copy of the result's
+//     files, which the next attempt exports (R-ORP-3, R-EX-4). Reusing it would reseed it under
+//     another run and the retry would export that run's files as this one's (issue 20).
 // Each part is read through an index: the partial indexes issue_recovery_actions_open_by_lease and
 // issue_recovery_actions_open_lease_ids (hand-written), heartbeat_runs and native_run_finalizations
 // by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing
@@ -17,6 +22,10 @@ import { Prisma } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS } from "./lease-metadata";
 
 const OPEN = Prisma.sql`('active', 'escalated')`;
+
+/** Coordinator phases of an accepted result whose copyback is not settled (neither committed nor terminal). */
+export const UNSETTLED_FINALIZATION_PHASES = ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"] as const;
+const UNSETTLED = Prisma.sql`(${Prisma.join(UNSETTLED_FINALIZATION_PHASES.map((phase) => Prisma.sql`${phase}::finalization_phase`))})`;
 
 /** True for a metadata key that holds a document (a JSON null is a cleared one). */
 const hasDocument = (lease: Prisma.Sql, key: string) => Prisma.sql`COALESCE(jsonb_typeof(${lease}.metadata -> ${key}), 'null') <> 'null'`;
@@ -33,5 +42,6 @@ export function leaseHeldSql(alias: string): Prisma.Sql {
     OR EXISTS (SELECT 1 FROM heartbeat_runs hr
                WHERE hr.id = ${lease}.run_id AND hr.status IN ('failed'::run_status, 'cancelled'::run_status, 'timed_out'::run_status)
                  AND NOT EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = hr.id AND nf.phase = 'committed'::finalization_phase))
+    OR EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = ${lease}.run_id AND nf.phase IN ${UNSETTLED})
   )`;
 }

@@ -8,7 +8,7 @@
 // confirmed, a failed measurement) it is unknown (null), never guessed. Reads only; oldest first.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, readSandboxSize } from "../leases/lease-metadata";
-import { leaseHeldSql } from "../leases/lease-holds";
+import { leaseHeldSql, UNSETTLED_FINALIZATION_PHASES } from "../leases/lease-holds";
 import { retentionReasons, type RetentionReason } from "./retention-reasons";
 
 export interface RetainedSandbox {
@@ -71,6 +71,7 @@ interface Row {
   run_id: string | null;
   run_status: string | null;
   run_committed: boolean;
+  finalization_unsettled: boolean;
   issue_id: string | null;
   identifier: string | null;
   title: string | null;
@@ -101,6 +102,7 @@ export async function listRetainedSandboxes(
     db.$queryRaw<Row[]>`
       SELECT l.id, l.company_id, c.name AS company_name, l.run_id, hr.status::text AS run_status,
         EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = l.run_id AND nf.phase = 'committed'::finalization_phase) AS run_committed,
+        EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = l.run_id AND nf.phase::text = ANY(${[...UNSETTLED_FINALIZATION_PHASES]}::text[])) AS finalization_unsettled,
         l.issue_id, i.identifier, i.title, l.provider::text AS provider, l.plugin_id, l.provider_lease_id,
         l.status::text AS status, l.lease_policy::text AS lease_policy, l.acquired_at,
         ${present(LEASE_METADATA_KEYS.stopIntent)} AS stop_intent,
@@ -141,7 +143,7 @@ export async function listRetainedSandboxes(
       stopped: row.stop_receipt,
       acquiredAt: row.acquired_at,
       ageSeconds: Math.max(0, Math.round((now - row.acquired_at.getTime()) / 1000)),
-      reasons: retentionReasons({ actions: row.actions, stopIntent: row.stop_intent, reuseRefused: row.reuse_refused, runStatus: row.run_status, runCommitted: row.run_committed }),
+      reasons: retentionReasons({ actions: row.actions, stopIntent: row.stop_intent, reuseRefused: row.reuse_refused, runStatus: row.run_status, runCommitted: row.run_committed, finalizationUnsettled: row.finalization_unsettled }),
     })),
   };
 }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { retentionReasons } from "./retention-reasons";
 
-const none = { actions: [], stopIntent: false, reuseRefused: false, runStatus: "succeeded", runCommitted: true };
+const none = { actions: [], stopIntent: false, reuseRefused: false, runStatus: "succeeded", runCommitted: true, finalizationUnsettled: false };
 
 describe("retentionReasons", () => {
   it("names every open action, then the intent, the refused reuse and an uncommitted run", () => {
-    const reasons = retentionReasons({ actions: [{ id: "a1", cause: "export_retry_exhausted" }], stopIntent: true, reuseRefused: true, runStatus: "failed", runCommitted: false });
+    const reasons = retentionReasons({ actions: [{ id: "a1", cause: "export_retry_exhausted" }], stopIntent: true, reuseRefused: true, runStatus: "failed", runCommitted: false, finalizationUnsettled: false });
     expect(reasons.map((r) => r.kind)).toEqual(["recovery_action", "stop_intent", "reuse_refused", "run_not_committed"]);
     expect(reasons[0]).toMatchObject({ actionId: "a1", cause: "export_retry_exhausted" });
     expect(reasons[3]).toMatchObject({ runStatus: "failed" });
@@ -16,5 +16,10 @@ describe("retentionReasons", () => {
     expect(retentionReasons({ ...none, runStatus: "failed", runCommitted: true })).toEqual([]);
     expect(retentionReasons({ ...none, runStatus: "running", runCommitted: false })).toEqual([]);
     expect(retentionReasons({ ...none, runStatus: null, runCommitted: false })).toEqual([]);
+  });
+
+  it("R-ORP-3: a running run whose accepted result is not copied back yet keeps its sandbox, and says so", () => {
+    const reasons = retentionReasons({ ...none, runStatus: "running", runCommitted: false, finalizationUnsettled: true });
+    expect(reasons).toEqual([{ kind: "finalization_unsettled", text: expect.stringContaining("not copied back yet") }]);
   });
 });

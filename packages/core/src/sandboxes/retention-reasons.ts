@@ -8,13 +8,16 @@ export interface RetentionFacts {
   reuseRefused: boolean;
   runStatus: string | null;
   runCommitted: boolean;
+  /** The run's accepted result is still being copied back (lease-holds.ts UNSETTLED_FINALIZATION_PHASES). */
+  finalizationUnsettled: boolean;
 }
 
 export type RetentionReason =
   | { kind: "recovery_action"; actionId: string; cause: string; text: string }
   | { kind: "stop_intent"; text: string }
   | { kind: "reuse_refused"; text: string }
-  | { kind: "run_not_committed"; runStatus: string; text: string };
+  | { kind: "run_not_committed"; runStatus: string; text: string }
+  | { kind: "finalization_unsettled"; text: string };
 
 const UNCOMMITTED = new Set(["failed", "cancelled", "timed_out"]);
 
@@ -29,6 +32,9 @@ export function retentionReasons(facts: RetentionFacts): RetentionReason[] {
   if (facts.reuseRefused) reasons.push({ kind: "reuse_refused", text: "its resume could not prove it is the recorded sandbox: never reused, kept for inspection" });
   if (facts.runStatus !== null && UNCOMMITTED.has(facts.runStatus) && !facts.runCommitted) {
     reasons.push({ kind: "run_not_committed", runStatus: facts.runStatus, text: `its run ended ${facts.runStatus} without committing: the sandbox may hold the only copy of that work` });
+  }
+  if (facts.finalizationUnsettled) {
+    reasons.push({ kind: "finalization_unsettled", text: "its run's accepted result is not copied back yet (R-ORP-3): the next attempt exports these files, so the sandbox is never reused or destroyed until that copyback settles" });
   }
   return reasons;
 }

@@ -398,6 +398,42 @@ describe("acquireLease: reuse_by_environment", () => {
       for (const id of held) expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "released" });
     });
 
+    it("R-ORP-3 the lease of a running run whose accepted result's finalization is unsettled (result_accepted, workspace_finalizing, arbitrating, retryable_failure) is held; before a result (observed) or once committed it is not", async () => {
+      const prisma = db.prisma();
+      const w = await buildLeaseWorld(prisma);
+      const plugin = createFakeProvider();
+      const held: string[] = [];
+      const resultOf = async (runId: string) =>
+        (await prisma.nativeRunResult.create({ data: { companyId: w.company.id, runId, issueId: w.issue.id, agentId: w.agent.id, schemaStatus: "accepted", payload: {}, canonicalSha256: runId.replaceAll("-", "").padEnd(64, "0"), dedupeKey: "finish" } })).id;
+      for (const phase of ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"] as const) {
+        const { acquired, runId } = await releasedReusableLease(w, plugin);
+        await prisma.nativeRunFinalization.create({ data: { companyId: w.company.id, runId, issueId: w.issue.id, phase, resultId: await resultOf(runId) } });
+        held.push(acquired.lease.id);
+      }
+      // Both allocated before either is released (a released unheld lease would be reused).
+      const registry = registryOf(plugin);
+      const allocate = async () => {
+        const runId = await w.newRun();
+        return { runId, acquired: await acquireLease(prisma, registry, w.acquireInput(runId, { policy: "reuse_by_environment" })) };
+      };
+      const observed = await allocate();
+      const committed = await allocate();
+      for (const { runId, acquired } of [observed, committed]) await releaseLeaseByPolicy(prisma, registry, { leaseId: acquired.lease.id, runId, outcome: "committed" });
+      await prisma.nativeRunFinalization.create({ data: { companyId: w.company.id, runId: observed.runId, issueId: w.issue.id, phase: "observed" } });
+      await prisma.nativeRunFinalization.create({ data: { companyId: w.company.id, runId: committed.runId, issueId: w.issue.id, phase: "committed", resultId: await resultOf(committed.runId) } });
+
+      const candidates = await prisma.$queryRaw<{ id: string }[]>(reuseCandidatesSql({ companyId: w.company.id, environmentId: w.environment.id, executionWorkspaceId: w.workspace.id }));
+      expect(candidates.map((c) => c.id).sort()).toEqual([observed.acquired.lease.id, committed.acquired.lease.id].sort());
+      for (let i = 0; i < 2; i += 1) {
+        const next = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+        expect(next.reused).toBe(true);
+        expect(held).not.toContain(next.lease.id);
+      }
+      const fresh = await acquireLease(prisma, registryOf(plugin), w.acquireInput(await w.newRun(), { policy: "reuse_by_environment" }));
+      expect(fresh.reused).toBe(false);
+      for (const id of held) expect(await prisma.environmentLease.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: "released" });
+    });
+
     it("more held leases than the candidate window never hide a reusable one (the query leaves them out, not a later check)", async () => {
       const prisma = db.prisma();
       const w = await buildLeaseWorld(prisma);
