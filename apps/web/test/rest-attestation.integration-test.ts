@@ -3,6 +3,7 @@
 // 200 then an idempotent repeat, 409 refusals with stable codes and nothing written, 404, 422.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
+import { attestationTokenOf, openOwnerUnverifiedAction, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
 import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
 import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actions/route";
@@ -143,6 +144,39 @@ describe("POST /api/issues/:id/recovery-actions/resume-workspace-finalization", 
     expect(response.status).toBe(403);
     expect(await json(response)).toMatchObject({ code: "forbidden" });
     expect(await holdState(db(), h)).toEqual(before);
+  });
+});
+
+describe("a malformed owner receipt's hold through the route (issue 20)", () => {
+  /** The hold's run now carries a receipt no owner writes; finalization's writer opens the malformed receipt's hold. */
+  async function malformedHold() {
+    const h = await hold();
+    await db().$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || '{"nativeWorkspaceFinalizationOwner": {"token": 7}}'::jsonb WHERE id = ${h.runId}::uuid`;
+    const opened = await openOwnerUnverifiedAction(db(), {
+      companyId: world.companyA.id, issueId: h.issueId, runId: h.runId, receipt: null, reason: "receipt_malformed", phase: "workspace_finalizing", resultId: h.resultId, leaseIds: [h.leaseId],
+    });
+    const evidence = readOwnerUnverifiedEvidence((await db().issueRecoveryAction.findUniqueOrThrow({ where: { id: opened.actionId } })).evidence);
+    const token = evidence ? attestationTokenOf(evidence) : null;
+    if (!opened.created || !token) throw new Error("fixture: no malformed-receipt hold");
+    return { ...h, actionId: opened.actionId, token };
+  }
+
+  it("R-ATT-1, R-ATT-3: attested by action id with the hold's fixed reference (malformed-receipt:sha256:...): 200, exactly that receipt released; a wrong reference is 409 owner_changed and a bad body 422, nothing written", async () => {
+    const h = await malformedHold();
+    expect(h.token).toMatch(/^malformed-receipt:sha256:[0-9a-f]{64}$/);
+    const before = await holdState(db(), h);
+    const wrong = await resume(h, body(h, { ownerToken: `malformed-receipt:sha256:${"0".repeat(64)}` }));
+    expect(wrong.status).toBe(409);
+    expect(await json(wrong)).toMatchObject({ code: "owner_changed" });
+    for (const payload of [body(h, { ownerToken: h.token, controllerAndCopybackStopped: false }), body(h, { ownerToken: "" }), body(h, { ownerToken: h.token, actionId: "not-a-uuid" })]) {
+      expect((await resume(h, payload)).status).toBe(422);
+    }
+    expect(await holdState(db(), h)).toEqual(before);
+
+    const admitted = await resume(h, body(h, { ownerToken: h.token }));
+    expect(admitted.status).toBe(200);
+    expect(await json(admitted)).toEqual({ actionId: h.actionId, runId: h.runId, leaseIds: [h.leaseId], status: "attested" });
+    expect(await carriesReceipt(db(), h.runId)).toBe(false);
   });
 });
 

@@ -53,6 +53,23 @@ export function readFinalizationOwner(
   return parsed.success ? { kind: "receipt", receipt: parsed.data } : { kind: "malformed" };
 }
 
+/**
+ * Issue 20: the identity of a receipt too malformed to have a usable token: the sha256 of the
+ * receipt as PostgreSQL stores it (jsonb's own text, so every reader computes the same bytes).
+ * One expression for the unverified-owner hold that names it, its stale cleanup, the attestation
+ * that releases it and the maintenance SQL's malformed-receipt form (guidance.ts).
+ */
+export function receiptSha256Sql(runAlias?: string): Prisma.Sql {
+  const column = runAlias ? `${runAlias}.runner_profile_json` : "runner_profile_json";
+  return Prisma.raw(`encode(sha256(convert_to((${column} -> '${FINALIZATION_OWNER_KEY}')::text, 'UTF8')), 'hex')`);
+}
+
+/** The stored receipt's sha256 (receiptSha256Sql), or null when the run carries none. */
+export async function readReceiptSha256(db: PrismaClient | TransactionClient, runId: string): Promise<string | null> {
+  const [row] = await db.$queryRaw<{ sha: string | null }[]>`SELECT ${receiptSha256Sql()} AS sha FROM heartbeat_runs WHERE id = ${runId}::uuid`;
+  return row?.sha ?? null;
+}
+
 /** R-OWN-1: the advisory lock key, shared by the finalizer, the reconciler and the maintenance SQL. */
 export function finalizationLockKey(companyId: string, runId: string): string {
   return `native-workspace-finalization:${companyId}:${runId}`;

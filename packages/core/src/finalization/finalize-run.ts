@@ -39,6 +39,8 @@ import { copybackProven } from "./copyback-proven";
 import { exportTimeoutOf } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy";
 import { exportForMerge, type ExportReport } from "./export-for-merge";
+import { decideExportLease } from "./export-lease-binding";
+import { readDestroyIntent } from "../leases/lease-metadata";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
 import { recordPathChanges, type PathChanges } from "../workspace/path-history";
 import {
@@ -402,17 +404,24 @@ class Finalization {
     };
   }
 
-  /** R-EX-6: the exact plugin pinned on the prepared lease. */
+  /**
+   * R-EX-6: the exact plugin pinned on the prepared lease, and only while that lease is still
+   * this run's seeded sandbox (export-lease-binding.ts): refused before any export, nothing staged.
+   */
   private async pinnedPlugin(descriptor: PreparedWorkspaceDescriptor): Promise<{ plugin: EnvironmentProvider; lease: LeaseHandle }> {
     const row = await this.deps.db.environmentLease.findUnique({
       where: { id: descriptor.leaseId },
-      select: { id: true, companyId: true, pluginId: true, provider: true, providerLeaseId: true },
+      select: { id: true, companyId: true, runId: true, pluginId: true, provider: true, providerLeaseId: true, status: true, metadata: true },
     });
-    if (!row || row.companyId !== this.key.companyId || !row.providerLeaseId) {
-      throw new DomainError("conflict", "finalization_lease_missing", "The run's sandbox lease is missing or has no allocation.");
-    }
-    const plugin = this.deps.registry.forLease({ pluginId: row.pluginId, provider: row.provider });
-    return { plugin, lease: { leaseId: row.id, pluginId: row.pluginId, providerLeaseId: row.providerLeaseId } };
+    const binding = decideExportLease(row && { ...row, destroyIntent: readDestroyIntent(row.metadata, row).kind === "present" }, {
+      companyId: this.key.companyId,
+      runId: this.key.runId,
+      leaseId: descriptor.leaseId,
+      seededProviderLeaseId: descriptor.seed.providerLeaseId,
+    });
+    if (binding.kind === "refused") throw new DomainError("conflict", binding.code, binding.message, binding.details);
+    const plugin = this.deps.registry.forLease({ pluginId: row!.pluginId, provider: row!.provider });
+    return { plugin, lease: binding.handle };
   }
 
   private async fail(operationId: string, attempt: number, error: unknown): Promise<FinalizeOutcome> {

@@ -8,7 +8,7 @@
 // with a short backoff (provider-retry-policy.ts) before it is left to the sweep; only the
 // provider's answer moves the lease to `destroyed`.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PrismaClient } from "@copyback/db";
+import { Prisma, type PrismaClient } from "@copyback/db";
 import { invalid } from "../errors";
 import type { EnvironmentProvider } from "../providers/types";
 import { failureOf } from "./lease-failure";
@@ -18,6 +18,7 @@ import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingClean
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { decideDestroyRetry } from "./provider-retry-policy";
+import { leaseHeldSql } from "./lease-holds";
 import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease } from "./transition-lease";
 
 export type DestroyLeaseOptions = LeaseCleanupOptions;
@@ -187,4 +188,29 @@ export function newDestroyIntent(
     reason: what.reason,
     createdAt: new Date().toISOString(),
   };
+}
+
+/**
+ * R-EX-2 (issue 20): the one way from `released` to a destroy, for a sandbox stopped and kept while
+ * its run's copyback waited for a retry, once that copyback committed (release-lease.ts checks the
+ * commit and the barrier). Intent first, as every destroy (R-SO-1): status pending_cleanup with the
+ * destroy intent, the old receipt and its size gone, in one compare-and-set on the status, on that
+ * exact receipt (no reuse or export retry took the lease meanwhile) and on the held-lease rule (no
+ * open recovery action still needs its files). Not an edge of the ordinary status machine
+ * (lease-status.ts), like the export-only retry's own (stop-intent.ts recordExportRetryIntent).
+ * Returns whether this caller won.
+ */
+export async function recordDestroyAfterCommitIntent(db: PrismaClient, input: { leaseId: string; receiptJson: unknown; intent: DestroyIntent }): Promise<boolean> {
+  if (input.receiptJson === undefined || input.receiptJson === null) return false;
+  const changed = await db.$executeRaw(Prisma.sql`
+    UPDATE environment_leases
+    SET status = 'pending_cleanup'::lease_status,
+        metadata = (metadata - ${[LEASE_METADATA_KEYS.stopReceipt, LEASE_METADATA_KEYS.sandboxSize, LEASE_METADATA_KEYS.failure]}::text[])
+                   || jsonb_build_object(${LEASE_METADATA_KEYS.destroyIntent}::text, ${JSON.stringify(input.intent)}::jsonb),
+        cleanup_claimed_by = NULL, cleanup_claimed_until = NULL, updated_at = now()
+    WHERE id = ${input.leaseId}::uuid AND status = 'released'::lease_status
+      AND jsonb_typeof(metadata) = 'object'
+      AND metadata -> ${LEASE_METADATA_KEYS.stopReceipt} = ${JSON.stringify(input.receiptJson)}::jsonb
+      AND NOT ${leaseHeldSql("environment_leases")}`);
+  return changed === 1;
 }

@@ -28,7 +28,7 @@ import {
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow, PendingCleanupCode, ReleaseLeaseInput } from "./lease-types";
 
 export { CLEANUP_CLAIM_MS };
-import { destroyLeaseSandbox, newDestroyIntent } from "./destroy-lease";
+import { destroyLeaseSandbox, newDestroyIntent, recordDestroyAfterCommitIntent } from "./destroy-lease";
 import { CLEANUP_CLAIM_MS, claimOf, handleOf, pendingOutcome, type CleanupClaim, type LeaseCleanupOptions } from "./lease-cleanup";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
@@ -62,7 +62,9 @@ export async function releaseLeaseByPolicy(
       ? destroyLeaseSandbox(db, registry, lease, lostRaceOf(db, registry))
       : stopAndRetain(db, registry, lease, {});
   }
-  if (lease.status === "pending_cleanup" && input.outcome === "committed" && decideLeaseRelease(lease.leasePolicy, "committed").kind === "destroy") {
+  // A sandbox kept through a retry (a stop-only intent of an export-only retry, or the stop of a
+  // transient retry: released) follows its destroy-after-commit policy once the commit is proven.
+  if ((lease.status === "pending_cleanup" || lease.status === "released") && input.outcome === "committed" && decideLeaseRelease(lease.leasePolicy, "committed").kind === "destroy") {
     const converted = await destroyAfterRetriedCommit(db, lease);
     if (converted) return destroyLeaseSandbox(db, registry, converted, lostRaceOf(db, registry));
   }
@@ -71,28 +73,35 @@ export async function releaseLeaseByPolicy(
 }
 
 /**
- * R-EX-2: an ephemeral sandbox kept by a stop-only intent through an export-only retry follows its
- * original destroy-after-turn policy only once the exact result committed: the run's coordinator
- * is committed and its workspace holds the finalized host-copy receipt (the succeeded
- * workspace_finalize operation, copyback-proven.ts). Then the stop intent is replaced by a destroy
- * intent in one compare-and-set (the intent read here, no live claim of anyone else) and the
- * ordinary destroy follows. Anything short of that keeps the stop-only intent (null).
+ * R-EX-2: an ephemeral sandbox kept by a stop-only intent through an export-only retry, or stopped
+ * and released while a transient failure waited for its retry (issue 20: nothing selected it after
+ * the commit, so it was never destroyed), follows its original destroy-after-turn policy only once
+ * the exact result committed: the run's coordinator is committed and its workspace holds the
+ * finalized host-copy receipt (the succeeded workspace_finalize operation, copyback-proven.ts).
+ * Then the stop intent (or the stop receipt of a released lease) is replaced by a destroy intent in
+ * one compare-and-set (the document read here, no live claim of anyone else; a released lease also
+ * only while it holds nothing for recovery) and the ordinary destroy follows. Anything short of
+ * that keeps the sandbox (null).
  */
 async function destroyAfterRetriedCommit(db: PrismaClient, lease: LeaseRow): Promise<LeaseRow | null> {
-  const intent = readStopIntent(lease.metadata, lease);
-  if (intent.kind !== "present" || !lease.runId || !lease.providerLeaseId) return null;
+  if (!lease.runId || !lease.providerLeaseId) return null;
+  const kept = lease.status === "released" ? LEASE_METADATA_KEYS.stopReceipt : LEASE_METADATA_KEYS.stopIntent;
+  if (lease.status === "released" ? confirmedStopReceipt(lease.metadata, lease).kind !== "confirmed" : readStopIntent(lease.metadata, lease).kind !== "present") return null;
   const run = await db.heartbeatRun.findUnique({ where: { id: lease.runId }, select: { companyId: true, nativeIssueId: true, finalization: { select: { phase: true } } } });
   if (!run || run.finalization?.phase !== "committed") return null;
   if (!(await copybackProven(db, { companyId: run.companyId, runId: lease.runId, issueId: run.nativeIssueId }))) return null;
   const destroy = newDestroyIntent(lease, { providerLeaseId: lease.providerLeaseId, reason: "release" });
-  const intentJson = (lease.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.stopIntent];
-  const won = await patchLease(db, {
-    leaseId: lease.id,
-    status: "pending_cleanup",
-    expectMetadata: { key: LEASE_METADATA_KEYS.stopIntent, value: intentJson },
-    metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: null, [LEASE_METADATA_KEYS.destroyIntent]: destroy },
-    set: { cleanupClaim: null },
-  });
+  const keptJson = (lease.metadata as Record<string, unknown>)[kept];
+  const won =
+    lease.status === "released"
+      ? await recordDestroyAfterCommitIntent(db, { leaseId: lease.id, receiptJson: keptJson, intent: destroy })
+      : await patchLease(db, {
+          leaseId: lease.id,
+          status: "pending_cleanup",
+          expectMetadata: { key: LEASE_METADATA_KEYS.stopIntent, value: keptJson },
+          metadataPatch: { [LEASE_METADATA_KEYS.stopIntent]: null, [LEASE_METADATA_KEYS.destroyIntent]: destroy },
+          set: { cleanupClaim: null },
+        });
   return won ? db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } }) : null;
 }
 

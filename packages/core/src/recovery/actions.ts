@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
+import { readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../finalization/finalization-owner";
 import {
   EXPORT_LIMIT_CAUSE,
   exportLimitNextAction,
@@ -31,6 +32,13 @@ export const ownerUnverifiedEvidence = z.object({
   runId: z.uuid(),
   /** The receipt's token (null for a malformed receipt): the attestation must name it. */
   ownerToken: z.string().nullable(),
+  /**
+   * Issue 20: for a malformed receipt (ownerToken null), the sha256 of the receipt as stored
+   * (finalization-owner.ts receiptSha256Sql): what the attestation names instead of a token
+   * (malformedReceiptToken) and what the maintenance SQL's malformed-receipt form matches. Absent
+   * on holds opened before it existed: the next finalization pass opens one that names it.
+   */
+  receiptSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().optional(),
   owner: z.object({ host: z.string(), pid: z.number(), processStart: z.string(), bootId: z.string() }).nullable(),
   reason: z.string(),
   phase: z.string(),
@@ -55,9 +63,33 @@ export function readOwnerUnverifiedEvidence(evidence: unknown): OwnerUnverifiedE
   return parsed.success ? parsed.data : null;
 }
 
-/** R-OWN-5: one action per run and owner fingerprint (the token's hash, never the token itself). */
-export function ownerFingerprint(runId: string, token: string | null): string {
-  const digest = createHash("sha256").update(token ?? "malformed-receipt").digest("hex").slice(0, 32);
+const MALFORMED_RECEIPT_TOKEN_PREFIX = "malformed-receipt:sha256:";
+
+/**
+ * Issue 20: the fixed shape an attestation's `ownerToken` takes for a malformed receipt, which
+ * has no token an operator could name: `malformed-receipt:sha256:<the stored receipt's sha256>`.
+ * Shown on the hold (recovery show, Recovery details) like a token; admission compares it with
+ * the receipt on the run under the advisory lock, so it releases exactly the receipt the
+ * operator saw and never a newer owner.
+ */
+export function malformedReceiptToken(receiptSha256: string): string {
+  return `${MALFORMED_RECEIPT_TOKEN_PREFIX}${receiptSha256}`;
+}
+
+/** What an attestation of this hold names as `ownerToken`: the receipt's token, or the malformed receipt's fixed reference; null when the hold names neither (opened before receiptSha256 existed). */
+export function attestationTokenOf(evidence: Pick<OwnerUnverifiedEvidence, "ownerToken" | "receiptSha256">): string | null {
+  if (evidence.ownerToken !== null) return evidence.ownerToken;
+  return evidence.receiptSha256 ? malformedReceiptToken(evidence.receiptSha256) : null;
+}
+
+/**
+ * R-OWN-5: one action per run and owner fingerprint (the token's hash, never the token itself);
+ * a malformed receipt's fingerprint is its attestation token's hash, so another malformed receipt
+ * is another hold (superseding the older one) and a hold from before receiptSha256 is replaced.
+ */
+export function ownerFingerprint(runId: string, token: string | null, receiptSha256: string | null = null): string {
+  const identity = token ?? (receiptSha256 ? malformedReceiptToken(receiptSha256) : "malformed-receipt");
+  const digest = createHash("sha256").update(identity).digest("hex").slice(0, 32);
   return `${runId}:${token === null ? "malformed" : "owner"}:${digest}`;
 }
 
@@ -81,11 +113,21 @@ export type OpenOutcome = { actionId: string; created: boolean };
  * older actions whose budget is spent); attempts are never spent.
  */
 export async function openOwnerUnverifiedAction(db: DbOrTx, input: OpenOwnerUnverifiedInput): Promise<OpenOutcome> {
-  const fingerprint = ownerFingerprint(input.runId, input.receipt?.token ?? null);
+  // Issue 20: a hold for a malformed receipt names that exact receipt (its stored sha256), read
+  // here; when the run no longer carries a malformed receipt there is nothing to hold (the next
+  // pass judges what it carries now).
+  let receiptSha256: string | null = null;
+  if (input.receipt === null) {
+    const run = await db.heartbeatRun.findUnique({ where: { id: input.runId }, select: { runnerProfileJson: true } });
+    if (readFinalizationOwner(run?.runnerProfileJson ?? {}).kind !== "malformed") return { actionId: "", created: false };
+    receiptSha256 = await readReceiptSha256(db, input.runId);
+  }
+  const fingerprint = ownerFingerprint(input.runId, input.receipt?.token ?? null, receiptSha256);
   const evidence: OwnerUnverifiedEvidence = {
     schema: OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
     runId: input.runId,
     ownerToken: input.receipt?.token ?? null,
+    ...(input.receipt === null ? { receiptSha256 } : {}),
     owner: input.receipt ? { host: input.receipt.host, pid: input.receipt.pid, processStart: input.receipt.processStart, bootId: input.receipt.bootId } : null,
     reason: input.reason,
     phase: input.phase,
@@ -212,7 +254,10 @@ export async function cleanupStaleOwnerActions(db: PrismaClient, limit: number):
     JOIN heartbeat_runs r ON r.id = a.run_id AND r.company_id = a.company_id
     LEFT JOIN native_run_finalizations f ON f.run_id = r.id
     WHERE a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
-      AND (r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token') IS DISTINCT FROM (a.evidence ->> 'ownerToken')
+      -- Issue 20: a malformed receipt's hold names the receipt by its sha256, not by a token.
+      AND CASE WHEN a.evidence ->> 'receiptSha256' IS NOT NULL
+               THEN ${receiptSha256Sql("r")} IS DISTINCT FROM (a.evidence ->> 'receiptSha256')
+               ELSE (r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token') IS DISTINCT FROM (a.evidence ->> 'ownerToken') END
       AND (r.runner_profile_json ? 'nativeWorkspaceFinalizationOwner' OR f.phase IN ('committed', 'terminal_failure') OR f.phase IS NULL)
       -- R-ATT-3, R-UI-1: an attested hold waits for its coordinator to settle, whoever owns the copy now.
       AND (NOT (a.evidence ? 'attestation') OR f.phase IN ('committed', 'terminal_failure') OR f.phase IS NULL)

@@ -438,3 +438,36 @@ describe("copyback recovery attest", () => {
     expect(refused.stderr).toContain("owner_changed");
   });
 });
+
+describe("a malformed owner receipt's hold (issue 20)", () => {
+  /** A held run whose receipt is then found malformed by finalization: the production writer opens its hold. */
+  async function malformedHeld(): Promise<HeldRun> {
+    const held = await heldRun(world);
+    await writeReceipt(db.prisma(), held.runId, { token: 7, pid: "gone" });
+    const outcome = await finalizeRun(world.deps(), { runId: held.runId });
+    if (outcome.kind !== "owner_unverified") throw new Error(`expected a hold, got ${outcome.kind}`);
+    return { ...held, actionId: outcome.actionId, token: "" };
+  }
+
+  it("R-ATT-1, R-ATT-3: show names the malformed receipt and prefills the attestation with its fixed reference; attest with it releases exactly that receipt (exit 0); a wrong reference exits 1 owner_changed and writes nothing", async () => {
+    const held = await malformedHeld();
+    const shown = parseJson(await cli(["--json", "recovery", "show", held.actionId]));
+    const token = shown.ownerToken as string;
+    expect(token).toMatch(/^malformed-receipt:sha256:[0-9a-f]{64}$/);
+    expect(shown).toMatchObject({ run: { receipt: "held" }, attestCall: { body: { actionId: held.actionId, runId: held.runId, ownerToken: token } } });
+    const text = await cli(["recovery", "show", held.actionId]);
+    expect(text.stdout).toContain(`attest with the token ${token}`);
+
+    const before = await attestationState(db.prisma(), held);
+    const wrong = await cli(attestArgs(held, { "--token": `malformed-receipt:sha256:${"0".repeat(64)}` }));
+    expect(wrong.code).toBe(EXIT.failed);
+    expect(wrong.stderr).toMatch(/^copyback recovery attest: owner_changed: /);
+    expect(await attestationState(db.prisma(), held)).toEqual(before);
+
+    const attested = await cli(attestArgs(held, { "--token": token }));
+    expect(attested.code, attested.stdout + attested.stderr).toBe(EXIT.ok);
+    expect(attested.stdout).toContain(`attested: action ${held.actionId}`);
+    const run = await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: held.runId } });
+    expect(readFinalizationOwner(run.runnerProfileJson)).toEqual({ kind: "none" });
+  });
+});

@@ -64,6 +64,8 @@ export interface TaskOptions {
   pluginId?: string;
   /** Reuse an environment (same provider) instead of creating one. */
   environmentId?: string;
+  /** Another task on an existing execution workspace (its host directory; `files` are not written). */
+  workspaceId?: string;
 }
 
 export interface Task {
@@ -143,12 +145,9 @@ export class DispatchWorld {
           },
         })
       ).id;
-    const hostPath = path.join(this.instanceRoot, "workspaces", `ws-${n}`);
-    await mkdir(hostPath, { recursive: true });
-    await writeTree(hostPath, options.files ?? {});
-    const workspace = await this.db.executionWorkspace.create({
-      data: { companyId: this.companyId, name: `ws-${n}`, hostPath: await realpath(hostPath) },
-    });
+    const workspace = options.workspaceId
+      ? await this.db.executionWorkspace.findUniqueOrThrow({ where: { id: options.workspaceId } })
+      : await this.#newWorkspace(n, options.files ?? {});
     const command = options.command ?? ["/bin/sh", "-c", options.script ?? submitResult()];
     const agent = await this.db.agent.create({
       data: { companyId: this.companyId, name: `agent-${n}`, command, adapterConfig: options.adapterConfig ?? { timeoutSeconds: 60 }, environmentId },
@@ -157,6 +156,13 @@ export class DispatchWorld {
       data: { companyId: this.companyId, number: n, identifier: `DSP-${n}`, title: `Task ${n}`, status: "todo", executionWorkspaceId: workspace.id },
     });
     return { companyId: this.companyId, environmentId, workspaceId: workspace.id, agentId: agent.id, issueId: issue.id, hostPath: workspace.hostPath };
+  }
+
+  async #newWorkspace(n: number, files: Record<string, string>) {
+    const hostPath = path.join(this.instanceRoot, "workspaces", `ws-${n}`);
+    await mkdir(hostPath, { recursive: true });
+    await writeTree(hostPath, files);
+    return this.db.executionWorkspace.create({ data: { companyId: this.companyId, name: `ws-${n}`, hostPath: await realpath(hostPath) } });
   }
 
   async wake(task: Task): Promise<string> {

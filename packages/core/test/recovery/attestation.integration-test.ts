@@ -12,6 +12,7 @@ import { finalizeRun } from "../../src/finalization/finalize-run";
 import { openOwnerUnverifiedAction, readOwnerUnverifiedEvidence } from "../../src/recovery/actions";
 import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "../../src/recovery/causes";
 import { attestOwnerStop } from "../../src/recovery/operator/attest-owner-stop";
+import { maintenanceSql } from "../../src/recovery/operator/guidance";
 import { Reconciler } from "../../src/recovery/reconciler";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { ownerHoldsSweep } from "../../src/recovery/sweeps/owner-holds-sweep";
@@ -354,5 +355,133 @@ describe("an attested hold with two reconcilers on one database", () => {
     } finally {
       await other.$disconnect();
     }
+  });
+});
+
+describe("a malformed owner receipt's way out", () => {
+  /** The receipt as PostgreSQL stores it, hashed (what the hold names and the attestation must name). */
+  async function storedReceiptSha256(runId: string): Promise<string> {
+    const [row] = await db.prisma().$queryRaw<{ sha: string }[]>`
+      SELECT encode(sha256(convert_to((runner_profile_json -> 'nativeWorkspaceFinalizationOwner')::text, 'UTF8')), 'hex') AS sha
+      FROM heartbeat_runs WHERE id = ${runId}::uuid`;
+    return row!.sha;
+  }
+
+  /** A run killed mid-export whose receipt cannot be read (a token no owner writes), held the production way. */
+  async function malformedHold(malformed: unknown = { token: 42, pid: "not a pid" }) {
+    const run = await preparedRun(world, "done");
+    await writeTree(run.sandbox, { "work/malformed.txt": "kept through a malformed receipt" });
+    await markFinalizing(db.prisma(), run.runId);
+    await leaveReceipt(db.prisma(), run.runId, malformed as Record<string, unknown>);
+    const held = await finalizeRun(await liveDeps(world), { runId: run.runId });
+    if (held.kind !== "owner_unverified") throw new Error(`expected a hold, got ${held.kind}`);
+    const sha = await storedReceiptSha256(run.runId);
+    return { ...run, actionId: held.actionId, sha, token: `malformed-receipt:sha256:${sha}` };
+  }
+
+  function malformedInput(h: Awaited<ReturnType<typeof malformedHold>>, extra: Partial<{ ownerToken: string; runId: string; actionId: string }> = {}) {
+    return {
+      companyId: world.companyId,
+      issueId: h.issueId,
+      actor: OPERATOR,
+      actionId: h.actionId,
+      runId: h.runId,
+      ownerToken: h.token,
+      controllerAndCopybackStopped: true as const,
+      stopEvidence: "All workers of the instance were stopped and checked: no copyback process of this run.",
+      ...extra,
+    };
+  }
+
+  it("R-ATT-3, R-OWN-11: the hold of a malformed receipt names it (its sha256 and the attestation token), survives reconciler passes, and an attestation by action id with that token releases exactly it; the sweep then commits the saved result and resolves the hold", async () => {
+    const h = await malformedHold();
+    const opened = await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } });
+    expect(readOwnerUnverifiedEvidence(opened.evidence)).toMatchObject({ ownerToken: null, receiptSha256: h.sha, reason: "receipt_malformed" });
+    // R-OWN-5: while the run carries that receipt the hold is kept: not resolved as stale, not reopened.
+    await reconciler().pass();
+    await reconciler().pass();
+    const open = await db.prisma().issueRecoveryAction.findMany({ where: { runId: h.runId, cause: OWNER_UNVERIFIED_CAUSE } });
+    expect(open.map((a) => [a.id, a.status])).toEqual([[h.actionId, "active"]]);
+
+    const before = await everything(h.runId, h.issueId);
+    expect(await attestOwnerStop(db.prisma(), malformedInput(h))).toEqual({ actionId: h.actionId, runId: h.runId, leaseIds: [h.handle.leaseId], status: "attested" });
+    const after = await everything(h.runId, h.issueId);
+    expect(readFinalizationOwner(after.run.runnerProfileJson)).toEqual({ kind: "none" });
+    expect(after.coordinator).toEqual(before.coordinator);
+    expect(after.issue).toEqual(before.issue);
+    expect(after.leases).toEqual(before.leases);
+    expect(after.activity).toBe(before.activity + 1);
+    expect(readOwnerUnverifiedEvidence(after.actions.find((a) => a.id === h.actionId)!.evidence)?.attestation).toMatchObject({ ownerToken: h.token, owner: null });
+    // Idempotent, like any attestation.
+    expect((await attestOwnerStop(db.prisma(), malformedInput(h))).status).toBe("already_attested");
+
+    const pass = await reconciler().pass();
+    expect(pass.outcomes.finalization).toMatchObject({ committed: 1 });
+    expect((await readTree(world.hostPath))["work/malformed.txt"]).toBe("kept through a malformed receipt");
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", outcome: "copyback_committed", resolvedByType: "system" });
+  });
+
+  it("R-ATT-3: a receipt with no token at all (a JSON null) gets the same way out", async () => {
+    const h = await malformedHold(null);
+    expect((await attestOwnerStop(db.prisma(), malformedInput(h))).status).toBe("attested");
+    expect(readFinalizationOwner((await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: h.runId } })).runnerProfileJson)).toEqual({ kind: "none" });
+  });
+
+  describe("R-ATT-3: bad input for a malformed receipt's hold is refused and writes nothing", () => {
+    it("R-ATT-3: a token of another shape or another receipt (owner_changed)", async () => {
+      const h = await malformedHold();
+      await expectRefused(h as never, malformedInput(h, { ownerToken: `malformed-receipt:sha256:${"0".repeat(64)}` }), "owner_changed");
+      await expectRefused(h as never, malformedInput(h, { ownerToken: h.sha }), "owner_changed");
+      await expectRefused(h as never, malformedInput(h, { ownerToken: "malformed-receipt" }), "owner_changed");
+    });
+    it("R-ATT-3: the receipt was rewritten since the hold opened (another malformed receipt, or a well-formed owner): owner_changed", async () => {
+      const h = await malformedHold();
+      await leaveReceipt(db.prisma(), h.runId, { token: 43 });
+      await expectRefused(h as never, malformedInput(h), "owner_changed");
+      await leaveReceipt(db.prisma(), h.runId, receiptOf(await deadIdentity()));
+      await expectRefused(h as never, malformedInput(h), "owner_changed");
+    });
+    it("R-ATT-3: another run (run_mismatch); the action id of another task's hold or an unknown one (not found)", async () => {
+      const h = await malformedHold();
+      const other = await malformedHold();
+      await expectRefused(h as never, malformedInput(h, { runId: other.runId }), "run_mismatch");
+      const before = await everything(h.runId, h.issueId);
+      await expect(attestOwnerStop(db.prisma(), malformedInput(h, { actionId: other.actionId }))).rejects.toMatchObject({ kind: "not_found" });
+      await expect(attestOwnerStop(db.prisma(), malformedInput(h, { actionId: "00000000-0000-4000-8000-000000000000" }))).rejects.toMatchObject({ kind: "not_found" });
+      expect(await everything(h.runId, h.issueId)).toEqual(before);
+    });
+    it("R-ATT-3: an active copyback lock still refuses (copyback_lock_active)", async () => {
+      const h = await malformedHold();
+      const holder = new pg.Client({ connectionString: db.url() });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [finalizationLockKey(world.companyId, h.runId)]);
+        await expectRefused(h as never, malformedInput(h), "copyback_lock_active");
+      } finally {
+        await holder.query("ROLLBACK").catch(() => undefined);
+        await holder.end();
+      }
+    });
+  });
+
+  it("R-ATT-5: the maintenance SQL's malformed-receipt form (the receipt's sha256 in place of its token), as the guidance fills it, releases exactly that receipt; the ordinary sweep then commits", async () => {
+    const h = await malformedHold();
+    const sql = maintenanceSql({ companyId: world.companyId, runId: h.runId, issueId: h.issueId, receiptSha256: h.sha });
+    expect(sql).toContain(h.sha);
+    const client = new pg.Client({ connectionString: db.url() });
+    await client.connect();
+    try {
+      // Another receipt's hash releases nothing (zero rows: ownership changed, inspect again).
+      const wrong = (await client.query(sql.replaceAll(h.sha, "0".repeat(64)))) as unknown as pg.QueryResult[];
+      expect(wrong[2]?.rowCount).toBe(0);
+      const results = (await client.query(sql)) as unknown as pg.QueryResult[];
+      expect(results[2]?.rowCount).toBe(1);
+    } finally {
+      await client.end();
+    }
+    await reconciler().pass();
+    expect(await db.prisma().nativeRunFinalization.findUniqueOrThrow({ where: { runId: h.runId } })).toMatchObject({ phase: "committed" });
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: h.actionId } })).toMatchObject({ status: "resolved", outcome: "copyback_committed" });
   });
 });

@@ -4,8 +4,8 @@
 // "Continue from saved sources" decision if one was recorded (its status, the fresh run it was
 // delivered as, or why its delivery waits: R-RC-3). Reads only.
 import { notFound } from "../../errors";
-import { readFinalizationOwner } from "../../finalization/finalization-owner";
-import { readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
+import { readFinalizationOwner, readReceiptSha256 } from "../../finalization/finalization-owner";
+import { attestationTokenOf, readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
 import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
 import { withCliDatabase } from "../database";
@@ -39,16 +39,19 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
     const intent = intentRow ? intentView(intentRow) : null;
     const owner =
       row.cause === OWNER_UNVERIFIED_CAUSE ? readOwnerUnverifiedEvidence(row.evidence) : null;
-    const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null);
+    // Issue 20: a malformed receipt's hold is attested with its fixed reference (attestationTokenOf).
+    const attestToken = owner ? attestationTokenOf(owner) : null;
+    const storedSha256 = owner?.ownerToken === null && owner.receiptSha256 && row.runId ? await readReceiptSha256(prisma, row.runId) : null;
+    const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null, owner?.receiptSha256 ?? null, storedSha256);
     const open = (OPEN_ACTION_STATUSES as readonly string[]).includes(row.status);
     const call =
-      owner && open && owner.ownerToken !== null && row.runId !== null && !action.attested
+      owner && open && attestToken !== null && row.runId !== null && !action.attested
         ? attestationCall({
             origin: null,
             issueId: row.issueId,
             actionId: row.id,
             runId: row.runId,
-            ownerToken: owner.ownerToken,
+            ownerToken: attestToken,
           })
         : null;
     // Issue 10 item 9: an open exhausted-export hold names the exact export-only retry (R-EX-2).
@@ -67,7 +70,7 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
       json: {
         database: source,
         action: { ...action, evidence: row.evidence },
-        ownerToken: owner?.ownerToken ?? null,
+        ownerToken: attestToken,
         run: runView,
         attestCall: call,
         retryExportCall: retryCall,
@@ -82,10 +85,14 @@ function receiptState(
   runnerProfileJson: unknown,
   token: string | null,
   runExists: boolean,
+  heldSha256: string | null = null,
+  storedSha256: string | null = null,
 ): ReceiptState {
   if (!runExists) return "no_run";
   const current = readFinalizationOwner(runnerProfileJson);
   if (current.kind === "none") return "released";
+  // Issue 20: a malformed receipt's hold is in force while the run carries exactly that receipt.
+  if (heldSha256 !== null) return current.kind === "malformed" && storedSha256 === heldSha256 ? "held" : "other_owner";
   if (current.kind === "malformed") return "malformed";
   return token !== null && current.receipt.token === token ? "held" : "other_owner";
 }
@@ -129,7 +136,11 @@ function render(
   if (owner) {
     text.push(
       `  reason   ${owner.reason}, detected ${owner.detectedAt} in phase ${owner.phase}`,
-      `  owner    token ${owner.ownerToken ?? "(none: the receipt was malformed)"}`,
+      owner.ownerToken !== null
+        ? `  owner    token ${owner.ownerToken}`
+        : owner.receiptSha256
+          ? `  owner    malformed receipt, sha256 ${owner.receiptSha256}; attest with the token ${attestationTokenOf(owner)}`
+          : "  owner    (none: the receipt was malformed; the reconciler's next pass names it)",
       owner.owner
         ? `           controller pid ${owner.owner.pid} on ${owner.owner.host} (process start ${owner.owner.processStart}, boot ${owner.owner.bootId})`
         : "           controller unknown (malformed receipt)",

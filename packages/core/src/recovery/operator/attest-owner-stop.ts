@@ -11,11 +11,11 @@
 import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { conflict, notFound } from "../../errors";
-import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner } from "../../finalization/finalization-owner";
+import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../../finalization/finalization-owner";
 import { probeProcess } from "../../process/read-process-identity";
 import { recordActivity, type Actor } from "../../runs/record-activity";
 import { recordRunEvent } from "../../runs/run-log";
-import { readOwnerUnverifiedEvidence, recordOwnerAttestation } from "../actions";
+import { attestationTokenOf, readOwnerUnverifiedEvidence, recordOwnerAttestation } from "../actions";
 import { loadRunBinding } from "../binding";
 import { decideAttestation } from "../policies/decide-attestation";
 
@@ -60,6 +60,9 @@ export async function attestOwnerStop(db: PrismaClient, input: AttestOwnerStopIn
       ? await tx.heartbeatRun.findUnique({ where: { id: input.runId }, select: { runnerProfileJson: true } })
       : null;
     const receipt = readFinalizationOwner(runRow?.runnerProfileJson ?? {});
+    // Issue 20: a malformed receipt is known by its stored bytes' sha256 (the hold names it).
+    const malformedSha256 = receipt.kind === "malformed" ? await readReceiptSha256(tx, input.runId) : null;
+    const receiptSha256 = evidence?.ownerToken === null ? (evidence.receiptSha256 ?? null) : null;
     const liveness =
       receipt.kind === "receipt"
         ? await probeProcess({ pid: receipt.receipt.pid, startTime: receipt.receipt.processStart, bootId: receipt.receipt.bootId, host: receipt.receipt.host })
@@ -71,11 +74,17 @@ export async function attestOwnerStop(db: PrismaClient, input: AttestOwnerStopIn
         cause: action.cause,
         status: action.status,
         runId: action.runId,
-        ownerToken: evidence?.ownerToken ?? null,
+        attestationToken: evidence ? attestationTokenOf(evidence) : null,
+        receiptSha256,
         attestedToken: evidence?.attestation?.ownerToken ?? null,
       },
       lockAcquired: lock?.locked === true,
-      receipt: receipt.kind === "receipt" ? { kind: "receipt", token: receipt.receipt.token } : receipt,
+      receipt:
+        receipt.kind === "receipt"
+          ? { kind: "receipt", token: receipt.receipt.token }
+          : receipt.kind === "malformed"
+            ? { kind: "malformed", sha256: malformedSha256 ?? "" }
+            : receipt,
       liveness,
       binding,
     });
@@ -83,13 +92,18 @@ export async function attestOwnerStop(db: PrismaClient, input: AttestOwnerStopIn
     if (decision.kind === "reject") throw conflict(decision.code, decision.message, { actionId: action.id, runId: input.runId });
     if (decision.kind === "already_attested") return { actionId: action.id, runId: input.runId, leaseIds, status: "already_attested" as const };
 
-    // Exactly the attested receipt (the token comparison cannot release a newer owner).
+    // Exactly the attested receipt (the token comparison cannot release a newer owner; for a
+    // malformed receipt, the comparison of its stored bytes' sha256: issue 20).
+    const sameReceipt =
+      receiptSha256 !== null
+        ? Prisma.sql`${receiptSha256Sql()} = ${receiptSha256}`
+        : Prisma.sql`runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${input.ownerToken}`;
     const released = await tx.$executeRaw(Prisma.sql`
       UPDATE heartbeat_runs
       SET runner_profile_json = runner_profile_json - ${FINALIZATION_OWNER_KEY}::text, updated_at = now()
       WHERE company_id = ${input.companyId}::uuid AND id = ${input.runId}::uuid AND native_issue_id = ${input.issueId}::uuid
         AND runtime_mode = 'native'
-        AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${input.ownerToken}`);
+        AND ${sameReceipt}`);
     if (released !== 1) throw conflict("owner_changed", "The run's owner receipt changed during the attestation.", { actionId: action.id, runId: input.runId });
     const owner = receipt.kind === "receipt" ? receipt.receipt : null;
     await recordOwnerAttestation(tx, { actionId: action.id, ownerToken: input.ownerToken, owner, stopEvidence: input.stopEvidence, actor: input.actor });

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { attestOwnerStopBody } from "./attest-owner-stop";
-import { MAINTENANCE_SQL_TEMPLATE, REPAIR_NOTE_PLACEHOLDER, STOP_EVIDENCE_PLACEHOLDER, attestationCall, exportRetryCall, maintenanceSql } from "./guidance";
+import { MAINTENANCE_SQL_TEMPLATE, MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE, REPAIR_NOTE_PLACEHOLDER, STOP_EVIDENCE_PLACEHOLDER, attestationCall, exportRetryCall, maintenanceSql } from "./guidance";
 import { retryWorkspaceExportBody } from "./retry-workspace-export";
 
 const COMPANY = "7d1c8f2e-3b4a-4c5d-8e6f-0a1b2c3d4e5f";
@@ -27,6 +27,20 @@ describe("the maintenance fallback SQL", () => {
     expect(sql).toContain(`->>'token' = 'tok-abc_123'`);
     // Everything else is the template's text.
     expect(sql.replaceAll(COMPANY, "<company-id>").replaceAll(RUN, "<run-id>").replaceAll(ISSUE, "<issue-id>").replace("tok-abc_123", "<owner-token>")).toBe(MAINTENANCE_SQL_TEMPLATE);
+  });
+
+  it("R-ATT-5 (issue 20): a malformed receipt's form differs from the spec's only in the token line, which compares the stored receipt's sha256", () => {
+    const sha = "f".repeat(64);
+    const sql = maintenanceSql({ companyId: COMPANY, runId: RUN, issueId: ISSUE, receiptSha256: sha });
+    expect(sql).not.toMatch(/<(company-id|run-id|issue-id|owner-token|receipt-sha256)>/);
+    expect(sql).not.toContain("->>'token'");
+    expect(sql).toContain(`::text, 'UTF8')), 'hex') = '${sha}'`);
+    const spec = MAINTENANCE_SQL_TEMPLATE.split("\n");
+    const malformed = MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE.split("\n");
+    expect(malformed.length).toBe(spec.length);
+    expect(malformed.filter((line, i) => line !== spec[i])).toEqual([
+      "  AND encode(sha256(convert_to((runner_profile_json->'nativeWorkspaceFinalizationOwner')::text, 'UTF8')), 'hex') = '<receipt-sha256>'",
+    ]);
   });
 
   it("keeps a quote in a token inside its string literal", () => {

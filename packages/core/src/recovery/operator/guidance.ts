@@ -7,7 +7,9 @@
 //   - the spec's maintenance SQL fallback for older servers (R-ATT-5), verbatim with its four
 //     placeholders filled. packages/db/test/fixtures/release-finalization-owner.sql is the copy
 //     the database test runs on the real schema (and compares with the spec where it is present);
-//     guidance.test.ts keeps this text identical to it.
+//     guidance.test.ts keeps this text identical to it. A malformed receipt has no token to
+//     compare (issue 20): its form compares the stored receipt's sha256 instead (the same
+//     expression as finalization-owner.ts receiptSha256Sql), everything else unchanged.
 
 export const STOP_EVIDENCE_PLACEHOLDER = "<deployment-platform evidence for this controller and its children>";
 
@@ -78,24 +80,33 @@ RETURNING id;
 COMMIT;
 `;
 
-export interface MaintenanceSqlValues {
-  companyId: string;
-  runId: string;
-  issueId: string;
-  ownerToken: string;
-}
+const TOKEN_CONDITION = "  AND runner_profile_json->'nativeWorkspaceFinalizationOwner'->>'token' = '<owner-token>'\n";
+
+/**
+ * Issue 20: the maintenance SQL for a hold whose receipt is malformed (no token to compare): the
+ * token's line compares the stored receipt's sha256 (the hold's receiptSha256) instead. A zero-row
+ * update means the receipt changed since the hold named it: inspect again.
+ */
+export const MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE = MAINTENANCE_SQL_TEMPLATE.replace(
+  TOKEN_CONDITION,
+  "  AND encode(sha256(convert_to((runner_profile_json->'nativeWorkspaceFinalizationOwner')::text, 'UTF8')), 'hex') = '<receipt-sha256>'\n",
+);
+
+export type MaintenanceSqlValues = { companyId: string; runId: string; issueId: string } & ({ ownerToken: string } | { receiptSha256: string });
 
 /** Inside a SQL string literal a quote is doubled; the ids are uuids, the token is free text. */
 function literal(value: string): string {
   return value.replaceAll("'", "''");
 }
 
-/** The template with the action's company, run, token and source issue filled in. */
+/** The template with the action's company, run, token (or malformed receipt's sha256) and source issue filled in. */
 export function maintenanceSql(values: MaintenanceSqlValues): string {
-  return MAINTENANCE_SQL_TEMPLATE.replaceAll("<company-id>", literal(values.companyId))
+  const filled = "ownerToken" in values
+    ? MAINTENANCE_SQL_TEMPLATE.replaceAll("<owner-token>", literal(values.ownerToken))
+    : MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE.replaceAll("<receipt-sha256>", literal(values.receiptSha256));
+  return filled.replaceAll("<company-id>", literal(values.companyId))
     .replaceAll("<run-id>", literal(values.runId))
-    .replaceAll("<issue-id>", literal(values.issueId))
-    .replaceAll("<owner-token>", literal(values.ownerToken));
+    .replaceAll("<issue-id>", literal(values.issueId));
 }
 
 // The export-only retry (R-EX-2), for the exhausted-export hold: the exact REST call (a board key

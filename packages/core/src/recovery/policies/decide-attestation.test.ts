@@ -18,6 +18,8 @@ const ISSUE = "issue-1";
 const COMPANY = "company-1";
 const RESULT = "result-1";
 const TOKEN = "tok-old";
+const SHA = "a".repeat(64);
+const MALFORMED_TOKEN = `malformed-receipt:sha256:${SHA}`;
 
 function binding(overrides: Partial<BindingSnapshot> = {}): BindingSnapshot {
   return {
@@ -54,7 +56,8 @@ function snap(o: Overrides = {}): AttestationSnapshot {
       cause: OWNER_UNVERIFIED_CAUSE,
       status: "active",
       runId: RUN,
-      ownerToken: TOKEN,
+      attestationToken: TOKEN,
+      receiptSha256: null,
       attestedToken: null,
       ...action,
     },
@@ -137,9 +140,9 @@ describe("decideAttestation", () => {
       "owner_changed",
     ],
     [
-      "R-ATT-3: owner_changed: the action recorded a malformed receipt (no token)",
-      { action: { ownerToken: null } },
-      "owner_changed",
+      "R-ATT-3: owner_receipt_malformed: a malformed receipt's hold from before receipt hashes names nothing to release (the next pass replaces it)",
+      { action: { attestationToken: null } },
+      "owner_receipt_malformed",
     ],
     [
       "R-ATT-3: owner_changed: the run carries a newer owner receipt",
@@ -153,7 +156,7 @@ describe("decideAttestation", () => {
     ],
     [
       "R-ATT-3: owner_receipt_malformed: the run's receipt cannot be read",
-      { receipt: { kind: "malformed" }, liveness: null },
+      { receipt: { kind: "malformed", sha256: SHA }, liveness: null },
       "owner_receipt_malformed",
     ],
     [
@@ -387,3 +390,34 @@ describe("decideAttestation", () => {
     });
   });
 });
+
+describe("R-ATT-3: a malformed receipt's hold (issue 20)", () => {
+  const malformed = (o: Overrides = {}) =>
+    snap({
+      request: { runId: RUN, ownerToken: MALFORMED_TOKEN },
+      receipt: { kind: "malformed", sha256: SHA },
+      liveness: null,
+      ...o,
+      action: { attestationToken: MALFORMED_TOKEN, receiptSha256: SHA, ...o.action },
+    });
+  const codeOfDecision = (d: AttestationDecision) => (d.kind === "reject" ? d.code : d.kind);
+  it("R-ATT-3: admitted when the request names the hold's fixed reference and the run still carries exactly that receipt", () => {
+    expect(decideAttestation(malformed())).toEqual({ kind: "admit" });
+  });
+  it.each<[string, Overrides, AttestationRejectCode]>([
+    ["the request names another reference", { request: { runId: RUN, ownerToken: `malformed-receipt:sha256:${"b".repeat(64)}` } }, "owner_changed"],
+    ["the request names the bare hash", { request: { runId: RUN, ownerToken: SHA } }, "owner_changed"],
+    ["the run carries another malformed receipt", { receipt: { kind: "malformed", sha256: "c".repeat(64) } }, "owner_changed"],
+    ["the run carries a well-formed owner now (even one whose token equals the reference)", { receipt: { kind: "receipt", token: MALFORMED_TOKEN } }, "owner_changed"],
+    ["the receipt is gone and this action never attested it", { receipt: { kind: "none" } }, "owner_changed"],
+    ["a copyback holds the lock", { lockAcquired: false }, "copyback_lock_active"],
+    ["another run", { request: { runId: "run-2", ownerToken: MALFORMED_TOKEN } }, "run_mismatch"],
+    ["a task that moved on", { binding: { issue: { ...binding().issue!, status: "done" } } }, "task_closed"],
+  ])("R-ATT-3: refused: %s", (_name, o, code) => {
+    expect(codeOfDecision(decideAttestation(malformed(o)))).toBe(code);
+  });
+  it("R-ATT-3: a repeat after the release is idempotent", () => {
+    expect(decideAttestation(malformed({ receipt: { kind: "none" }, action: { attestedToken: MALFORMED_TOKEN } }))).toEqual({ kind: "already_attested" });
+  });
+});
+

@@ -104,10 +104,15 @@ function readAgentProcess(profile: unknown): ProcessIdentity | null {
   return typeof pid === "number" && typeof startTime === "string" && typeof bootId === "string" && typeof host === "string" ? { pid, startTime, bootId, host } : null;
 }
 
-/** Releases the run's unsettled leases by policy, as the live path does after finalization. */
+/**
+ * Releases every lease of the run that still has a sandbox by policy, as the live path does after
+ * finalization. Released ones included (issue 20): the live path stopped and released the sandbox
+ * when the first attempt failed transiently, and after the retry's commit an ephemeral one is
+ * destroyed by its policy (release-lease.ts destroyAfterRetriedCommit) instead of being leaked.
+ */
 async function releaseRunLeases(deps: FinalizationSweepDeps, runId: string, outcome: "committed" | "failed"): Promise<void> {
   const leases = await deps.db.environmentLease.findMany({
-    where: { runId, status: { in: ["active", "pending_cleanup"] } },
+    where: { runId, status: { in: ["active", "pending_cleanup", "released"] } },
     select: { id: true },
   });
   for (const lease of leases) {

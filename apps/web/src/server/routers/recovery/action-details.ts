@@ -7,7 +7,15 @@
 // evidence is read through core's schema and only the fields named here are copied out; the
 // procedure's output schema strips anything else.
 import { z } from "zod";
-import { readExportLimitEvidence, readFileRecoveryEvidence, readFilesGivenUp, readLegacyRepairEvidence, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/actions";
+import {
+  attestationTokenOf,
+  readExportLimitEvidence,
+  readFileRecoveryEvidence,
+  readFilesGivenUp,
+  readLegacyRepairEvidence,
+  readOwnerUnverifiedEvidence,
+  type OwnerUnverifiedEvidence,
+} from "@copyback/core/recovery/actions";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import type { ReconstructionDeferral } from "@copyback/core/recovery/task-notice";
@@ -116,7 +124,7 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     reason: evidence?.reason ?? null,
     reasonInWords: evidence ? reasonInWords(evidence.reason) : null,
     attestedAt: attestedAt && !Number.isNaN(attestedAt.getTime()) ? attestedAt : null,
-    operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence.ownerToken, ctx) : null,
+    operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence, ctx) : null,
     exportHold: ctx.exportHolds?.get(row.id) ?? null,
     fileSource: fileSourceOf(row, ctx),
     deferral: ctx.deferrals?.get(row.id) ?? null,
@@ -141,17 +149,23 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
   };
 }
 
-/** The action's own company, run, token and source issue: exactly what the spec's call and SQL name. */
+/**
+ * The action's own company, run, token and source issue: exactly what the spec's call and SQL name.
+ * A malformed receipt's hold (issue 20) is attested with its fixed reference (attestationTokenOf)
+ * and its SQL compares the stored receipt's sha256.
+ */
 function operatorGuidance(
   row: OpenActionRow,
   runId: string,
-  ownerToken: string | null,
+  evidence: OwnerUnverifiedEvidence,
   ctx: DetailsContext,
 ): z.infer<typeof operatorGuidanceSchema> {
+  const ownerToken = attestationTokenOf(evidence);
   if (ownerToken === null) return { ownerToken: null, apiCall: null, maintenanceSql: null };
+  const target = { companyId: row.companyId, runId, issueId: row.issueId };
   return {
     ownerToken,
     apiCall: attestationCall({ origin: ctx.origin, issueId: row.issueId, actionId: row.id, runId, ownerToken }),
-    maintenanceSql: maintenanceSql({ companyId: row.companyId, runId, issueId: row.issueId, ownerToken }),
+    maintenanceSql: maintenanceSql(evidence.ownerToken === null && evidence.receiptSha256 ? { ...target, receiptSha256: evidence.receiptSha256 } : { ...target, ownerToken }),
   };
 }
