@@ -16,6 +16,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { classifyCopybackFailure } from "../copyback/merge/classify";
 import type { MergeConflict } from "../copyback/merge/errors";
 import { mergeSnapshot } from "../copyback/merge/merge-snapshot";
 import { runWithCopybackRetries, type CopybackRetryOptions } from "../copyback/merge/retries";
@@ -25,8 +26,8 @@ import type { ProcessIdentity } from "../process/process-identity";
 import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { pinLeaseForRecovery } from "../leases/stop-intent";
-import { openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
+import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
+import { openCopybackFailedAction, openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
 import { resolveExportRetryOnCommit } from "../recovery/actions-export-retry";
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
@@ -429,6 +430,8 @@ class Finalization {
     // attempts (an interrupted attempt recorded none): finalize-policy.ts MAX_TRANSIENT_EXPORT_FAILURES.
     const { failureDetail } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { failureDetail: true } });
     const decision = decideCopybackFailure(error, { failuresBefore: transientFailuresOf(failureDetail), now: this.now() });
+    // R-RR-1's one classifier: whether the merge had begun changing host files when it failed.
+    const hostWritesStarted = classifyCopybackFailure(error).reason === "after_host_writes";
     return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (decision.kind === "conflict") {
         const conflicts = decision.conflicts.slice(0, MAX_STORED_CONFLICTS);
@@ -440,9 +443,20 @@ class Finalization {
           to: "terminal_failure",
           patch: { failureCode: decision.code, failureDetail: detail },
         });
+        // R-EX-4, R-UI-2: the accepted result cannot be applied: pinned and held with the failure.
+        const held = await this.holdFailedCopyback(tx, {
+          failure: "merge_conflict",
+          failureCode: decision.code,
+          hostWritesStarted: false,
+          conflictCount: decision.conflicts.length,
+          conflicts,
+          bindingReason: null,
+        });
         await recordRunEvent(tx, this.event("warn", "workspace.merge_conflict", `The sandbox's changes conflict with host changes (${decision.conflicts.length}); nothing was written.`, {
           operationId,
           conflictCount: decision.conflicts.length,
+          actionId: held.actionId,
+          leasePinned: held.pin,
         }));
         await this.endRunFailed(tx, decision.code, `The sandbox's changes conflict with host changes made since the run started (${decision.conflicts.length}); nothing was written.`);
         return { kind: "conflict", operationId, conflicts: decision.conflicts };
@@ -470,13 +484,74 @@ class Finalization {
         to: "terminal_failure",
         patch: { failureCode: decision.code, failureDetail: { attempt, ...decision.detail } },
       });
+      // R-EX-4, R-UI-2: final, so the accepted result is not applied (and the host may hold part
+      // of the run's files): the exact sandbox is pinned and the board's hold opens with the failure.
+      const held = await this.holdFailedCopyback(tx, {
+        failure: "copyback_failed",
+        failureCode: decision.code,
+        hostWritesStarted,
+        conflictCount: null,
+        conflicts: [],
+        bindingReason: null,
+      });
       await recordRunEvent(tx, this.event("error", "workspace.copyback_failed", `The copyback failed (${decision.code}).`, {
         operationId,
         errorCode: decision.code,
+        hostWritesStarted,
+        actionId: held.actionId,
+        leasePinned: held.pin,
       }));
-      await this.endRunFailed(tx, decision.code, `The copyback failed (${decision.code}).`);
+      await this.endRunFailed(tx, decision.code, `The copyback failed (${decision.code}); the saved result and the sandbox are kept for an operator.`);
       return { kind: "terminal_failure", operationId, code: decision.code };
     });
+  }
+
+  /**
+   * R-EX-4, R-UI-2: in the caller's transaction (the one that fails the run, as this owner): the
+   * run's exact lease gets its stop-only intent (ephemeral included: no release or destroy may touch
+   * its files) and the board-owned copyback-failed hold opens naming it. A crash can leave neither
+   * without the other, nor the failure without both.
+   */
+  private async holdFailedCopyback(
+    tx: TransactionClient,
+    failure: Pick<Parameters<typeof openCopybackFailedAction>[1], "failure" | "failureCode" | "hostWritesStarted" | "conflictCount" | "conflicts" | "bindingReason">,
+  ): Promise<{ actionId: string; pin: PinOutcome["kind"] }> {
+    const { lease, resultId } = await this.leaseToPin(tx);
+    const pinned = lease ? await pinLeaseForRecovery(tx, lease.id) : { kind: "nothing_to_pin" as const };
+    const action = await openCopybackFailedAction(tx, {
+      companyId: this.key.companyId,
+      issueId: this.key.issueId,
+      runId: this.key.runId,
+      resultId,
+      leaseId: lease?.id ?? null,
+      providerLeaseId: lease?.providerLeaseId ?? null,
+      pluginId: lease?.pluginId ?? null,
+      pin: pinned.kind,
+      ...failure,
+    });
+    return { actionId: action.actionId, pin: pinned.kind };
+  }
+
+  /**
+   * The lease a terminal failure pins: the prepared descriptor's (the sandbox the export read), or,
+   * when the descriptor itself cannot be read (a failure of its own), the run's newest lease, so a
+   * broken descriptor never keeps the failure from being recorded. Only a lease still bound to this
+   * run: one rebound to another run (finalization_lease_not_bound) holds that run's work and is
+   * never stopped or held from here. With the coordinator's result.
+   */
+  private async leaseToPin(tx: TransactionClient): Promise<{ lease: { id: string; providerLeaseId: string | null; pluginId: string } | null; resultId: string | null }> {
+    const select = { id: true, providerLeaseId: true, pluginId: true } as const;
+    let leaseId: string | null = null;
+    try {
+      leaseId = (await loadPreparedWorkspace(tx, this.key)).leaseId;
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+    }
+    const lease = leaseId
+      ? await tx.environmentLease.findFirst({ where: { id: leaseId, companyId: this.key.companyId, runId: this.key.runId }, select })
+      : await tx.environmentLease.findFirst({ where: { runId: this.key.runId, companyId: this.key.companyId }, orderBy: { createdAt: "desc" }, select });
+    const coordinator = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { resultId: true } });
+    return { lease, resultId: coordinator.resultId };
   }
 
   /**

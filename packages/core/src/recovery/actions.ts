@@ -9,6 +9,8 @@ import { z } from "zod";
 import type { DbOrTx } from "../runs/run-log";
 import { readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../finalization/finalization-owner";
 import {
+  COPYBACK_FAILED_CAUSE,
+  copybackFailedNextAction,
   EXPORT_LIMIT_CAUSE,
   exportLimitNextAction,
   EXPORT_RETRY_EXHAUSTED_CAUSE,
@@ -638,6 +640,95 @@ export async function openExportLimitAction(
   if (inserted[0]) return { actionId: inserted[0].id, created: true };
   const existing = await tx.issueRecoveryAction.findFirst({
     where: { companyId: input.companyId, issueId: input.issueId, cause: EXPORT_LIMIT_CAUSE, fingerprint, status: { in: ["active", "escalated"] } },
+    select: { id: true },
+  });
+  return { actionId: existing?.id ?? "", created: false };
+}
+
+export const COPYBACK_FAILED_EVIDENCE_SCHEMA = "copyback.copyback-failed-evidence.v1";
+
+/** At most this many conflicts are named on the hold (the count is kept); the operation keeps its own list. */
+export const MAX_HOLD_CONFLICTS = 20;
+
+/**
+ * R-EX-4, R-UI-2: what a copyback-failed hold records: the run, its accepted result, its exact
+ * lease and allocation (what the operator recovers files from), what went wrong, whether host
+ * writes began, the first conflicts (workspace-relative paths only, R-UA-4) and the pin's outcome in
+ * the same transaction. Grants nothing by itself; the resolve service reads the source from it.
+ */
+export const copybackFailedEvidence = z.object({
+  schema: z.literal(COPYBACK_FAILED_EVIDENCE_SCHEMA),
+  runId: z.uuid(),
+  resultId: z.string().nullable(),
+  leaseId: z.string().nullable(),
+  /** The same lease as a list, so the lease-holds query keeps it out of reuse by evidence too. */
+  leaseIds: z.array(z.string()),
+  providerLeaseId: z.string().nullable(),
+  pluginId: z.string().nullable(),
+  failure: z.enum(["merge_conflict", "binding_changed", "copyback_failed"]),
+  /** The run's terminal code (workspace_merge_conflict, finalization_binding_changed, copyback_write_failed, ...). */
+  failureCode: z.string(),
+  hostWritesStarted: z.boolean(),
+  conflictCount: z.number().int().nullable(),
+  conflicts: z.array(z.object({ path: z.string(), kind: z.string() })),
+  /** The binding check's refusal code (recovery/binding.ts) when the task moved on; else null. */
+  bindingReason: z.string().nullable(),
+  /** The stop-only intent's outcome in the same transaction (stop-intent.ts). */
+  pin: z.enum(["pinned", "already_pinned", "nothing_to_pin"]),
+  detectedAt: z.string(),
+});
+export type CopybackFailedEvidence = z.infer<typeof copybackFailedEvidence>;
+
+export function readCopybackFailedEvidence(evidence: unknown): CopybackFailedEvidence | null {
+  const parsed = copybackFailedEvidence.safeParse(evidence);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * R-EX-4, R-UI-2: the board-owned hold of a copyback that failed for good (a merge conflict, a
+ * task that moved on before publication, or another final failure, possibly after host writes
+ * began), opened in the transaction that fails the run and pins its lease: a crash can leave
+ * neither without the other. One per run; no automatic wake; resolved through the guarded resolve
+ * service like the other file holds.
+ */
+export async function openCopybackFailedAction(
+  tx: TransactionClient,
+  input: Omit<CopybackFailedEvidence, "schema" | "detectedAt" | "leaseIds" | "conflicts"> & {
+    companyId: string;
+    issueId: string;
+    conflicts: readonly { path: string; kind: string }[];
+  },
+): Promise<OpenOutcome> {
+  const evidence: CopybackFailedEvidence = {
+    schema: COPYBACK_FAILED_EVIDENCE_SCHEMA,
+    runId: input.runId,
+    resultId: input.resultId,
+    leaseId: input.leaseId,
+    leaseIds: input.leaseId ? [input.leaseId] : [],
+    providerLeaseId: input.providerLeaseId,
+    pluginId: input.pluginId,
+    failure: input.failure,
+    failureCode: input.failureCode,
+    hostWritesStarted: input.hostWritesStarted,
+    conflictCount: input.conflictCount,
+    conflicts: input.conflicts.slice(0, MAX_HOLD_CONFLICTS).map((c) => ({ path: c.path, kind: c.kind })),
+    bindingReason: input.bindingReason,
+    pin: input.pin,
+    detectedAt: new Date().toISOString(),
+  };
+  const fingerprint = `${input.runId}:copyback-failed`;
+  const nextAction = copybackFailedNextAction(input);
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO issue_recovery_actions
+      (id, company_id, issue_id, run_id, lease_id, cause, fingerprint, owner_type, status, evidence, next_action, wake_policy, attempt_count, max_attempts, updated_at)
+    VALUES (gen_random_uuid(), ${input.companyId}::uuid, ${input.issueId}::uuid, ${input.runId}::uuid, ${input.leaseId}::uuid,
+            ${COPYBACK_FAILED_CAUSE}, ${fingerprint}, 'board', 'active', ${JSON.stringify(evidence)}::jsonb, ${nextAction},
+            ${JSON.stringify({ automaticWake: false })}::jsonb, 0, NULL, now())
+    ON CONFLICT (company_id, issue_id, cause, fingerprint) WHERE status IN ('active', 'escalated') DO NOTHING
+    RETURNING id`;
+  if (inserted[0]) return { actionId: inserted[0].id, created: true };
+  const existing = await tx.issueRecoveryAction.findFirst({
+    where: { companyId: input.companyId, issueId: input.issueId, cause: COPYBACK_FAILED_CAUSE, fingerprint, status: { in: [...OPEN] } },
     select: { id: true },
   });
   return { actionId: existing?.id ?? "", created: false };

@@ -114,3 +114,39 @@ export function exportLimitNextAction(detail: { violation: string; limit: string
     "Recording it changes neither the task nor the run; no new agent turn is started."
   );
 }
+
+/**
+ * R-EX-4, R-UI-2: a copyback that failed for good without an automatic way past it: the host
+ * changed the same files (a merge conflict), the task was moved on before anything was written
+ * (the publication's binding check, R-RW-4), or another final failure, possibly after host writes
+ * began. The accepted result could not be applied; the exact sandbox is pinned by a stop-only
+ * intent in the same transaction that fails the run, and this board-owned hold names it.
+ */
+export const COPYBACK_FAILED_CAUSE = "native_workspace_sync_out_failed";
+
+/** What the copyback-failed hold records as what went wrong (its evidence's `failure`). */
+export type CopybackFailureKind = "merge_conflict" | "binding_changed" | "copyback_failed";
+
+/**
+ * R-EX-4, R-UI-2: the copyback-failed hold's instructions: what happened (in words, with the
+ * stable code), what the host may hold, and the resolution path (the guarded resolve API, as for
+ * the other file holds: "restored" with the sandbox's confirmed stop receipt and the evidence, or a
+ * deliberate board disposition). Never a new agent turn. Deterministic in its inputs, so a repeated
+ * writer writes exactly the same words.
+ */
+export function copybackFailedNextAction(input: { failure: CopybackFailureKind; failureCode: string; hostWritesStarted: boolean; conflictCount: number | null }): string {
+  const what =
+    input.failure === "merge_conflict"
+      ? `Copying the sandbox's files back stopped at a merge conflict (${input.failureCode}): the host workspace changed ${input.conflictCount ?? "some"} of the same paths since the run started, so nothing was written.`
+      : input.failure === "binding_changed"
+        ? `Copying the sandbox's files back was refused (${input.failureCode}): the task was closed, reassigned or taken over by another run before anything was written, so the run's old files were not applied.`
+        : input.hostWritesStarted
+          ? `Copying the sandbox's files back failed after host writes began (${input.failureCode}): the host workspace may hold some of the run's files and not others.`
+          : `Copying the sandbox's files back failed for good before any host write (${input.failureCode}).`;
+  return (
+    `${what} The accepted result was not applied; it and the sandbox (stopped and retained, never reused or destroyed) are kept. ` +
+    "A runtime manager inspects the retained sandbox through the provider's console and the run's merge details, copies the files that matter to the host workspace by hand (or confirms there is nothing to keep), " +
+    "then records the repair on this recovery action (POST /api/issues/:id/recovery-actions/resolve with outcome \"restored\", the task's unchanged status and the stop and recovered-files evidence, or the form under Recovery details) once cleanup has confirmed the sandbox stopped; " +
+    "a board operator may instead close it deliberately (false_positive or cancelled, with a note). Recording it changes neither the task nor the run; no new agent turn is started."
+  );
+}

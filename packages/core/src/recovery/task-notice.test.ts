@@ -1,6 +1,6 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 import { RECONSTRUCTION_REFUSALS } from "./operator/reconstruct-workspace";
 import { TRANSIENT_DELIVERY_REFUSALS } from "./policies/decide-reconstruction";
 import {
@@ -232,6 +232,14 @@ describe("deriveTaskNotice", () => {
     expect(notice).toMatchObject({ kind: "attention", actionId: "action-1", cause: EXPORT_LIMIT_CAUSE });
     expect(messageOf(notice)).toMatch(/operator needs to help/);
     expect(messageOf(notice)).not.toMatch(/max|\d{3,}|\//);
+    assertNoIdentifiers(messageOf(notice));
+  });
+
+  it("R-EX-4 R-UI-2: a copyback-failed hold shows its own operator-attention notice: the work is kept, an operator recovers it; no identifiers or codes", () => {
+    const notice = deriveTaskNotice([action({ cause: COPYBACK_FAILED_CAUSE })]);
+    expect(notice).toMatchObject({ kind: "attention", actionId: "action-1", cause: COPYBACK_FAILED_CAUSE });
+    expect(messageOf(notice)).toMatch(/kept in the run's sandbox; an operator needs to recover them/);
+    expect(messageOf(notice)).not.toMatch(/conflict|_/);
     assertNoIdentifiers(messageOf(notice));
   });
 

@@ -12,7 +12,7 @@
 // A delivered intent resolved its hold, so the task shows normal work (or its other holds).
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
 
 export interface NoticeAction {
   id: string;
@@ -64,6 +64,9 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   [LEGACY_COPYBACK_REPAIR_CAUSE]: "Copying this task's files back to the workspace failed. They are kept in the run's sandbox; an operator needs to recover them.",
   // R-UA-3, R-UI-2: the limit hold; the task's user gets no form and no identifiers, an operator acts.
   [EXPORT_LIMIT_CAUSE]: "This task's work is too large (or has clashing file names) to be saved back automatically. It is kept as it is; an operator needs to help before it continues.",
+  // R-EX-4, R-UI-2: a copyback that failed for good (a conflict with host changes, a task that moved
+  // on, a failed write); the files wait in the kept sandbox and an operator recovers them.
+  [COPYBACK_FAILED_CAUSE]: "Saving this task's work back to the workspace failed. The work and its result are kept in the run's sandbox; an operator needs to recover them.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
 // Issue 14: after a Discard the notice must not say the files are kept: they were given up.

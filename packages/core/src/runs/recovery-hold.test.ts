@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../recovery/causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../recovery/causes";
 import { holdReason, holdRefusal } from "./recovery-hold";
 
 describe("holdReason / holdRefusal", () => {
   it("R-RR-7 says, for every hold cause, why ordinary work waits (each its own words)", () => {
-    const causes = [FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_LIMIT_CAUSE];
+    const causes = [FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_LIMIT_CAUSE, COPYBACK_FAILED_CAUSE];
     const reasons = causes.map(holdReason);
     expect(new Set(reasons).size).toBe(causes.length);
     for (const reason of reasons) expect(reason).not.toBe(holdReason("some_future_cause"));

@@ -5,6 +5,7 @@
 // resolved only through their own recovery paths (recovery/actions.ts is their one writer).
 import { conflict, type DomainError } from "../errors";
 import {
+  COPYBACK_FAILED_CAUSE,
   EXPORT_LIMIT_CAUSE,
   EXPORT_RETRY_EXHAUSTED_CAUSE,
   FILE_RECOVERY_CAUSE,
@@ -35,6 +36,7 @@ const REASONS: Readonly<Record<string, string>> = {
   [OWNER_UNVERIFIED_CAUSE]: "an earlier copyback's controller could not be proven stopped and an operator must confirm it before the saved result is copied back",
   [EXPORT_RETRY_EXHAUSTED_CAUSE]: "copying an earlier run's files back failed three times and its sandbox is kept for the export-only retry",
   [EXPORT_LIMIT_CAUSE]: "an earlier run's files exceeded the export limits and its sandbox is kept for an operator",
+  [COPYBACK_FAILED_CAUSE]: "copying an earlier run's files back failed for good and its sandbox is kept until a board operator records their recovery",
 };
 
 /** Why the hold stops ordinary work, in words for the task's notice (pure). */

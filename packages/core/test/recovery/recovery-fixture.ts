@@ -6,13 +6,14 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import {
+  openCopybackFailedAction,
   openExportLimitAction,
   openExportRetryExhaustedAction,
   openFileRecoveryObligation,
   openLegacyCopybackRepairAction,
   openOwnerUnverifiedAction,
 } from "../../src/recovery/actions";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
 import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "../../src/finalization/finalization-owner";
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import type { ProcessIdentity } from "../../src/process/process-identity";
@@ -80,7 +81,7 @@ export async function writeBarrier(db: PrismaClient, runId: string): Promise<voi
 }
 
 /** The open recovery actions a task can carry (causes.ts), for tests that seed one of each. */
-export const HOLD_CAUSES = [OWNER_UNVERIFIED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, EXPORT_LIMIT_CAUSE] as const;
+export const HOLD_CAUSES = [OWNER_UNVERIFIED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, EXPORT_LIMIT_CAUSE, COPYBACK_FAILED_CAUSE] as const;
 export type HoldCause = (typeof HOLD_CAUSES)[number];
 
 /**
@@ -108,6 +109,10 @@ export async function seedHold(db: PrismaClient, cause: HoldCause, target: { com
       case EXPORT_LIMIT_CAUSE:
         return openExportLimitAction(tx, { companyId, issueId, runId, resultId: null, ...allocation, failureCode: "native_workspace_sync_out_limit_exceeded",
           limit: { kind: "limit", violation: "too_many_entries", limit: "maxEntries", max: 100_000, path: ".", violationCodes: ["too_many_entries"] },
+        });
+      case COPYBACK_FAILED_CAUSE:
+        return openCopybackFailedAction(tx, { companyId, issueId, runId, resultId: null, ...allocation, failure: "merge_conflict", failureCode: "workspace_merge_conflict",
+          hostWritesStarted: false, conflictCount: 1, conflicts: [{ path: "a.txt", kind: "both_changed" }], bindingReason: null, pin: "already_pinned",
         });
     }
   });

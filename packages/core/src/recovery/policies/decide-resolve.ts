@@ -3,7 +3,7 @@
 // resolution in the same transaction.
 //
 // Which holds it resolves: the legacy repair hold (R-RR-2), the file-recovery obligation
-// (R-FO-1) and the archive-limit hold (R-UA-3). It can never dismiss or bypass an unverified copyback owner hold (R-ATT-3: only the
+// (R-FO-1), the archive-limit hold (R-UA-3) and the copyback-failed hold (R-EX-4). It can never dismiss or bypass an unverified copyback owner hold (R-ATT-3: only the
 // run's committed copyback resolves it, after an operator's stop attestation) nor an
 // export-only-retry hold (R-EX-3: only the export-only retry completes it).
 //
@@ -20,12 +20,14 @@
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { readRetainedSource } from "../../leases/retained-source";
 import { readStoppedExecutionReceipt } from "../../runs/stopped-execution-receipt";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../causes";
 
 // R-UA-3: the archive-limit hold is a file hold too: no automatic retry can get past the limit, so
 // an operator copies the files from the retained sandbox by hand and records it here ("restored",
 // with the sandbox's confirmed stop receipt and the evidence), or disposes of it deliberately.
-export const RESOLVABLE_CAUSES: readonly string[] = [LEGACY_COPYBACK_REPAIR_CAUSE, FILE_RECOVERY_CAUSE, EXPORT_LIMIT_CAUSE];
+// R-EX-4, R-UI-2: so is the copyback-failed hold (a conflict, a task that moved on, a failed write):
+// nothing retries it automatically; its resolution path is the same file-only repair.
+export const RESOLVABLE_CAUSES: readonly string[] = [LEGACY_COPYBACK_REPAIR_CAUSE, FILE_RECOVERY_CAUSE, EXPORT_LIMIT_CAUSE, COPYBACK_FAILED_CAUSE];
 export type ResolveOutcome = "restored" | "false_positive" | "cancelled";
 
 export interface ResolveRequest {

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import {
   attestationTokenOf,
+  readCopybackFailedEvidence,
   readExportLimitEvidence,
   readFileRecoveryEvidence,
   readFilesGivenUp,
@@ -135,7 +136,8 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
   if (!RESOLVABLE_CAUSES.includes(row.cause) || !row.runId || !ctx.issueStatus) return null;
   const run = ctx.runs?.get(row.runId);
   if (!run) return null;
-  const recorded = readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence) ?? readExportLimitEvidence(row.evidence);
+  const recorded =
+    readLegacyRepairEvidence(row.evidence) ?? readFileRecoveryEvidence(row.evidence) ?? readExportLimitEvidence(row.evidence) ?? readCopybackFailedEvidence(row.evidence);
   const givenUp = readFilesGivenUp(row.evidence);
   return {
     runId: row.runId,

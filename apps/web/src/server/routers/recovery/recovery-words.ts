@@ -1,7 +1,7 @@
 // What a recovery action's recorded codes mean, in words for the people who read Recovery
 // details. Written here, not copied from the evidence: the words never carry a process id or a
 // host name (R-UI-1), whatever the receipt recorded.
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
 import type { UnverifiedReason } from "@copyback/core/recovery/policies/decide-takeover";
 import type { FinalizationPhase } from "@copyback/core/finalization/coordinator-phases";
 
@@ -12,6 +12,7 @@ const CAUSE_WORDS: Readonly<Record<string, string>> = {
   [LEGACY_COPYBACK_REPAIR_CAUSE]: "Legacy copy-back failed: files kept for repair",
   [FILE_RECOVERY_CAUSE]: "Run ended before its result: files kept for recovery",
   [EXPORT_RETRY_EXHAUSTED_CAUSE]: "Copying the work back kept failing",
+  [COPYBACK_FAILED_CAUSE]: "Copying the work back failed: files kept for recovery",
 };
 
 export function causeInWords(cause: string): string {
