@@ -12,9 +12,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
+import { finalizeRun } from "../../src/finalization/finalize-run";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
+import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import { discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
 import { listRetainedSandboxes } from "../../src/sandboxes/list-retained";
+import { deadIdentity } from "../recovery/recovery-fixture";
 import { DispatchWorld, readTree, RESULT_DONE, submitResult, type Task } from "./dispatch-fixture";
 
 const database = useTestDatabase({ poolSize: 8 });
@@ -137,5 +140,24 @@ describe("a sandbox whose run's finalization is unsettled stays that run's", () 
     const s = await world.state(runId);
     expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "finalization_lease_not_bound" });
     expect(await readTree(task.hostPath)).toEqual({ "keep.txt": { type: "file", content: "host\n" } });
+  });
+
+  it("R-EX-4: a controller that committed the retry and died before its release by policy: the settled-run-leases sweep destroys the released ephemeral sandbox after the barrier", async () => {
+    const { task, runId, lease } = await retryableRun({ policy: "ephemeral", files: {}, file: "e.txt", content: "committed, then the controller died\\n" });
+    await world.db.nativeRunFinalization.update({ where: { runId }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
+    // The retry commits; its controller dies before it releases the lease by policy.
+    expect((await finalizeRun(world.deps(), { runId })).kind).toBe("committed");
+    const dead = await deadIdentity();
+    await world.db.heartbeatRun.update({ where: { id: runId }, data: { controllerPid: dead.pid, controllerProcessStart: dead.startTime, controllerBootId: dead.bootId, controllerHost: dead.host } });
+    expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "released" });
+
+    const sweep = settledRunLeasesSweep({ db: world.db, registry: world.registry });
+    const units = (await sweep.due(500)).filter((u) => u.leaseId === lease.id);
+    expect(units).toEqual([{ leaseId: lease.id, runId }]);
+    expect(await sweep.handle(units[0]!)).toBe("destroyed");
+    expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "destroyed" });
+    expect(existsSync(sandboxRoot(lease.providerLeaseId!))).toBe(false);
+    expect(await readTree(task.hostPath)).toEqual({ "e.txt": { type: "file", content: "committed, then the controller died\n" } });
+    expect((await sweep.due(500)).map((u) => u.leaseId)).not.toContain(lease.id);
   });
 });

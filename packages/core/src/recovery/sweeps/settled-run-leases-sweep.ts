@@ -2,10 +2,13 @@
 // the controller that settled the run died before its release by policy (the torture suite found
 // such leases after a worker was killed right after a commit). The sweep finishes that release
 // exactly as the live path would have, by the run's outcome (committed -> release as committed;
-// anything else -> as failed, which stops and retains the sandbox with its files). A run whose
+// anything else -> as failed, which stops and retains the sandbox with its files); also a
+// released ephemeral or retain_on_failure sandbox of a committed run (kept through a transient
+// retry), which the release as committed destroys after the barrier (release-lease.ts). A run whose
 // controller lives, or cannot be observed from this host, is left to it: it releases its own
 // lease in a moment.
 import type { PrismaClient } from "@copyback/db/client";
+import { leaseHeldSql } from "../../leases/lease-holds";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { ProcessIdentity } from "../../process/process-identity";
@@ -35,10 +38,16 @@ export function settledRunLeasesSweep(deps: {
       db.$queryRaw<SettledRunLeaseUnit[]>`
         SELECT l.id AS "leaseId", l.run_id AS "runId"
         FROM environment_leases l JOIN heartbeat_runs r ON r.id = l.run_id
-        WHERE l.status = 'active' AND r.status IN ('succeeded', 'failed', 'cancelled', 'timed_out')
+        WHERE ((l.status = 'active' AND r.status IN ('succeeded', 'failed', 'cancelled', 'timed_out')
           -- R-RC-7: a stopped run whose retention was deferred (task lock lost) keeps its source
           -- active for the stop-retention sweep, which pins it under the task lock.
-          AND NOT (r.status = 'cancelled' AND r.runner_profile_json ? 'stopAcknowledgement' AND NOT (r.runner_profile_json ? 'stopRetention'))
+          AND NOT (r.status = 'cancelled' AND r.runner_profile_json ? 'stopAcknowledgement' AND NOT (r.runner_profile_json ? 'stopRetention')))
+          -- Issue 20: a sandbox stopped and released while its run's copyback waited for a retry,
+          -- whose policy destroys it after a commit, once that commit happened and nothing else
+          -- holds it (the controller that committed died before its release by policy).
+          OR (l.status = 'released' AND l.lease_policy IN ('ephemeral', 'retain_on_failure') AND r.status = 'succeeded'
+              AND EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = r.id AND nf.phase = 'committed')
+              AND NOT ${leaseHeldSql("l")}))
         ORDER BY l.updated_at, l.id
         LIMIT ${limit}`,
     async handle(unit) {
