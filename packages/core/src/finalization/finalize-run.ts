@@ -29,6 +29,7 @@ import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
 import { openCopybackFailedAction, openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
 import { resolveExportRetryOnCommit } from "../recovery/actions-export-retry";
+import { checkRunBinding, loadRunBinding } from "../recovery/binding";
 import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
 import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
@@ -105,6 +106,15 @@ export type FinalizeOutcome =
    */
   | { kind: "owner_unverified"; actionId: string; reason: UnverifiedReason }
   | { kind: "not_finalizable"; reason: NotFinalizableReason };
+
+/** R-RW-4: the publication's repeated binding check refused (the task moved on before any host write). */
+export const PUBLICATION_UNBOUND_CODE = "finalization_binding_changed";
+
+/** The binding check's refusal code carried by a PUBLICATION_UNBOUND_CODE error, or "unknown". */
+function bindingReasonOf(error: unknown): string {
+  const reason = (error as { details?: { reason?: unknown } } | null)?.details?.reason;
+  return typeof reason === "string" ? reason : "unknown";
+}
 
 /** At most this many conflicts are stored on the operation and the coordinator (the count is kept). */
 const MAX_STORED_CONFLICTS = 200;
@@ -388,8 +398,15 @@ class Finalization {
       exclude: descriptor.excludedPaths,
       consumeSnapshot: true,
       // R-OWN-9, R-LK-6: under the directory-merge lock, ownership is re-checked before the first
-      // host write and again before publishing (also for an unchanged snapshot).
-      hooks: { authorize: () => this.ownership.assertHeld(), publish: () => this.ownership.assertHeld() },
+      // host write and again before publishing (also for an unchanged snapshot). R-RW-4: before the
+      // first host write the binding check is repeated too (publication repeats the checks).
+      hooks: {
+        authorize: async () => {
+          await this.ownership.assertHeld();
+          await this.assertStillBound();
+        },
+        publish: () => this.ownership.assertHeld(),
+      },
     });
     return {
       kind: "merged",
@@ -403,6 +420,22 @@ class Finalization {
         deleted: outcome.kind === "unchanged" ? [] : outcome.deleted,
       },
     };
+  }
+
+  /**
+   * R-RW-4: "publication repeats the checks". Right before the merge's first host write (under the
+   * directory-merge lock, after the export), THE binding check (recovery/binding.ts) is asked again:
+   * a task closed, reassigned or taken by a newer execution since the finalization was admitted
+   * (live, or by attestation, takeover or export-only retry) never receives the run's old files.
+   * The snapshot is read under short row locks in its own transaction, committed before any host
+   * I/O (row locks are never held across copyback I/O). A refusal is final: nothing was written.
+   */
+  private async assertStillBound(): Promise<void> {
+    const snapshot = await withTransaction(this.deps.db, (tx) => loadRunBinding(tx, this.key));
+    const decision = checkRunBinding(snapshot, ["workspace_finalizing"]);
+    if (decision.kind === "reject") {
+      throw new DomainError("conflict", PUBLICATION_UNBOUND_CODE, `The run no longer owns its task; nothing was copied back: ${decision.message}`, { reason: decision.code });
+    }
   }
 
   /**
@@ -478,21 +511,23 @@ class Finalization {
         }));
         return { kind: "retryable_failure", operationId, code: decision.code, nextAttemptAt: decision.nextAttemptAt };
       }
+      // R-RW-4: the publication's binding check refused: the task moved on before any host write.
+      const bindingReason = decision.code === PUBLICATION_UNBOUND_CODE ? bindingReasonOf(error) : null;
       await advanceFinalization(tx, {
         runId: this.key.runId,
         from: ["workspace_finalizing"],
         to: "terminal_failure",
-        patch: { failureCode: decision.code, failureDetail: { attempt, ...decision.detail } },
+        patch: { failureCode: decision.code, failureDetail: { attempt, ...decision.detail, ...(bindingReason ? { bindingReason } : {}) } },
       });
       // R-EX-4, R-UI-2: final, so the accepted result is not applied (and the host may hold part
       // of the run's files): the exact sandbox is pinned and the board's hold opens with the failure.
       const held = await this.holdFailedCopyback(tx, {
-        failure: "copyback_failed",
+        failure: bindingReason ? "binding_changed" : "copyback_failed",
         failureCode: decision.code,
         hostWritesStarted,
         conflictCount: null,
         conflicts: [],
-        bindingReason: null,
+        bindingReason,
       });
       await recordRunEvent(tx, this.event("error", "workspace.copyback_failed", `The copyback failed (${decision.code}).`, {
         operationId,

@@ -195,3 +195,42 @@ describe("terminal copyback failures pin and hold in the failure's transaction",
     });
   });
 });
+
+describe("publication repeats the binding check", () => {
+  it.each([
+    ["moved to done", { status: "done" as const, statusVersion: { increment: 1 } }, "task_closed"],
+    ["cancelled", { status: "cancelled" as const, statusVersion: { increment: 1 } }, "task_closed"],
+    ["unassigned", { assigneeAgentId: null }, "task_reassigned"],
+  ])("R-RW-4: a task %s between admission and copy gets none of the run's files: nothing written, the run held with its sandbox pinned", async (_what, change, reason) => {
+    const prisma = db.prisma();
+    await writeTree(world.hostPath, { "base.txt": "host" });
+    const run = await preparedRun(world, "done");
+    const name = `old-${Math.random().toString(36).slice(2)}.txt`;
+    await writeTree(run.sandbox, { [name]: "old work" });
+    await writeFile(join(run.sandbox, "base.txt"), "old edit");
+    const hostBefore = await readTree(world.hostPath);
+    // The finalization was admitted (ownership taken, the attempt started); the task moves on
+    // while the sandbox is exported, before anything is merged.
+    world.provider.faults.onExport = async () => {
+      await prisma.issue.update({ where: { id: run.issueId }, data: change });
+    };
+    let outcome;
+    try {
+      outcome = await finalizeRun(world.deps(), { runId: run.runId });
+    } finally {
+      world.provider.faults.onExport = undefined;
+    }
+    expect(outcome).toMatchObject({ kind: "terminal_failure", code: "finalization_binding_changed" });
+    expect(await readTree(world.hostPath)).toEqual(hostBefore);
+    expect(await copybackProven(prisma, { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(false);
+
+    const s = await settled(run.runId, run.handle.leaseId);
+    expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "finalization_binding_changed" });
+    expect(s.run).toMatchObject({ status: "failed", errorCode: "finalization_binding_changed" });
+    // The person's change stands (the arbiter keeps a closed or moved task as it is).
+    if ("status" in change) expect(s.issue.status).toBe(change.status);
+    expect(readStopIntent(s.lease.metadata, s.lease).kind).toBe("present");
+    expect(s.actions.map((a) => a.cause)).toEqual([COPYBACK_FAILED_CAUSE]);
+    expect(readCopybackFailedEvidence(s.actions[0]!.evidence)).toMatchObject({ failure: "binding_changed", bindingReason: reason, hostWritesStarted: false });
+  });
+});
