@@ -3,9 +3,13 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
+import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
+/** The reason the harness's operator gives its Discards (operator.ts): how the checker tells them from any other destruction. */
+export const OPERATOR_DISCARD_REASON = "torture operator: the run's files were verified in its retained sandbox, then given up";
+const record = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 export function scanHost(root: string): Record<string, HostEntry> {
   const out: Record<string, HostEntry> = {};
@@ -39,11 +43,22 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, metadata: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true } });
   // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
   // failed or whose controller died before it named the allocation gave no sandbox to any agent.
-  const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { payload: true } });
-  const handed = new Set(acquired.map((e) => (e.payload as Record<string, unknown> | null)?.leaseId).filter((id): id is string => typeof id === "string"));
+  const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const acquisitions = acquired.flatMap((e) => {
+    const p = record(e.payload);
+    return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), reused: p.reused === true }] : [];
+  });
+  const handed = new Set(acquisitions.map((a) => a.leaseId));
+  // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
+  const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
+  const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
+  // Local sandboxes on disk that no live lease row names (a leak nobody could list or discard).
+  const sandboxesDir = path.join(opts.instanceRoot, "sandboxes");
+  const liveLocal = new Set(leases.filter((l) => l.provider === "local" && l.status !== "destroyed" && l.providerLeaseId).map((l) => l.providerLeaseId as string));
+  const strayLocalSandboxes = existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).sort() : [];
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
@@ -53,7 +68,14 @@ export async function collectFinalState(
     coordinators: coordinators.map((c) => ({ runId: c.runId, phase: c.phase, committedAt: c.committedAt?.toISOString() ?? null, failureCode: c.failureCode })),
     finalizeOps: ops.map((o) => {
       const m = (o.metadata ?? {}) as Record<string, unknown>;
-      return { runId: o.runId, status: o.status, stage: typeof m.stage === "string" ? m.stage : null, omitted: m.omitted === true };
+      const written = record(m.changes).written;
+      return {
+        runId: o.runId,
+        status: o.status,
+        stage: typeof m.stage === "string" ? m.stage : null,
+        omitted: m.omitted === true,
+        ...(Array.isArray(written) ? { written: written.filter((w): w is string => typeof w === "string") } : {}),
+      };
     }),
     actions: actions.map((a) => ({ id: a.id, runId: a.runId, cause: a.cause, status: a.status })),
     leases: leases.map((l) => ({
@@ -64,8 +86,13 @@ export async function collectFinalState(
       providerLeaseId: l.providerLeaseId,
       sandboxExists: l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null,
       handedToRun: handed.has(l.id),
-      stoppedAndRetained: typeof l.metadata === "object" && l.metadata !== null && (l.metadata as Record<string, unknown>).sandboxStopAndRetainReceipt != null,
+      stoppedAndRetained: record(l.metadata).sandboxStopAndRetainReceipt != null,
+      leasePolicy: l.leasePolicy,
+      retainedListed: listed.has(l.id),
+      discardedByOperator: l.status === "destroyed" && record(record(l.metadata).sandboxDestructionReceipt).reason === OPERATOR_DISCARD_REASON,
     })),
+    acquisitions,
+    strayLocalSandboxes,
     host,
     baseline: opts.baseline,
   };

@@ -303,7 +303,101 @@ describe("the torture checker", () => {
     expect(kinds(local, merge(7, R3, 100, null))).toContain("uncommitted_write");
   });
 
+  it("provenance: a commit that wrote a path its own agent did not write (another run's sandbox exported under its name)", () => {
+    const s = cleanState();
+    // What each run's replay changes in its own directory: clean.
+    const changed = (runs: string[], run: string) => {
+      const before = hostAfter(runs.slice(0, runs.indexOf(run)));
+      const after = hostAfter(runs.slice(0, runs.indexOf(run) + 1));
+      return Object.keys(after).filter((p) => p.startsWith(`${DIR}/`) && JSON.stringify(after[p]) !== JSON.stringify(before[p]));
+    };
+    s.finalizeOps = [
+      { runId: R1, status: "succeeded", stage: "primary", omitted: false, written: ["t", DIR, ...changed([R1, R2], R1)] },
+      { runId: R2, status: "succeeded", stage: "primary", omitted: false, written: changed([R1, R2], R2) },
+    ];
+    expect(kinds(s)).toEqual([]);
+    // R2's copyback wrote another task's file (issue 20: the reused lease's other run).
+    s.finalizeOps[1] = { ...s.finalizeOps[1]!, written: [...changed([R1, R2], R2), "t/TORT-2/f-33333333-0.txt"] };
+    expect(kinds(s)).toEqual(["provenance"]);
+    // Or a file in its own directory that its plan never wrote.
+    s.finalizeOps[1] = { ...s.finalizeOps[1]!, written: [...changed([R1, R2], R2), `${DIR}/f-33333333-0.txt`] };
+    expect(kinds(s)).toEqual(["provenance"]);
+  });
+
+  it("held_lease_taken: a lease handed to another run while its run's accepted result was not committed, or while it held a failed run's files", () => {
+    const s = cleanState();
+    s.leases[1] = { ...s.leases[1]!, id: "l1" };
+    const at = (ms: number) => new Date(Date.parse("2026-01-01T00:00:00.000Z") + ms).toISOString();
+    // R1 committed at 1 s, R2 reuses its lease at 1.5 s: fine.
+    s.acquisitions = [
+      { runId: R1, leaseId: "l1", at: at(0), reused: false },
+      { runId: R2, leaseId: "l1", at: at(1_500), reused: true },
+    ];
+    expect(kinds(s)).toEqual([]);
+    expect(check([], s).counts.reuses).toBe(1);
+    // R2 reused it at 0.5 s, before R1's commit at 1 s (R1's coordinator was retrying its export).
+    s.acquisitions[1] = { ...s.acquisitions[1]!, at: at(500) };
+    expect(kinds(s)).toEqual(["held_lease_taken"]);
+    // A failed run's held lease reused.
+    const t = cleanState();
+    t.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "agent_exit_nonzero", provider: "local" });
+    t.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    t.leases.push({ id: "l3", runId: R2, status: "destroyed", provider: "local", providerLeaseId: "local-l3", sandboxExists: false });
+    t.acquisitions = [
+      { runId: R3, leaseId: "l3", at: at(0), reused: false },
+      { runId: R2, leaseId: "l3", at: at(1_500), reused: true },
+    ];
+    expect(kinds(t)).toContain("held_lease_taken");
+  });
+
+  it("accepted_result_dropped: an accepted result held only by a cause that does not apply it (a file-recovery obligation after a Stop)", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "cancelled", errorCode: "run_stopped" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "terminal_failure", failureCode: "run_stopped" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    s.leases[1] = { ...s.leases[1]!, status: "released", sandboxExists: true, stoppedAndRetained: true, retainedListed: true };
+    s.actions = [{ id: "f2", runId: R2, cause: FILE_RECOVERY, status: "active" }];
+    expect(kinds(s)).toEqual(["accepted_result_dropped"]);
+    // Held by a copyback-failed hold (issue 20): kept, not dropped.
+    s.actions = [{ id: "c2", runId: R2, cause: "native_workspace_sync_out_failed", status: "active" }];
+    expect(kinds(s)).toEqual([]);
+  });
+
+  it("retained_invisible: a sandbox on disk that the retained list does not show, or that no live lease names", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" });
+    s.acceptedResults.push({ runId: R3 });
+    s.coordinators.push({ runId: R3, phase: "committed", committedAt: "2026-01-01T00:00:03.000Z", failureCode: null });
+    s.finalizeOps.push({ runId: R3, status: "succeeded", stage: "primary", omitted: false });
+    s.host[WS] = hostAfter([R1, R2, R3]);
+    // A warm reusable sandbox (released with a confirmed stop, its run committed): fine unlisted.
+    s.leases.push({ id: "l3", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l3", sandboxExists: true, stoppedAndRetained: true, leasePolicy: "reuse_by_environment", retainedListed: false });
+    expect(kinds(s)).toEqual([]);
+    // An ephemeral one stopped during a retry and never destroyed after the commit: invisible.
+    s.leases[2] = { ...s.leases[2]!, leasePolicy: "ephemeral" };
+    expect(kinds(s)).toEqual(["retained_invisible"]);
+    // Listed: fine.
+    s.leases[2] = { ...s.leases[2]!, retainedListed: true };
+    expect(kinds(s)).toEqual([]);
+    // A sandbox directory no live lease names.
+    s.strayLocalSandboxes = ["local-l9"];
+    expect(kinds(s)).toEqual(["retained_invisible"]);
+  });
+
+  it("a held sandbox the harness's operator verified and then discarded is no violation; unverified it is", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
+    s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    s.leases.push({ id: "l3", runId: R3, status: "destroyed", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, discardedByOperator: true });
+    const verified = [ev("operator.discard", { leaseId: "l3", runId: R3, verified: true })];
+    const verdict = check(verified, s);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.operatorDiscards).toBe(1);
+    expect(kinds(s)).toEqual(["died_before_result_unrecovered", "held_sandbox_destroyed"]);
+  });
+
   it("every violation kind has a test above", () => {
-    expect(VIOLATION_KINDS.length).toBe(22);
+    expect(VIOLATION_KINDS.length).toBe(25);
   });
 });

@@ -15,13 +15,18 @@
 // before its worker died (`held_run_partial_write`); the retry or the attested copyback commits them.
 import type { HistoryEvent } from "../history";
 import type { FinalState, HostEntry } from "./final-state";
-import { applyFakeRun, applyLocalRun, type DirModel } from "./model";
+import { applyFakeRun, applyLocalRun, pathsRunMayWrite, type DirModel } from "./model";
 
 export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
 /** R-FO-1: the obligation a run that failed before its result opens (recovery/causes.ts). */
 export const FILE_RECOVERY = "native_workspace_file_recovery_required";
-/** The causes that may hold an accepted result: an unverified owner, and (issue 10) an exhausted export retry budget. */
-export const RESULT_HOLD_CAUSES = new Set([OWNER_UNVERIFIED, "native_workspace_sync_out_retry_exhausted"]);
+/**
+ * The causes that hold an accepted result (recovery/causes.ts): an unverified owner, an exhausted
+ * export retry budget (issue 10), an export over a limit, and (issue 20) a copyback that failed for
+ * good (a merge conflict, a changed binding, a terminal failure): each keeps the result and its
+ * sandbox for an operator. Any other cause (a file-recovery obligation) does not apply the result.
+ */
+export const RESULT_HOLD_CAUSES = new Set([OWNER_UNVERIFIED, "native_workspace_sync_out_retry_exhausted", "native_workspace_sync_out_limit_exceeded", "native_workspace_sync_out_failed"]);
 const OPEN = new Set(["active", "escalated"]);
 const UNSETTLED_PHASES = new Set(["observed", "result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"]);
 
@@ -48,6 +53,9 @@ export const VIOLATION_KINDS = [
   "lease_active_without_run",
   "coordinator_unsettled",
   "died_before_result_unrecovered",
+  "provenance",
+  "held_lease_taken",
+  "retained_invisible",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -75,6 +83,12 @@ export interface Verdict {
     faultsByKind: Record<string, number>;
     faults: number;
     mergeIntervals: number;
+    /** Stop requests the clients sent, by answer (issue 20: Stop racing the agent's finish). */
+    stopsByOutcome: Record<string, number>;
+    /** Retained sandboxes the harness's operator verified and discarded (operator.ts). */
+    operatorDiscards: number;
+    /** Lease acquisitions that reused a released lease. */
+    reuses: number;
     relaxed: Record<string, number>;
     violationsByKind: Record<string, number>;
   };
@@ -186,9 +200,15 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
       if (holds.length > 0) add("accepted_not_settled", `run ${runId} committed but ${holds.length} hold(s) are still open`, runId);
       continue;
     }
-    if (holds.length > 0) {
+    if (holds.some((h) => RESULT_HOLD_CAUSES.has(h.cause))) {
       if (holds.length > 1) add("duplicate_holds", `run ${runId} has ${holds.length} open recovery actions`, runId);
       for (const hold of holds) if (!RESULT_HOLD_CAUSES.has(hold.cause)) add("hold_wrong_cause", `run ${runId} is held with cause ${hold.cause}`, runId);
+      continue;
+    }
+    if (holds.length > 0) {
+      // Held, but by nothing that applies the result (a file-recovery obligation asks an operator
+      // to recover files, not to apply a saved result: issue 20, Stop racing the finish).
+      add("accepted_result_dropped", `run ${runId} has an accepted result, ended ${run?.status ?? "missing"} (${run?.errorCode ?? "no code"}), coordinator ${coordinator?.phase ?? "none"}, held only by ${holds.map((h) => h.cause).join(", ")}, which does not apply it`, runId);
       continue;
     }
     if (fakeSandboxLost(runId)) {
@@ -228,11 +248,20 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     if (!slot) continue;
     const model = models.get(slot.slot) ?? new Map();
     models.set(slot.slot, model);
-    const omitted = final.finalizeOps.some((o) => o.runId === run.id && o.status === "succeeded" && o.omitted);
-    if (omitted) continue;
+    const barrier = final.finalizeOps.find((o) => o.runId === run.id && o.status === "succeeded");
+    if (barrier?.omitted) continue;
+    const before: DirModel = new Map(model);
     if (slot.kind === "local") applyLocalRun(model, slot.dir, run.id);
     else applyFakeRun(model, slot.dir, run.id);
     for (const entry of model.values()) if (entry.kind === "file") knownHashes.add(entry.sha256);
+    // Provenance (issue 20): every path this run's copyback wrote is one its own agent wrote, in its
+    // own directory. A copyback that exported another run's sandbox (a reused lease) writes that
+    // run's files, or the host's newer state of other directories, under this run's name.
+    const may = pathsRunMayWrite(before, model, slot.dir);
+    const foreign = (barrier?.written ?? []).filter((p) => !may.has(p));
+    if (foreign.length > 0) {
+      add("provenance", `run ${run.id} (${slot.slot}) committed ${foreign.length} path(s) its own agent did not write: ${foreign.slice(0, 5).join(", ")}${foreign.length > 5 ? ", ..." : ""}`, run.id);
+    }
   }
   for (const slot of final.slots) {
     const host = final.host[slot.workspace] ?? {};
@@ -282,11 +311,17 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     }
   }
 
+  // The harness's operator discards a retained sandbox only after it observed it kept (pinned,
+  // on disk, listed: operator.discard in the history, verified); such a lease was kept until then.
+  const verifiedDiscards = new Set(history.filter((e) => e.ev === "operator.discard" && e.verified === true).map((e) => String(e.leaseId)));
+  const discarded = (lease: FinalState["leases"][number]) => lease.discardedByOperator === true && verifiedDiscards.has(lease.id);
+
   // 4. Held sandboxes are kept: their lease not destroyed, released only as stopped-and-retained
   // (a confirmed stop receipt: R-SO-2), the sandbox there, no other run on it.
   for (const action of final.actions) {
     if (!OPEN.has(action.status) || !action.runId) continue;
     for (const lease of final.leases.filter((l) => l.runId === action.runId)) {
+      if (discarded(lease)) continue;
       if (lease.status === "destroyed" || (lease.status === "released" && lease.stoppedAndRetained !== true) || lease.sandboxExists === false) {
         add("held_sandbox_destroyed", `run ${action.runId} is held (${action.id}) but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, action.runId);
       }
@@ -315,6 +350,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
       if (obligations.length === 0) add("died_before_result_unrecovered", `run ${run.id} failed before its result (${run.errorCode ?? "no code"}); no file-recovery obligation keeps its sandbox's files`, run.id);
       if (obligations.length > 1) add("duplicate_holds", `run ${run.id} has ${obligations.length} file-recovery obligations`, run.id);
       for (const lease of allocated) {
+        if (discarded(lease)) continue;
         const unpinned =
           lease.status === "active" || lease.status === "destroyed" || (lease.status === "released" && lease.stoppedAndRetained !== true) || lease.sandboxExists === false;
         if (unpinned) add("died_before_result_unrecovered", `run ${run.id} failed before its result but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, run.id);
@@ -329,6 +365,42 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     add("lease_active_without_run", `lease ${lease.id} is active; its run ${lease.runId} is ${run?.status ?? "missing"} (${run?.errorCode ?? "no code"})`, lease.runId ?? undefined);
   }
 
+  // 6. No lease bound to an unsettled finalization, or holding a failed run's files, is ever handed to
+  // another run (issue 20: the held-lease rule of acquisition). A reuse at `at` of a lease whose
+  // previous run had an accepted result not committed by then, or had ended failed, cancelled or
+  // timed out without a commit (nobody here resolves those holds), reseeded files still needed.
+  const lastHolder = new Map<string, string>();
+  let reuses = 0;
+  for (const acquisition of final.acquisitions ?? []) {
+    const previous = lastHolder.get(acquisition.leaseId);
+    lastHolder.set(acquisition.leaseId, acquisition.runId);
+    if (!acquisition.reused) continue;
+    reuses += 1;
+    if (!previous || previous === acquisition.runId) continue;
+    const prior = runs.get(previous);
+    const priorCoordinator = coordinators.get(previous);
+    const committedBefore = priorCoordinator?.phase === "committed" && priorCoordinator.committedAt !== null && priorCoordinator.committedAt <= acquisition.at;
+    if (committedBefore) continue;
+    if (accepted.has(previous)) {
+      add("held_lease_taken", `lease ${acquisition.leaseId} was handed to run ${acquisition.runId} at ${acquisition.at} while run ${previous}'s accepted result was not committed (coordinator ${priorCoordinator?.phase ?? "none"}${priorCoordinator?.committedAt ? `, committed ${priorCoordinator.committedAt}` : ""})`, previous);
+    } else if (prior && ["failed", "cancelled", "timed_out"].includes(prior.status) && priorCoordinator?.phase !== "committed") {
+      add("held_lease_taken", `lease ${acquisition.leaseId} was handed to run ${acquisition.runId} at ${acquisition.at}, but it held run ${previous}'s files (${prior.status}, ${prior.errorCode ?? "no code"})`, previous);
+    }
+  }
+
+  // 7. Nothing that holds files is invisible to the Retained sandboxes list: a local sandbox on disk
+  // is in use by a live run, listed as retained, or a warm reusable one (released with a confirmed
+  // stop, its run settled); never one whose lease is destroyed or missing.
+  for (const lease of final.leases) {
+    if (lease.provider !== "local" || lease.sandboxExists !== true || lease.status === "destroyed" || lease.retainedListed !== false) continue;
+    const run = lease.runId ? runs.get(lease.runId) : undefined;
+    if (lease.status === "active" && run && (run.status === "queued" || run.status === "running")) continue;
+    const warm = lease.leasePolicy === "reuse_by_environment" && lease.status === "released" && lease.stoppedAndRetained === true && (run?.status === "succeeded" || coordinators.get(run?.id ?? "")?.phase === "committed");
+    if (warm) continue;
+    add("retained_invisible", `lease ${lease.id} (${lease.leasePolicy ?? "?"}, ${lease.status}) of run ${lease.runId} (${run?.status ?? "missing"}) has its sandbox on disk but is not in the retained list`, lease.runId ?? undefined);
+  }
+  for (const name of final.strayLocalSandboxes ?? []) add("retained_invisible", `sandbox ${name} is on disk but no live lease names it`);
+
   // Counts.
   const runsByStatus: Record<string, number> = {};
   for (const run of final.runs) bump(runsByStatus, run.status === "failed" && run.errorCode ? `failed:${run.errorCode}` : run.status);
@@ -339,10 +411,12 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     if (OPEN.has(action.status)) bump(openHoldsByCause, action.cause);
   }
   const faultsByKind: Record<string, number> = {};
+  const stopsByOutcome: Record<string, number> = {};
   let attestations = 0;
   for (const e of history) {
     if (e.ev === "fault") bump(faultsByKind, String(e.kind));
     if (e.ev === "attest" && e.status === "attested") attestations += 1;
+    if (e.ev === "client.stop") bump(stopsByOutcome, String(e.outcome));
   }
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
@@ -359,6 +433,9 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
       faultsByKind,
       faults: Object.values(faultsByKind).reduce((a, b) => a + b, 0),
       mergeIntervals: intervals.length,
+      stopsByOutcome,
+      operatorDiscards: verifiedDiscards.size,
+      reuses,
       relaxed,
       violationsByKind,
     },
@@ -398,6 +475,10 @@ export function formatCounts(verdict: Verdict, header: Record<string, string> = 
   for (const [k, v] of Object.entries(c.holdsByCause).sort()) rows.push([`  ${k}`, `${v} (open at end ${c.openHoldsByCause[k] ?? 0})`]);
   rows.push(["attestations (automatic)", String(c.attestations)]);
   rows.push(["merge intervals observed", String(c.mergeIntervals)]);
+  rows.push(["lease reuses", String(c.reuses)]);
+  rows.push(["stop requests (by answer)", Object.keys(c.stopsByOutcome).length ? "" : "0"]);
+  for (const [k, v] of Object.entries(c.stopsByOutcome).sort()) rows.push([`  ${k}`, String(v)]);
+  rows.push(["retained sandboxes discarded by the operator", String(c.operatorDiscards)]);
   rows.push(["faults injected", String(c.faults)]);
   for (const [k, v] of Object.entries(c.faultsByKind).sort()) rows.push([`  ${k}`, String(v)]);
   rows.push(["relaxed (not violations)", Object.keys(c.relaxed).length ? "" : "0"]);

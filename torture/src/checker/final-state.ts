@@ -32,6 +32,16 @@ export interface FinalFinalizeOp {
   status: string;
   stage: string | null;
   omitted: boolean;
+  /** The host paths this copyback wrote (its `changes.written`, relative to the workspace); absent: not recorded. */
+  written?: string[];
+}
+
+/** One `lease.acquired` run event: run `runId` was handed lease `leaseId` at `at` (ISO, the database's clock). */
+export interface FinalAcquisition {
+  runId: string;
+  leaseId: string;
+  at: string;
+  reused: boolean;
 }
 
 export interface FinalAction {
@@ -53,6 +63,11 @@ export interface FinalLease {
   handedToRun?: boolean;
   /** The lease carries a confirmed stop-and-retain receipt (released that way, its files kept: R-SO-2). */
   stoppedAndRetained?: boolean;
+  leasePolicy?: string;
+  /** listRetainedSandboxes (the Retained sandboxes page, `copyback sandboxes list`) names it at the end. */
+  retainedListed?: boolean;
+  /** Destroyed by the harness's operator Discard (its destruction receipt's reason names the harness). */
+  discardedByOperator?: boolean;
 }
 
 export interface FinalState {
@@ -63,6 +78,10 @@ export interface FinalState {
   finalizeOps: FinalFinalizeOp[];
   actions: FinalAction[];
   leases: FinalLease[];
+  /** Every lease handed to a run, in order (the dispatcher's lease.acquired events); absent: not collected. */
+  acquisitions?: FinalAcquisition[];
+  /** Local sandbox directories on disk (their provider lease ids) that no lease row names or whose lease is destroyed. */
+  strayLocalSandboxes?: string[];
   /** Host files by workspace path, then by relative path. */
   host: Record<string, Record<string, HostEntry>>;
   /** The host files when the torture began (outside t/ they must stay as they are). */

@@ -44,3 +44,21 @@ export function applyFakeRun(model: DirModel, dir: string, runId: string): void 
   const name = fakeFileName(runId);
   model.set(name, { kind: "file", sha256: contentHash(runId, `${dir}/${name}`, 0), token: runId });
 }
+
+/**
+ * The workspace paths a committed run's copyback may write: what its replay changes in its own
+ * directory (new or changed entries; a rename's target), and the directories above it (created
+ * with its first file). Anything else in its `changes.written` is a file its own agent did not
+ * write (provenance).
+ */
+export function pathsRunMayWrite(before: DirModel, after: DirModel, dir: string): Set<string> {
+  const out = new Set<string>();
+  const parts = dir.split("/");
+  for (let i = 1; i <= parts.length; i++) out.add(parts.slice(0, i).join("/"));
+  for (const [name, entry] of after) {
+    const prior = before.get(name);
+    const same = prior !== undefined && JSON.stringify(prior) === JSON.stringify(entry);
+    if (!same) out.add(`${dir}/${name}`);
+  }
+  return out;
+}
