@@ -1,5 +1,6 @@
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
-//   [--embedded] [--strict-issue-11 (accepted, relaxes nothing since issue 11)] [--keep] [--quiet-seconds Q]`
+//   [--shared-slots J] [--stop-rate P] [--embedded] [--strict-issue-11 (accepted, relaxes nothing
+//   since issue 11)] [--keep] [--quiet-seconds Q]`
 // Issue 12: real PostgreSQL, K real workers, M host workspaces, clients queuing runs through
 // core's wakeAgent, a seeded nemesis, the JSON-lines history and the checker. Prints the counts
 // table at the end; exits 1 on any violation (or when the system never settled).
@@ -10,12 +11,15 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { createPrismaClient, seedDemo, type PrismaClient } from "@copyback/db";
 import { attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
+import { createDefaultRegistry } from "@copyback/core/providers/default-registry";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { stopRun } from "@copyback/core/runs/stop-run";
 import { check, FILE_RECOVERY, formatCounts, OWNER_UNVERIFIED } from "./checker/check";
 import type { FinalState } from "./checker/final-state";
 import { collectFinalState, scanHost } from "./collect";
 import { openTortureDatabase, type TortureDatabase } from "./database";
 import { History, readHistory } from "./history";
+import { operatorPass, sampleDisk } from "./operator";
 import { alive, cmdline, descendants } from "./procs";
 import { Rng } from "./rng";
 import { Workers, type WorkerRecord } from "./system";
@@ -29,6 +33,12 @@ const { values: args } = parseArgs({
     report: { type: "string" },
     workspaces: { type: "string", default: "4" },
     "slots-per-workspace": { type: "string", default: "3" },
+    // Issue 20: local task slots whose agents share one reuse_by_environment environment on workspace 0.
+    "shared-slots": { type: "string", default: "3" },
+    // Issue 20: the share of runs a client asks to Stop, at a random moment around the agent's finish.
+    "stop-rate": { type: "string", default: "0.2" },
+    // The harness's operator discards verified retained sandboxes of runs without a result (operator.ts).
+    "no-operator": { type: "boolean", default: false },
     embedded: { type: "boolean", default: false },
     "strict-issue-11": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -78,6 +88,11 @@ async function main(): Promise<number> {
   await world.createWorkspaces(Number(args.workspaces));
   const perWorkspace = Number(args["slots-per-workspace"]);
   for (let w = 0; w < world.workspaces.length; w++) for (let s = 0; s < perWorkspace; s++) await world.createSlot(w, s === perWorkspace - 1 ? "fake" : "local");
+  const sharedSlots = Number(args["shared-slots"]);
+  if (sharedSlots > 0) {
+    const shared = await world.createSharedEnvironment();
+    for (let s = 0; s < sharedSlots; s++) await world.createSlot(0, "local", shared);
+  }
   const baseline: FinalState["baseline"] = {};
   for (const ws of world.workspaces) baseline[ws.hostPath] = scanHost(ws.hostPath);
 
@@ -106,6 +121,7 @@ async function main(): Promise<number> {
   loops.push(nemesisLoop(db, workers, history, state, paused, home, diskMount));
   loops.push(attesterLoop(prisma, workers, history, state));
   loops.push(restartLoop(workers, history, state));
+  if (!args["no-operator"]) loops.push(operatorLoop(prisma, history, state, home));
 
   const chaosEnd = Date.now() + minutes * 60_000;
   while (Date.now() < chaosEnd) await sleep(1_000);
@@ -144,6 +160,7 @@ async function main(): Promise<number> {
     minutes: String(minutes),
     workers: String(workerCount),
     "host workspaces": String(world.workspaces.length),
+    "shared reuse_by_environment slots": String(sharedSlots),
     "task slots (incl. retired)": String(world.slots.length),
     postgres: db.owned ? "embedded (restarts injected)" : `service ${db.server} (no restarts)`,
     "full disk": diskMount ? "tmpfs 1 GiB instance root" : "not injected (no tmpfs)",
@@ -213,21 +230,22 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
     // load goes on while the held sandbox stays exactly as it is for the checker.
     slot.retired = true;
     history.append("slot.retired", { slot: slot.slot, reason: "file_recovery_obligation", actionId: holds.find((h) => h.cause === FILE_RECOVERY)?.id });
-    await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind);
+    await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind, slot.sharedEnvironmentId);
     return;
   }
   if (holds.length > 0) return;
   // A lease of this slot's environment outlived its run (a violation the checker reports since
   // issue 11; kept so one such bug does not stall the run): the next run would wait for it
   // forever, so the slot is retired and replaced on the same workspace.
+  // (A shared environment's leases are told apart by their task.)
   const stuck = await prisma.environmentLease.findFirst({
-    where: { environmentId: slot.environmentId, status: "active", run: { status: { notIn: ["queued", "running"] } } },
+    where: { environmentId: slot.environmentId, status: "active", run: { status: { notIn: ["queued", "running"] } }, ...(slot.sharedEnvironmentId ? { issueId: slot.issueId } : {}) },
     select: { id: true, status: true, runId: true },
   });
   if (stuck) {
     slot.retired = true;
     history.append("slot.retired", { slot: slot.slot, leaseId: stuck.id, leaseStatus: stuck.status, runId: stuck.runId });
-    await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind);
+    await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind, slot.sharedEnvironmentId);
     return;
   }
   let faultKind: string | null = null;
@@ -239,11 +257,66 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
       faults = f;
     }
     await prisma.environment.update({ where: { id: slot.environmentId }, data: { config: world.fakeConfig(slot.dir, faults) as object } });
+  } else if (slot.sharedEnvironmentId) {
+    // Issue 20: export faults that are transient for some tries, then clear, on the shared
+    // environment's next allocation (the config is read when a lease is allocated; a reused lease
+    // keeps the count its allocation armed). 3 fails tries of the live attempt, which then
+    // succeeds in-process or leaves it retryable_failure; 8 outlasts the live attempt's tries, so
+    // the reconciler's retry path (30 s later, in whichever worker) commits it or spends the budget.
+    const failExports = clientRng.next() < 0.5 ? clientRng.pick([3, 8]) : null;
+    if (failExports) faultKind = `provider:local:failExports:${failExports}`;
+    await prisma.environment.update({ where: { id: slot.environmentId }, data: { config: world.localConfig(failExports) as object } });
   }
   const woken = await wakeAgent(prisma, { companyId: COMPANY_ID, issueId: slot.issueId, actor: SYSTEM_ACTOR, reason: "torture" });
   slot.currentRun = woken.runId;
-  history.append("client.wake", { slot: slot.slot, runId: woken.runId, created: woken.created, kind: slot.kind, workspace: slot.workspace, dir: slot.dir });
+  history.append("client.wake", { slot: slot.slot, runId: woken.runId, created: woken.created, kind: slot.kind, workspace: slot.workspace, dir: slot.dir, shared: slot.sharedEnvironmentId !== null });
   if (faultKind) history.append("fault", { kind: faultKind, runId: woken.runId, slot: slot.slot });
+  if (woken.created && clientRng.next() < stopRate) scheduleStop(prisma, history, woken.runId, slot.slot, Math.round(clientRng.between(0, 3_000)));
+}
+
+const stopRate = Number(args["stop-rate"]);
+
+/**
+ * Issue 20: a Stop (core's stop service, as the task's Stop button sends it) racing the agent's
+ * finish: once the run is seen running (polled every 100 ms, for at most a minute), `delayMs`
+ * later: while the agent works, just as it finishes (its result published while the worker reads
+ * the stop), or after the run ended (409 run_not_active). Each answer is recorded.
+ */
+function scheduleStop(prisma: PrismaClient, history: History, runId: string, slot: string, delayMs: number): void {
+  void (async () => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const run = await prisma.heartbeatRun.findUnique({ where: { id: runId }, select: { status: true } }).catch(() => null);
+      if (run && run.status !== "queued") break;
+      await sleep(100);
+    }
+    await sleep(delayMs);
+    try {
+      const outcome = await stopRun(prisma, { companyId: COMPANY_ID, runId, actor: { type: "local_board", id: null } });
+      history.append("client.stop", { runId, slot, delayMs, outcome: outcome.kind });
+    } catch (error) {
+      history.append("client.stop", { runId, slot, delayMs, outcome: (error as { code?: string }).code ?? "error", message: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+    }
+  })();
+}
+
+/** The harness's operator (operator.ts) and the disk sampler, every few seconds while the suite runs. */
+async function operatorLoop(prisma: PrismaClient, history: History, state: State, home: string): Promise<void> {
+  const registry = createDefaultRegistry({ instanceRoot: home });
+  let lastSample = 0;
+  while (!state.stopping) {
+    await sleep(3_000);
+    if (Date.now() - lastSample >= 10_000) {
+      lastSample = Date.now();
+      sampleDisk(history, home);
+    }
+    if (state.pgDown || !state.chaos) continue;
+    try {
+      await operatorPass(prisma, { companyId: COMPANY_ID, instanceRoot: home, history, minAgeMs: 20_000 }, registry);
+    } catch (error) {
+      history.append("operator.error", { message: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+    }
+  }
 }
 
 /** Killed workers come back (after a short pause while the nemesis is active, at once in the quiet period). */

@@ -1,6 +1,9 @@
 // The company's torture fixtures: M host workspaces under the instance root (a few baseline files
 // each, never touched by runs), and task slots: one issue, one agent and one environment each
-// (local or fake), several per workspace so runs contend for the same directory. A slot whose
+// (local or fake), several per workspace so runs contend for the same directory; and (issue 20)
+// shared slots: several tasks whose agents share ONE `reuse_by_environment` local environment and
+// one execution workspace, as production's do, so a released sandbox is reused by another task's
+// run (the held-lease rule decides which may be). A slot whose
 // environment still has a lease of a dead run, or whose task a file-recovery obligation holds
 // (issue 11: nobody recovers the files here), is retired and replaced.
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
@@ -18,6 +21,8 @@ export interface Slot extends SlotInfo {
   workspaceId: string;
   currentRun: string | null;
   retired: boolean;
+  /** The shared reuse_by_environment environment this slot's agent uses (null: its own ephemeral one). */
+  sharedEnvironmentId: string | null;
 }
 
 export class World {
@@ -43,13 +48,22 @@ export class World {
     }
   }
 
-  async createSlot(workspaceIndex: number, kind: "local" | "fake"): Promise<Slot> {
+  /** One local environment of policy reuse_by_environment, for the shared slots (createSlot's `sharedEnvironmentId`). */
+  async createSharedEnvironment(): Promise<string> {
+    const environment = await this.prisma.environment.create({
+      data: { companyId: COMPANY_ID, name: `torture shared local ${++this.#counter}`, provider: "local", pluginId: "builtin.local", config: {}, defaultLeasePolicy: "reuse_by_environment" },
+    });
+    return environment.id;
+  }
+
+  async createSlot(workspaceIndex: number, kind: "local" | "fake", sharedEnvironmentId: string | null = null): Promise<Slot> {
     const ws = this.workspaces[workspaceIndex]!;
     const n = ++this.#counter;
     const number = 100_000 + n;
     const identifier = `TORT-${number}`;
     const dir = `t/${identifier}`;
-    const environment = await this.prisma.environment.create({
+    if (sharedEnvironmentId && kind !== "local") throw new Error("shared slots are local");
+    const environment = sharedEnvironmentId ? { id: sharedEnvironmentId } : await this.prisma.environment.create({
       data: {
         companyId: COMPANY_ID,
         name: `torture ${kind} ${n}`,
@@ -79,9 +93,14 @@ export class World {
         executionWorkspaceId: ws.id,
       },
     });
-    const slot: Slot = { slot: identifier, issueId: issue.id, dir, workspace: ws.hostPath, kind, agentId: agent.id, environmentId: environment.id, workspaceId: ws.id, currentRun: null, retired: false };
+    const slot: Slot = { slot: identifier, issueId: issue.id, dir, workspace: ws.hostPath, kind, agentId: agent.id, environmentId: environment.id, workspaceId: ws.id, currentRun: null, retired: false, sharedEnvironmentId };
     this.slots.push(slot);
     return slot;
+  }
+
+  /** The shared local environment's config: `faults.failExports` arms the next n exports of each new allocation (local-provider.ts, in the exporting process). */
+  localConfig(failExports: number | null): object {
+    return failExports ? { faults: { failExports } } : {};
   }
 
   /** The fake environment's config: its scripted turn (one file with the run's token) and the faults of the next lease. */

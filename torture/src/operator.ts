@@ -1,0 +1,87 @@
+// The harness as a board operator (issue 20 part 3): it keeps the instance root from filling up
+// with the sandboxes that runs which died before their result (or were stopped) leave retained,
+// as an operator does through the Retained sandboxes page. Before this, nobody recovered them: the
+// 1 GiB instance root filled with retained copies of the workspaces within minutes, and from then
+// on almost every acquisition failed (1,175 of 1,818 runs of a 30-minute run: provider_acquire_failed,
+// the local provider's mkdir answering ENOSPC), so the checker judged few commits under faults.
+//
+// Only sandboxes the checker would otherwise judge at the end, and only after judging them now:
+// a local lease of a run that ended failed, cancelled or timed out WITHOUT an accepted result (an
+// accepted result's sandbox is never discarded here: those holds are what the suite is about),
+// whose open actions are only file-recovery obligations, retained for at least `minAgeMs`. It
+// records what it observed (operator.discard: pinned, not active, released only with a confirmed
+// stop receipt, the sandbox directory on disk, listed by core's listRetainedSandboxes) and discards
+// through core's own Discard (discardRetainedSandbox: allocation id, the acknowledged actions, a
+// fixed reason), only when every observation held. The checker accepts a destroyed lease of a
+// held run only with that verified record (check.ts `discarded`).
+import { existsSync, statfsSync } from "node:fs";
+import path from "node:path";
+import type { PrismaClient } from "@copyback/db";
+import type { createDefaultRegistry } from "@copyback/core/providers/default-registry";
+import { discardRetainedSandbox } from "@copyback/core/sandboxes/discard-sandbox";
+import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
+import { FILE_RECOVERY } from "./checker/check";
+import { OPERATOR_DISCARD_REASON } from "./collect";
+import type { History } from "./history";
+
+const ENDED = new Set(["failed", "cancelled", "timed_out"]);
+
+export interface OperatorOptions {
+  companyId: string;
+  instanceRoot: string;
+  history: History;
+  /** A retained sandbox is discarded once it is this old (the checker saw it kept meanwhile). */
+  minAgeMs: number;
+}
+
+/** One pass: discards every eligible retained local sandbox; answers how many. */
+export async function operatorPass(prisma: PrismaClient, opts: OperatorOptions, registry: ReturnType<typeof createDefaultRegistry>): Promise<number> {
+  const { sandboxes } = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 500 });
+  let discarded = 0;
+  for (const s of sandboxes) {
+    if (s.provider !== "local" || !s.runId || !s.providerLeaseId || s.ageSeconds * 1000 < opts.minAgeMs) continue;
+    if (!s.runStatus || !ENDED.has(s.runStatus)) continue;
+    const accepted = await prisma.nativeRunResult.count({ where: { runId: s.runId, schemaStatus: "accepted" } });
+    if (accepted > 0) continue;
+    const actions = await prisma.issueRecoveryAction.findMany({
+      where: { companyId: opts.companyId, status: { in: ["active", "escalated"] }, OR: [{ leaseId: s.leaseId }, { runId: s.runId }] },
+      select: { id: true, cause: true },
+    });
+    if (actions.some((a) => a.cause !== FILE_RECOVERY)) continue;
+    const lease = await prisma.environmentLease.findUnique({ where: { id: s.leaseId }, select: { status: true, metadata: true } });
+    const metadata = (lease?.metadata ?? {}) as Record<string, unknown>;
+    const observed = {
+      leaseStatus: lease?.status ?? null,
+      stopReceipt: metadata.sandboxStopAndRetainReceipt != null,
+      sandboxOnDisk: existsSync(path.join(opts.instanceRoot, "sandboxes", s.providerLeaseId)),
+      listed: true,
+    };
+    const pinned = observed.leaseStatus !== null && observed.leaseStatus !== "active" && observed.leaseStatus !== "destroyed" && (observed.leaseStatus !== "released" || observed.stopReceipt);
+    const verified = pinned && observed.sandboxOnDisk;
+    opts.history.append("operator.discard", { leaseId: s.leaseId, runId: s.runId, runStatus: s.runStatus, actionIds: actions.map((a) => a.id), verified, observed });
+    if (!verified) continue;
+    try {
+      await discardRetainedSandbox(
+        { db: prisma, registry },
+        { companyId: opts.companyId, leaseId: s.leaseId, providerLeaseId: s.providerLeaseId, acknowledgedActionIds: actions.map((a) => a.id), reason: OPERATOR_DISCARD_REASON, actor: { type: "local_board", id: null } },
+      );
+      discarded += 1;
+      opts.history.append("operator.discarded", { leaseId: s.leaseId, runId: s.runId });
+    } catch (error) {
+      opts.history.append("operator.discard_refused", { leaseId: s.leaseId, code: (error as { code?: string }).code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+    }
+  }
+  return discarded;
+}
+
+/** The instance root's fill (history `disk.sample`): what told the acquisition failures' cause. */
+export function sampleDisk(history: History, instanceRoot: string): void {
+  try {
+    const st = statfsSync(instanceRoot);
+    const total = Number(st.blocks) * Number(st.bsize);
+    const free = Number(st.bavail) * Number(st.bsize);
+    history.append("disk.sample", { usedBytes: total - free, freeBytes: free });
+  } catch {
+    /* unmounted */
+  }
+}
