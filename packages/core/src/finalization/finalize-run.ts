@@ -107,6 +107,19 @@ export type FinalizeOutcome =
   | { kind: "owner_unverified"; actionId: string; reason: UnverifiedReason }
   | { kind: "not_finalizable"; reason: NotFinalizableReason };
 
+/**
+ * The number of an attempt's staging directory `staging/<runId>-<n>`: how many `workspace_finalize`
+ * operations the run has, this attempt's included (read in the transaction that opened it, under
+ * ownership). Never the coordinator's attempt count: re-admission (an export-only retry) resets
+ * that to 0, and a re-admitted attempt reusing an earlier attempt's name could have its fresh
+ * staging removed by a leftover-staging sweep that judged the old one settled
+ * (leftover-staging.ts: a new attempt is always higher). Operations are never deleted, so the
+ * number only grows.
+ */
+async function stagingSequence(tx: TransactionClient, key: OwnershipKey): Promise<number> {
+  return tx.workspaceOperation.count({ where: { companyId: key.companyId, runId: key.runId, issueId: key.issueId, phase: "workspace_finalize" } });
+}
+
 /** R-RW-4: the publication's repeated binding check refused (the task moved on before any host write). */
 export const PUBLICATION_UNBOUND_CODE = "finalization_binding_changed";
 
@@ -231,13 +244,14 @@ class Finalization {
       const moved = await advanceFinalization(tx, { runId: this.key.runId, from: [from], to: "workspace_finalizing", patch: { attempt: "increment" } });
       if (!moved) return null;
       const { attempt } = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
-      return { attempt, operationId: await startWorkspaceOperation(tx, { ...this.key, phase: "workspace_finalize", metadata: { attempt } }) };
+      const operationId = await startWorkspaceOperation(tx, { ...this.key, phase: "workspace_finalize", metadata: { attempt } });
+      return { attempt, operationId, staging: await stagingSequence(tx, this.key) };
     });
     if (!started) return { kind: "not_finalizable", reason: "phase_changed" };
-    const { attempt, operationId } = started;
+    const { attempt, operationId, staging } = started;
     let result: CopybackResult;
     try {
-      result = await this.exportAndMerge(operationId, attempt);
+      result = await this.exportAndMerge(operationId, attempt, staging);
     } catch (error) {
       // Ownership lost mid-copy: nothing is written as this owner any more; the run is left to
       // the reconciler, which judges the receipt (R-OWN-8, R-OWN-11).
@@ -277,7 +291,7 @@ class Finalization {
     return this.commit("arbitrating", resultId, operationId, result.kind === "omitted" ? { omitted: true } : { barrier: "written", counts: result.counts });
   }
 
-  private async exportAndMerge(operationId: string, attempt: number): Promise<CopybackResult> {
+  private async exportAndMerge(operationId: string, attempt: number, stagingNumber: number): Promise<CopybackResult> {
     const { db } = this.deps;
     const descriptor = await loadPreparedWorkspace(db, this.key);
     const { plugin, lease } = await this.pinnedPlugin(descriptor);
@@ -294,7 +308,7 @@ class Finalization {
       attempt,
       leaseId: lease.leaseId,
     })));
-    const staging = await createStagingDir(this.deps.instanceRoot, `${this.key.runId}-${attempt}`);
+    const staging = await createStagingDir(this.deps.instanceRoot, `${this.key.runId}-${stagingNumber}`);
     // Retry events are written while the backoff runs and awaited before this attempt settles.
     const retryEvents: Promise<void>[] = [];
     let merged = false;
@@ -355,8 +369,8 @@ class Finalization {
     try {
       await cleanup;
     } catch (error) {
-      // Private files of this attempt only: the host and the records are unaffected. A later
-      // attempt of this run with the same number removes the directory first (createStagingDir).
+      // Private files of this attempt only: the host and the records are unaffected. The
+      // leftover-staging sweep removes it once the run's coordinator settled.
       await recordRunEvent(this.deps.db, this.event("warn", "workspace.staging_cleanup_failed", "The copyback's private staging directory could not be removed.", {
         errorCode: errorCodeOf(error, "staging_cleanup_failed"),
       })).catch(() => undefined);

@@ -1,5 +1,6 @@
 // Which finalization staging directories are leftovers (pure). finalizeRun removes an attempt's
-// `staging/<runId>-<attempt>` itself when the attempt ends, but a controller killed mid-copy
+// `staging/<runId>-<n>` itself when the attempt ends (n: the run's staging sequence, never reused,
+// also across re-admissions: finalize-run.ts stagingSequence), but a controller killed mid-copy
 // cannot: the attested or resumed copyback then runs as a new attempt in a new directory and
 // commits, and the dead attempt's directory (up to a whole exported workspace) stayed on disk for
 // good (seen in a product walk, 2026-12-02: kill -9 mid-copy, attest, commit, `staging/<run>-1`

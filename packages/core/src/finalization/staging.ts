@@ -1,7 +1,7 @@
-// Private staging directories for finalization: `<instanceRoot>/staging/<runId>-<attempt>`,
-// 0700, holding the exported archive and the extracted snapshot of one attempt. The snapshot is
-// consumed by the merge (files are renamed into the host when on the same filesystem) and what
-// is left is removed in all cases.
+// Private staging directories for finalization: `<instanceRoot>/staging/<runId>-<n>` (n: the
+// run's staging sequence, finalize-run.ts stagingSequence), 0700, holding the exported archive and
+// the extracted snapshot of one attempt. The snapshot is consumed by the merge (files are renamed
+// into the host when on the same filesystem) and what is left is removed in all cases.
 import { lstat, mkdir, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { emptyDirectory } from "../copyback/archive/extract";

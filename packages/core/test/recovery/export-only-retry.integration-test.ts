@@ -3,7 +3,7 @@
 // exports fail three coordinator attempts (the export of a local plugin that fails on demand),
 // the run is held with its sandbox stopped and retained; the operator's retry resumes exactly that
 // sandbox, verifies it and the same run commits its exact files. No new run, no wake.
-import { access, readFile, rename } from "node:fs/promises";
+import { access, readdir, readFile, rename } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDedicatedConnection } from "@copyback/db/client";
@@ -26,7 +26,7 @@ const database = useTestDatabase({ poolSize: 8 });
 const world = new DispatchWorld(database);
 const FAULTY = "test.local-faulty";
 /** What the faulty local plugin does next (set by each test). */
-const faults = { exportFailures: 0, resumeLostReplies: 0, inspectFailuresAfterResume: 0, resumes: 0, armedAtResume: 0, duringResume: null as null | (() => Promise<unknown>) };
+const faults = { exportFailures: 0, resumeLostReplies: 0, inspectFailuresAfterResume: 0, resumes: 0, armedAtResume: 0, duringResume: null as null | (() => Promise<unknown>), onExport: null as null | (() => Promise<void>) };
 
 beforeAll(async () => {
   await world.setUp();
@@ -34,6 +34,7 @@ beforeAll(async () => {
   const faulty: EnvironmentProvider = {
     ...base,
     async exportWorkspace(lease, options) {
+      await faults.onExport?.();
       if (faults.exportFailures > 0) {
         faults.exportFailures -= 1;
         throw new DomainError("unavailable", "provider_export_failed", "The sandbox's export transport did not answer.");
@@ -42,6 +43,7 @@ beforeAll(async () => {
     },
     // The delta export (issue 14) is an export too: the same transport fault fails it.
     async exportDelta(lease, request) {
+      await faults.onExport?.();
       if (faults.exportFailures > 0) {
         faults.exportFailures -= 1;
         throw new DomainError("unavailable", "provider_export_failed", "The sandbox's export transport did not answer.");
@@ -139,6 +141,32 @@ async function written(runId: string, leaseId: string, actionId: string) {
 const deps = (finalize = true) => ({ db: world.db, registry: world.registry, ...(finalize ? { finalize: world.deps() } : {}) });
 
 describe("export-only retry on the local provider", () => {
+  it("R-EX-2: a re-admitted finalization's staging name is higher than every earlier attempt's (re-admission resets the attempt count, never the staging sequence)", async () => {
+    // Every export lists the finalization staging directories present at that moment: each
+    // attempt's own `<runId>-<n>` exists while it exports.
+    const seen: { phase: "before" | "readmitted"; names: string[] }[] = [];
+    let phase: "before" | "readmitted" = "before";
+    faults.onExport = async () => {
+      seen.push({ phase, names: await readdir(path.join(world.instanceRoot, "staging")).catch(() => [] as string[]) });
+    };
+    try {
+      const { runId, input } = await exhaustedRun("reuse_by_environment");
+      phase = "readmitted";
+      const result = await retryWorkspaceExport(deps(), input);
+      expect(result).toMatchObject({ status: "readmitted", finalization: { outcome: "committed" } });
+      const numbers = (which: "before" | "readmitted") =>
+        [...new Set(seen.filter((s) => s.phase === which).flatMap((s) => s.names.flatMap((name) => (name.startsWith(`${runId}-`) ? [Number(name.slice(runId.length + 1))] : []))))];
+      const earlier = numbers("before");
+      const readmitted = numbers("readmitted");
+      // Each earlier attempt had its own number; the re-admitted attempt's is above all of them.
+      expect(earlier.length).toBeGreaterThanOrEqual(3);
+      expect(readmitted).toHaveLength(1);
+      expect(readmitted[0]).toBeGreaterThan(Math.max(...earlier));
+    } finally {
+      faults.onExport = null;
+    }
+  });
+
   it("R-EX-2 R-EX-3 end to end: three failing exports, the hold, the retry resumes and verifies the same sandbox, the same run commits its exact files; no new run or wake; the reusable sandbox is stopped and retained again", async () => {
     const { task, runId, lease, action, input } = await exhaustedRun("reuse_by_environment");
     const sandboxFiles = path.join(sandboxRoot(lease.providerLeaseId!), "workspace");
