@@ -57,7 +57,9 @@ export async function collectFinalState(
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
   // Local sandboxes on disk that no live lease row names (a leak nobody could list or discard).
   const sandboxesDir = path.join(opts.instanceRoot, "sandboxes");
-  const liveLocal = new Set(leases.filter((l) => l.provider === "local" && l.status !== "destroyed" && l.providerLeaseId).map((l) => l.providerLeaseId as string));
+  // A lease whose controller died during acquisition has no provider lease id recorded, but its
+  // sandbox is named after the lease (local-<lease id>, local-provider.ts) and the sweep resolves it.
+  const liveLocal = new Set(leases.filter((l) => l.provider === "local" && l.status !== "destroyed").flatMap((l) => [l.providerLeaseId ?? "", `local-${l.id}`]));
   const strayLocalSandboxes = existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).sort() : [];
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);

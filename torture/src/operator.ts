@@ -1,9 +1,7 @@
 // The harness as a board operator (issue 20 part 3): it keeps the instance root from filling up
 // with the sandboxes that runs which died before their result (or were stopped) leave retained,
-// as an operator does through the Retained sandboxes page. Before this, nobody recovered them: the
-// 1 GiB instance root filled with retained copies of the workspaces within minutes, and from then
-// on almost every acquisition failed (1,175 of 1,818 runs of a 30-minute run: provider_acquire_failed,
-// the local provider's mkdir answering ENOSPC), so the checker judged few commits under faults.
+// as an operator does through the Retained sandboxes page (before, nobody ever recovered them:
+// each is a full copy of its workspace, and they accumulate for the whole run).
 //
 // Only sandboxes the checker would otherwise judge at the end, and only after judging them now:
 // a local lease of a run that ended failed, cancelled or timed out WITHOUT an accepted result (an
