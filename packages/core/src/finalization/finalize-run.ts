@@ -735,19 +735,37 @@ class Finalization {
         : { kind: "committed", barrier: how.barrier, operationId, counts: how.counts, arbiter };
     } catch (error) {
       if (isOwnershipLoss(error) || (isDomainError(error) && error.code === "finalization_phase_changed")) throw error;
-      return this.failArbitration(error);
+      return this.failArbitration(operationId, error);
     }
   }
 
   /** The barrier stands; only the commit failed. A domain refusal is final, anything else is retried later. */
-  private async failArbitration(error: unknown): Promise<FinalizeOutcome> {
+  private async failArbitration(operationId: string, error: unknown): Promise<FinalizeOutcome> {
     const code = errorCodeOf(error, "finalization_commit_failed");
     const { attempt } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
     return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (isDomainError(error)) {
         await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "terminal_failure", patch: { failureCode: code } });
-        await recordRunEvent(tx, this.event("error", "finalization.commit_failed", `Applying the result failed (${code}).`, { errorCode: code }));
-        await this.endRunFailed(tx, code, `Applying the result to the task failed (${code}).`);
+        // R-EX-4, R-UI-2: the files are on the host (the barrier stands) but the accepted result was
+        // refused: pinned and held with the failure, through the same path as the other terminal failures.
+        const barrier = await tx.workspaceOperation.findUnique({ where: { id: operationId }, select: { metadata: true } });
+        const hostWritesStarted = barrierWroteHost(barrier?.metadata);
+        const held = await this.holdFailedCopyback(tx, {
+          failure: "result_refused",
+          failureCode: code,
+          hostWritesStarted,
+          conflictCount: null,
+          conflicts: [],
+          bindingReason: null,
+        });
+        await recordRunEvent(tx, this.event("error", "finalization.commit_failed", `Applying the result failed (${code}).`, {
+          errorCode: code,
+          operationId,
+          hostWritesStarted,
+          actionId: held.actionId,
+          leasePinned: held.pin,
+        }));
+        await this.endRunFailed(tx, code, `Applying the result to the task failed (${code}); the saved result and the sandbox are kept for an operator.`);
         return { kind: "terminal_failure", operationId: null, code };
       }
       const nextAttemptAt = nextFinalizationAttemptAt(this.now(), attempt);
@@ -809,6 +827,15 @@ type CopybackResult =
       paths: PathChanges;
     }
   | { kind: "omitted"; salvageTried: boolean; violationCodes: string[] };
+
+/**
+ * Whether the copyback whose success barrier this is changed host files: only a barrier that
+ * recorded an unchanged (or omitted) copyback did not; an unreadable record counts as written, the
+ * side that keeps the operator looking (R-EX-4).
+ */
+function barrierWroteHost(metadata: unknown): boolean {
+  return !(typeof metadata === "object" && metadata !== null && (metadata as { unchanged?: unknown }).unchanged === true);
+}
 
 function countsOf(outcome: MergeOutcome): MergeCounts {
   return outcome.kind === "unchanged"

@@ -665,7 +665,8 @@ export const copybackFailedEvidence = z.object({
   leaseIds: z.array(z.string()),
   providerLeaseId: z.string().nullable(),
   pluginId: z.string().nullable(),
-  failure: z.enum(["merge_conflict", "binding_changed", "copyback_failed"]),
+  /** result_refused: the files reached the host (the barrier stands) but the commit refused the result. */
+  failure: z.enum(["merge_conflict", "binding_changed", "copyback_failed", "result_refused"]),
   /** The run's terminal code (workspace_merge_conflict, finalization_binding_changed, copyback_write_failed, ...). */
   failureCode: z.string(),
   hostWritesStarted: z.boolean(),

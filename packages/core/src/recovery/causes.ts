@@ -118,14 +118,15 @@ export function exportLimitNextAction(detail: { violation: string; limit: string
 /**
  * R-EX-4, R-UI-2: a copyback that failed for good without an automatic way past it: the host
  * changed the same files (a merge conflict), the task was moved on before anything was written
- * (the publication's binding check, R-RW-4), or another final failure, possibly after host writes
- * began. The accepted result could not be applied; the exact sandbox is pinned by a stop-only
+ * (the publication's binding check, R-RW-4), another final failure, possibly after host writes
+ * began, or a commit that refused the accepted result after its files reached the host. The
+ * accepted result could not be applied; the exact sandbox is pinned by a stop-only
  * intent in the same transaction that fails the run, and this board-owned hold names it.
  */
 export const COPYBACK_FAILED_CAUSE = "native_workspace_sync_out_failed";
 
 /** What the copyback-failed hold records as what went wrong (its evidence's `failure`). */
-export type CopybackFailureKind = "merge_conflict" | "binding_changed" | "copyback_failed";
+export type CopybackFailureKind = "merge_conflict" | "binding_changed" | "copyback_failed" | "result_refused";
 
 /**
  * R-EX-4, R-UI-2: the copyback-failed hold's instructions: what happened (in words, with the
@@ -140,7 +141,11 @@ export function copybackFailedNextAction(input: { failure: CopybackFailureKind; 
       ? `Copying the sandbox's files back stopped at a merge conflict (${input.failureCode}): the host workspace changed ${input.conflictCount ?? "some"} of the same paths since the run started, so nothing was written.`
       : input.failure === "binding_changed"
         ? `Copying the sandbox's files back was refused (${input.failureCode}): the task was closed, reassigned or taken over by another run before anything was written, so the run's old files were not applied.`
-        : input.hostWritesStarted
+        : input.failure === "result_refused"
+          ? input.hostWritesStarted
+            ? `The sandbox's files reached the host workspace, but applying the accepted result to the task was refused (${input.failureCode}): the host holds the run's files while the task did not take its result.`
+            : `The copyback changed nothing on the host, but applying the accepted result to the task was refused (${input.failureCode}).`
+          : input.hostWritesStarted
           ? `Copying the sandbox's files back failed after host writes began (${input.failureCode}): the host workspace may hold some of the run's files and not others.`
           : `Copying the sandbox's files back failed for good before any host write (${input.failureCode}).`;
   return (

@@ -8,7 +8,9 @@ import { chmod, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
+import { advanceFinalization } from "../../src/finalization/coordinator";
 import { copybackProven } from "../../src/finalization/copyback-proven";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { readStopIntent } from "../../src/leases/lease-metadata";
@@ -16,8 +18,10 @@ import { readCopybackFailedEvidence } from "../../src/recovery/actions";
 import { COPYBACK_FAILED_CAUSE } from "../../src/recovery/causes";
 import { listOpenActionsForIssue, noticeActionsOf } from "../../src/recovery/holds";
 import { deriveTaskNotice } from "../../src/recovery/task-notice";
+import { RUN_RESULT_SCHEMA } from "../../src/runs/result-document";
 import { wakeAgent } from "../../src/runs/wake-agent";
-import { preparedRun, readTree, useWorld, writeTree, type World } from "./finalization-fixture";
+import { prepareRunWorkspace } from "../../src/workspace/prepare-run-workspace";
+import { claimedRun, preparedRun, readTree, useWorld, writeTree, type World } from "./finalization-fixture";
 
 const db = useTestDatabase();
 let world: World;
@@ -232,5 +236,60 @@ describe("publication repeats the binding check", () => {
     expect(readStopIntent(s.lease.metadata, s.lease).kind).toBe("present");
     expect(s.actions.map((a) => a.cause)).toEqual([COPYBACK_FAILED_CAUSE]);
     expect(readCopybackFailedEvidence(s.actions[0]!.evidence)).toMatchObject({ failure: "binding_changed", bindingReason: reason, hostWritesStarted: false });
+  });
+});
+
+describe("the commit step's terminal branch", () => {
+  it("R-EX-4: a result refused at the commit, after its files reached the host, fails the run with the stop-only intent and the copyback-failed hold in the same transaction", async () => {
+    const prisma = db.prisma();
+    await writeTree(world.hostPath, { "base.txt": "host" });
+    const claimed = await claimedRun(world);
+    await prepareRunWorkspace({ db: world.db, locks: world.locks }, { runId: claimed.runId, lease: claimed.handle, plugin: world.provider });
+    // The run's accepted result is one this release's arbiter refuses at the commit (an outcome it
+    // does not arbitrate, as accepted by another release): result_not_accepted, a domain refusal,
+    // so the merge writes the files and only the commit fails, for good.
+    const refused = await prisma.nativeRunResult.create({
+      data: {
+        companyId: world.companyId,
+        runId: claimed.runId,
+        issueId: claimed.issueId,
+        agentId: world.agentId,
+        schemaStatus: "accepted",
+        payload: { schema: RUN_RESULT_SCHEMA, outcome: "approved", summary: "Did the work." },
+        canonicalSha256: "0".repeat(64),
+        dedupeKey: "another-release",
+      },
+    });
+    await withTransaction(prisma, (tx) => advanceFinalization(tx, { runId: claimed.runId, from: ["observed"], to: "result_accepted", patch: { resultId: refused.id } }));
+    const run = { ...claimed, resultId: refused.id };
+    const name = `landed-${Math.random().toString(36).slice(2)}.txt`;
+    await writeTree(run.sandbox, { [name]: "the run's work" });
+    const outcome = await finalizeRun(world.deps(), { runId: run.runId });
+    expect(outcome).toMatchObject({ kind: "terminal_failure", code: "result_not_accepted" });
+    expect((await readTree(world.hostPath))[name]).toBe("the run's work"); // host writes began (and finished)
+    expect(await copybackProven(prisma, { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(true);
+
+    const s = await settled(run.runId, run.handle.leaseId);
+    expect(s.run).toMatchObject({ status: "failed", errorCode: "result_not_accepted" });
+    expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "result_not_accepted", resultId: run.resultId });
+    expect(s.lease.status).toBe("pending_cleanup");
+    expect(readStopIntent(s.lease.metadata, s.lease)).toMatchObject({ kind: "present", value: { leaseId: run.handle.leaseId, runId: run.runId } });
+    expect(s.actions).toHaveLength(1);
+    expect(s.actions[0]).toMatchObject({ cause: COPYBACK_FAILED_CAUSE, ownerType: "board", status: "active", leaseId: run.handle.leaseId, wakePolicy: { automaticWake: false } });
+    expect(readCopybackFailedEvidence(s.actions[0]!.evidence)).toMatchObject({
+      runId: run.runId,
+      resultId: run.resultId,
+      leaseId: run.handle.leaseId,
+      failure: "result_refused",
+      failureCode: "result_not_accepted",
+      hostWritesStarted: true,
+      conflictCount: null,
+      pin: "pinned",
+    });
+    expect(s.actions[0]!.nextAction).toMatch(/reached the host workspace/);
+    expect(s.actions[0]!.nextAction).toContain("recovery-actions/resolve");
+    // R-UI-2: the task notice shows it (its own words).
+    const notice = await noticeOf(run.issueId);
+    expect(notice).toMatchObject({ kind: "attention", runId: run.runId, actionId: s.actions[0]!.id, cause: COPYBACK_FAILED_CAUSE });
   });
 });
