@@ -4,6 +4,8 @@
 // over it: the same body schema, the system actor, refusals as non-zero exits with their stable
 // code, and nothing written on any refusal or malformed command line.
 import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
@@ -13,8 +15,8 @@ import {
   readFinalizationOwner,
 } from "../../src/finalization/finalization-owner";
 import { finalizeRun } from "../../src/finalization/finalize-run";
-import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
-import { buildWorld, type World } from "../finalization/finalization-fixture";
+import { COPYBACK_FAILED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
 import { selfIdentity } from "../recovery/recovery-fixture";
 import { parseJson, runCli, spawnCli, type CliRun } from "./helpers";
 import { attestationState, heldRun, writeReceipt, type HeldRun } from "./held-run";
@@ -145,6 +147,47 @@ describe("copyback recovery list and show", () => {
     const curl = (json.attestCall as { curl: string; body: unknown }).curl;
     const sent = /-d '(.*)'$/.exec(curl)?.[1];
     expect(JSON.parse(sent ?? "null")).toEqual((json.attestCall as { body: unknown }).body);
+  });
+
+  it("R-UI-2: show of a copyback-failed hold names the failure, whether host writes began, the conflicts, the lease and its stop receipt, and the resolution path (restored, or a disposition) prefilled", async () => {
+    const name = `conflict-${randomUUID()}.txt`;
+    await writeTree(world.hostPath, { [name]: "baseline" });
+    const run = await preparedRun(world, "done");
+    await writeFile(join(world.hostPath, name), "host version");
+    await writeFile(join(run.sandbox, name), "sandbox version");
+    expect(await finalizeRun(world.deps(), { runId: run.runId })).toMatchObject({ kind: "conflict" });
+    const action = await db.prisma().issueRecoveryAction.findFirstOrThrow({ where: { runId: run.runId, cause: COPYBACK_FAILED_CAUSE } });
+    const issue = await db.prisma().issue.findUniqueOrThrow({ where: { id: run.issueId } });
+
+    const text = await cli(["recovery", "show", action.id]);
+    expect(text.code).toBe(EXIT.ok);
+    expect(text.stdout).toContain("  failure  merge_conflict (workspace_merge_conflict); host writes began: no");
+    expect(text.stdout).toContain(`  conflicts 1: ${name} (both_changed)`);
+    expect(text.stdout).toContain(`  lease    ${run.handle.leaseId}, allocation ${run.handle.providerLeaseId}`);
+    expect(text.stdout).toMatch(/stop receipt: not confirmed yet/);
+    const source = `--action ${action.id} --source-status ${issue.status} --run ${run.runId} --lease ${run.handle.leaseId} --run-status failed`;
+    expect(text.stdout).toContain(`/api/issues/${run.issueId}/recovery-actions/resolve`);
+    expect(text.stdout).toContain(source);
+    expect(text.stdout).toContain("--outcome false_positive");
+
+    const json = parseJson(await cli(["--json", "recovery", "show", action.id]));
+    expect(json).toMatchObject({
+      ok: true,
+      copybackFailure: {
+        failure: "merge_conflict",
+        failureCode: "workspace_merge_conflict",
+        hostWritesStarted: false,
+        conflictCount: 1,
+        conflicts: [{ path: name, kind: "both_changed" }],
+        lease: { id: run.handle.leaseId, providerLeaseId: run.handle.providerLeaseId, stopPending: true },
+        stoppedReceipt: null,
+      },
+      resolveCall: {
+        method: "POST",
+        path: `/api/issues/${run.issueId}/recovery-actions/resolve`,
+        body: { actionId: action.id, outcome: "restored", sourceIssueStatus: issue.status, executionReconciliation: { runId: run.runId, leaseId: run.handle.leaseId, runStatus: "failed" } },
+      },
+    });
   });
 
   it("show of an unknown action exits 1 with not_found; a malformed id is a usage error (2)", async () => {

@@ -2,18 +2,22 @@
 // now (is the held receipt still on it?), and, for an open unverified-owner hold, the exact
 // attestation calls prefilled with the action id, run id and owner token, and the action's
 // "Continue from saved sources" decision if one was recorded (its status, the fresh run it was
-// delivered as, or why its delivery waits: R-RC-3). Reads only.
+// delivered as, or why its delivery waits: R-RC-3). For a copyback-failed hold (R-EX-4, R-UI-2): what
+// failed, whether host writes began, the conflicts, the lease with its stop receipt and the
+// resolution path prefilled (restored with the stop receipt, or a disposition). Reads only.
+import type { PrismaClient } from "@copyback/db/client";
 import { notFound } from "../../errors";
 import { readFinalizationOwner, readReceiptSha256 } from "../../finalization/finalization-owner";
-import { attestationTokenOf, readOwnerUnverifiedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
+import { confirmedStopReceipt, readStopIntent } from "../../leases/lease-metadata";
+import { attestationTokenOf, readCopybackFailedEvidence, readOwnerUnverifiedEvidence, type CopybackFailedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
 import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
 import { formatAge } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
-import { attestationCall, exportRetryCall, type AttestationCall, type ExportRetryCall } from "../../recovery/operator/guidance";
+import { attestationCall, exportRetryCall, fileHoldResolveCall, type AttestationCall, type ExportRetryCall, type FileHoldResolveCall } from "../../recovery/operator/guidance";
 import type { ReconstructionIntentView } from "../../recovery/operator/reconstruct-workspace";
 import { intentView } from "../../recovery/reconstruction/intent-view";
 
@@ -56,6 +60,13 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
         : null;
     // Issue 10 item 9: an open exhausted-export hold names the exact export-only retry (R-EX-2).
     const retryCall = open && row.cause === EXPORT_RETRY_EXHAUSTED_CAUSE && row.runId !== null ? exportRetryCall({ origin: null, issueId: row.issueId, actionId: row.id, runId: row.runId }) : null;
+    // R-EX-4, R-UI-2: the copyback-failed hold's details and its resolution path (an open one).
+    const failed = row.cause === COPYBACK_FAILED_CAUSE ? readCopybackFailedEvidence(row.evidence) : null;
+    const copybackFailure = failed ? await copybackFailureView(prisma, row.companyId, failed) : null;
+    const resolveCall =
+      failed && open && row.runId !== null && run
+        ? fileHoldResolveCall({ origin: null, issueId: row.issueId, actionId: row.id, runId: row.runId, leaseId: failed.leaseId, sourceIssueStatus: action.issueStatus, runStatus: run.status })
+        : null;
     const runView = run
       ? {
           status: run.status,
@@ -74,9 +85,11 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
         run: runView,
         attestCall: call,
         retryExportCall: retryCall,
+        copybackFailure,
+        resolveCall,
         reconstruction: intent,
       },
-      text: [...render(action, row.evidence, owner, runView, call, retryCall), ...renderIntent(intent)],
+      text: [...render(action, row.evidence, owner, runView, call, retryCall), ...renderCopybackFailure(copybackFailure, resolveCall), ...renderIntent(intent)],
     };
   });
 }
@@ -180,6 +193,76 @@ function render(
     );
   }
   return text;
+}
+
+export interface CopybackFailureView {
+  failure: CopybackFailedEvidence["failure"];
+  failureCode: string;
+  hostWritesStarted: boolean;
+  conflictCount: number | null;
+  conflicts: CopybackFailedEvidence["conflicts"];
+  bindingReason: string | null;
+  /** The recorded lease as it is now; null when the hold names none (or it is gone). */
+  lease: { id: string; status: string; providerLeaseId: string | null; pluginId: string; stopPending: boolean } | null;
+  /** The confirmed stopped-provider receipt of that exact allocation (what "restored" needs), or null. */
+  stoppedReceipt: { method: string; requestId: string; stoppedAt: string } | null;
+}
+
+/** R-EX-4, R-UI-2: the copyback-failed hold's recorded failure with its lease and stop receipt now. */
+async function copybackFailureView(prisma: PrismaClient, companyId: string, evidence: CopybackFailedEvidence): Promise<CopybackFailureView> {
+  const lease = evidence.leaseId
+    ? await prisma.environmentLease.findFirst({
+        where: { id: evidence.leaseId, companyId },
+        select: { id: true, companyId: true, runId: true, status: true, pluginId: true, providerLeaseId: true, metadata: true },
+      })
+    : null;
+  const receipt = lease ? confirmedStopReceipt(lease.metadata, { pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId }) : null;
+  return {
+    failure: evidence.failure,
+    failureCode: evidence.failureCode,
+    hostWritesStarted: evidence.hostWritesStarted,
+    conflictCount: evidence.conflictCount,
+    conflicts: evidence.conflicts,
+    bindingReason: evidence.bindingReason,
+    lease: lease
+      ? { id: lease.id, status: lease.status, providerLeaseId: lease.providerLeaseId, pluginId: lease.pluginId, stopPending: readStopIntent(lease.metadata, lease).kind === "present" }
+      : null,
+    stoppedReceipt: receipt?.kind === "confirmed" ? { method: receipt.receipt.method, requestId: receipt.receipt.requestId, stoppedAt: receipt.receipt.stoppedAt } : null,
+  };
+}
+
+function renderCopybackFailure(view: CopybackFailureView | null, call: FileHoldResolveCall | null): string[] {
+  if (!view) return [];
+  const lines = [
+    "",
+    "copyback failure:",
+    `  failure  ${view.failure} (${view.failureCode}); host writes began: ${view.hostWritesStarted ? "yes" : "no"}${view.bindingReason ? `; binding ${view.bindingReason}` : ""}`,
+  ];
+  if (view.conflictCount !== null) {
+    const shown = view.conflicts.map((c) => `${c.path} (${c.kind})`).join(", ");
+    lines.push(`  conflicts ${view.conflictCount}: ${shown}${view.conflictCount > view.conflicts.length ? `, and ${view.conflictCount - view.conflicts.length} more` : ""}`);
+  }
+  lines.push(
+    view.lease
+      ? `  lease    ${view.lease.id}, allocation ${view.lease.providerLeaseId ?? "none recorded"} on ${view.lease.pluginId} (${view.lease.status})`
+      : "  lease    none recorded",
+    view.stoppedReceipt
+      ? `           stop receipt: stopped ${view.stoppedReceipt.stoppedAt} by ${view.stoppedReceipt.method} (request ${view.stoppedReceipt.requestId})`
+      : `           stop receipt: not confirmed yet${view.lease?.stopPending ? " (the cleanup sweep retries the verified stop)" : ""}; do not record "restored" before it is`,
+  );
+  if (call) {
+    lines.push(
+      "",
+      "resolve, after copying what matters from the retained sandbox to the host workspace (or confirming there is nothing to keep), once the stop receipt is confirmed:",
+      "  REST, with a key that has runtime:manage (COPYBACK_URL: the console's address):",
+      ...indent(call.curl, "    "),
+      "  CLI, as an instance operator with database access:",
+      ...indent(call.cli, "    "),
+      "  or close it deliberately (false_positive, or --outcome cancelled), with a note:",
+      ...indent(call.dispositionCli, "    "),
+    );
+  }
+  return lines;
 }
 
 /** The action's "Continue from saved sources" decision, if any (R-RC-3: why a pending one waits). */

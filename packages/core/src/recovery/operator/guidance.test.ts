@@ -3,7 +3,17 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { attestOwnerStopBody } from "./attest-owner-stop";
-import { MAINTENANCE_SQL_TEMPLATE, MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE, REPAIR_NOTE_PLACEHOLDER, STOP_EVIDENCE_PLACEHOLDER, attestationCall, exportRetryCall, maintenanceSql } from "./guidance";
+import {
+  MAINTENANCE_SQL_TEMPLATE,
+  MALFORMED_RECEIPT_MAINTENANCE_SQL_TEMPLATE,
+  REPAIR_NOTE_PLACEHOLDER,
+  STOP_EVIDENCE_PLACEHOLDER,
+  attestationCall,
+  exportRetryCall,
+  fileHoldResolveCall,
+  maintenanceSql,
+} from "./guidance";
+import { resolveRecoveryActionBody } from "./resolve-recovery-action";
 import { retryWorkspaceExportBody } from "./retry-workspace-export";
 
 const COMPANY = "7d1c8f2e-3b4a-4c5d-8e6f-0a1b2c3d4e5f";
@@ -135,5 +145,30 @@ describe("the export-only retry call", () => {
     expect(call.cli).toContain(`--issue ${ISSUE} --action ${ACTION} --run ${RUN}`);
     const note = call.cli.slice(call.cli.indexOf("--note ") + 7);
     expect(unquoteShellWord(note)).toBe(REPAIR_NOTE_PLACEHOLDER);
+  });
+});
+
+describe("a file hold's resolution path", () => {
+  const LEASE = "3a7e9a10-1111-4222-8333-944455556666";
+  const call = fileHoldResolveCall({ origin: "https://c.example", issueId: ISSUE, actionId: ACTION, runId: RUN, leaseId: LEASE, sourceIssueStatus: "blocked", runStatus: "failed" });
+
+  it("R-UI-2: the restored call posts the resolve body, prefilled with the action, the task's status, the run and its lease, to the real path", () => {
+    expect(call.url).toBe(`https://c.example/api/issues/${ISSUE}/recovery-actions/resolve`);
+    expect(call.body).toMatchObject({ actionId: ACTION, outcome: "restored", sourceIssueStatus: "blocked", executionReconciliation: { runId: RUN, leaseId: LEASE, runStatus: "failed", noExternalActionsPerformed: false } });
+    expect(resolveRecoveryActionBody.safeParse(call.body).success).toBe(true);
+    expect(call.curl).toContain(JSON.stringify(call.body));
+  });
+
+  it("R-UI-2: the CLI forms name the same action, status, run and lease: restored with the evidence, or a disposition with a note", () => {
+    const source = `--action ${ACTION} --source-status blocked --run ${RUN} --lease ${LEASE} --run-status failed`;
+    expect(call.cli).toContain("copyback recovery resolve");
+    expect(call.cli).toContain(source);
+    expect(call.cli).toMatch(/--stop-evidence '.+' --recovered-files '.+'/);
+    expect(call.dispositionCli).toContain("--outcome false_positive");
+    expect(call.dispositionCli).toContain(source);
+    expect(call.dispositionCli).toMatch(/--note '.+'/);
+    const noLease = fileHoldResolveCall({ origin: null, issueId: ISSUE, actionId: ACTION, runId: RUN, leaseId: null, sourceIssueStatus: "blocked", runStatus: "failed" });
+    expect(noLease.cli).not.toContain("--lease");
+    expect(noLease.url).toBe(`$COPYBACK_URL/api/issues/${ISSUE}/recovery-actions/resolve`);
   });
 });

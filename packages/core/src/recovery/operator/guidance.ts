@@ -155,3 +155,79 @@ export function exportRetryCall(input: ExportRetryCallInput): ExportRetryCall {
   ].join("\n");
   return { method: "POST", path, url, body, curl, cli };
 }
+
+// The resolution path of a file hold (R-RR-5, R-FO-5; R-EX-4, R-UI-2 for the copyback-failed
+// hold): the guarded resolve call, prefilled with the task, action, its recorded run and lease, the
+// task's status now (it must be sent back unchanged) and the run's status, as a REST call (a board
+// key with `runtime:manage`) and as the CLI command; and the deliberate dispositions (false_positive
+// or cancelled, with a note). The evidence and the note stay placeholders: only the operator, once
+// cleanup confirmed the exact allocation stopped and the files are recovered, can write them.
+
+export const RECOVERED_FILES_PLACEHOLDER = "<which files you recovered, and where>";
+export const RESOLVE_STOP_EVIDENCE_PLACEHOLDER = "<how you verified the exact allocation stopped (its stop receipt)>";
+export const DISPOSITION_NOTE_PLACEHOLDER = "<why nothing is to be recovered>";
+
+export function resolveRecoveryActionPath(issueId: string): string {
+  return `/api/issues/${issueId}/recovery-actions/resolve`;
+}
+
+export interface FileHoldResolveCallInput {
+  /** The console's origin as the caller reached it; null when unknown (then `$COPYBACK_URL`). */
+  origin: string | null;
+  issueId: string;
+  actionId: string;
+  runId: string;
+  leaseId: string | null;
+  /** The task's status now (sent back unchanged: R-RR-5). */
+  sourceIssueStatus: string;
+  runStatus: string;
+}
+
+export interface FileHoldResolveCall {
+  method: "POST";
+  path: string;
+  url: string;
+  /** The "restored" request (resolveRecoveryActionBody), evidence as placeholders. */
+  body: {
+    actionId: string;
+    outcome: "restored";
+    sourceIssueStatus: string;
+    executionReconciliation: { runId: string; leaseId: string | null; runStatus: string; noExternalActionsPerformed: false };
+    workspaceRepairEvidence: { stopEvidence: string; recoveredFiles: string };
+  };
+  curl: string;
+  /** The same "restored" request through the CLI. */
+  cli: string;
+  /** A deliberate board disposition through the CLI (false_positive shown; cancelled alike). */
+  dispositionCli: string;
+}
+
+export function fileHoldResolveCall(input: FileHoldResolveCallInput): FileHoldResolveCall {
+  const path = resolveRecoveryActionPath(input.issueId);
+  const url = `${input.origin ?? "$COPYBACK_URL"}${path}`;
+  const executionReconciliation = { runId: input.runId, leaseId: input.leaseId, runStatus: input.runStatus, noExternalActionsPerformed: false as const };
+  const body = {
+    actionId: input.actionId,
+    outcome: "restored" as const,
+    sourceIssueStatus: input.sourceIssueStatus,
+    executionReconciliation,
+    workspaceRepairEvidence: { stopEvidence: RESOLVE_STOP_EVIDENCE_PLACEHOLDER, recoveredFiles: RECOVERED_FILES_PLACEHOLDER },
+  };
+  const curl = [
+    `curl -X POST "${url}" \\`,
+    `  -H "Authorization: Bearer $COPYBACK_BOARD_KEY" -H "content-type: application/json" \\`,
+    `  -d ${shellQuote(JSON.stringify(body))}`,
+  ].join("\n");
+  const source = `--source-status ${input.sourceIssueStatus} --run ${input.runId}${input.leaseId ? ` --lease ${input.leaseId}` : ""} --run-status ${input.runStatus}`;
+  const cli = [
+    "copyback recovery resolve \\",
+    `  --action ${input.actionId} ${source} \\`,
+    `  --stop-evidence ${shellQuote(RESOLVE_STOP_EVIDENCE_PLACEHOLDER)} --recovered-files ${shellQuote(RECOVERED_FILES_PLACEHOLDER)}`,
+  ].join("\n");
+  const dispositionCli = [
+    "copyback recovery resolve --outcome false_positive \\",
+    `  --action ${input.actionId} ${source} \\`,
+    `  --note ${shellQuote(DISPOSITION_NOTE_PLACEHOLDER)}`,
+  ].join("\n");
+  return { method: "POST", path, url, body, curl, cli, dispositionCli };
+}
