@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import type { Principal } from "@copyback/core/auth";
-import { openExportLimitAction } from "@copyback/core/recovery/actions";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/recovery/causes";
+import { openCopybackFailedAction, openExportLimitAction } from "@copyback/core/recovery/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/recovery/causes";
+import { resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
 import { REPAIR_NOTE_PLACEHOLDER } from "@copyback/core/recovery/operator/guidance";
 import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
@@ -71,6 +72,35 @@ async function limitHold(): Promise<ExportHold> {
   return { ...h, actionId };
 }
 
+/** The exhausted hold turned into a copyback-failed hold: the same run and its stopped lease, a failed write after host writes began. */
+async function copybackFailedHold(): Promise<ExportHold> {
+  const h = await createExportHold(db(), { companyId: w.companyA.id, agentId: w.agentA.id, environmentId });
+  const actionId = await withTransaction(db(), async (tx) => {
+    await tx.issueRecoveryAction.update({ where: { id: h.actionId }, data: { status: "resolved", resolvedByType: "system", outcome: "test_replaced" } });
+    const opened = await openCopybackFailedAction(tx, {
+      companyId: w.companyA.id,
+      issueId: h.issueId,
+      runId: h.runId,
+      resultId: null,
+      leaseId: h.leaseId,
+      providerLeaseId: h.providerLeaseId,
+      pluginId: "builtin.local",
+      failure: "merge_conflict",
+      failureCode: "workspace_merge_conflict",
+      hostWritesStarted: false,
+      conflictCount: 2,
+      conflicts: [
+        { path: "src/a.ts", kind: "both_changed" },
+        { path: "docs/b.md", kind: "deleted_on_host" },
+      ],
+      bindingReason: null,
+      pin: "already_pinned",
+    });
+    return opened.actionId;
+  });
+  return { ...h, actionId };
+}
+
 describe("export holds in the console", () => {
   it("R-EX-2 R-UI-2 a member sees the operator-attention notice for an exhausted export: no identifiers, no form, no Recovery details", async () => {
     const h = await exhaustedHold();
@@ -118,6 +148,45 @@ describe("export holds in the console", () => {
     expect(action).toMatchObject({ causeInWords: "Copying the work back stopped at an archive limit" });
     expect(action?.nextAction).toContain("maxEntries = 200000");
     expect(action?.exportHold).toMatchObject({ kind: "limit", limit: { violation: "too_many_entries", limit: "maxEntries", max: 200000 }, retryCall: null, lease: { id: h.leaseId } });
+  });
+
+  it("R-UI-2 a copyback-failed hold: members get the attention notice only; Recovery details show its run, lease, stop receipt, attempts, what failed, whether host writes began, the conflicts and its resolution path", async () => {
+    const h = await copybackFailedHold();
+    const member = await as(w.principals.member).recovery.forIssue({ companyId: w.companyA.id, issueId: h.issueId });
+    expect(member).toMatchObject({ details: null, notice: { kind: "attention", cause: COPYBACK_FAILED_CAUSE } });
+    expect(JSON.stringify(member)).not.toMatch(/src\/a\.ts|recovery-actions\/resolve|curl/);
+    expect(JSON.stringify(member)).not.toContain(h.providerLeaseId);
+
+    const manager = await as(w.principals.manager).recovery.forIssue({ companyId: w.companyA.id, issueId: h.issueId });
+    const action = manager.details?.find((d) => d.actionId === h.actionId);
+    expect(action).toMatchObject({ cause: COPYBACK_FAILED_CAUSE, causeInWords: "Copying the work back failed: files kept for recovery", runId: h.runId, leaseIds: [h.leaseId] });
+    expect(action?.nextAction).toMatch(/merge conflict/);
+    expect(action?.exportHold).toMatchObject({
+      kind: "copyback_failed",
+      run: { id: h.runId, status: "failed" },
+      lease: { id: h.leaseId, providerLeaseId: h.providerLeaseId, pluginId: "builtin.local", stopPending: false },
+      stoppedReceipt: { method: "environmentStopLease", providerLeaseId: h.providerLeaseId },
+      retryCall: null,
+      copybackFailure: {
+        failure: "merge_conflict",
+        failureCode: "workspace_merge_conflict",
+        hostWritesStarted: false,
+        conflictCount: 2,
+        conflicts: [
+          { path: "src/a.ts", kind: "both_changed" },
+          { path: "docs/b.md", kind: "deleted_on_host" },
+        ],
+      },
+    });
+    // The resolution path: the guarded resolve call with the task's status now, the run and its lease.
+    const issue = await db().issue.findUniqueOrThrow({ where: { id: h.issueId } });
+    const call = action?.exportHold?.resolveCall;
+    expect(call?.url).toBe(`${PUBLIC_URL}/api/issues/${h.issueId}/recovery-actions/resolve`);
+    expect(call?.body).toMatchObject({ actionId: h.actionId, outcome: "restored", sourceIssueStatus: issue.status, executionReconciliation: { runId: h.runId, leaseId: h.leaseId, runStatus: "failed" } });
+    expect(resolveRecoveryActionBody.safeParse(call?.body).success).toBe(true);
+    expect(call?.dispositionCli).toContain("--outcome false_positive");
+    // ... and the file-recovery form's source, as for the other file holds.
+    expect(action?.fileSource).toMatchObject({ runId: h.runId, leaseId: h.leaseId, providerLeaseId: h.providerLeaseId, sourceIssueStatus: issue.status });
   });
 
   it("the company Recovery page lists the export holds with their causes in words", async () => {

@@ -6,7 +6,9 @@ import type { ExportHold } from "~/server/routers/recovery/export-hold";
  * Recovery details of an export hold (runtime:manage only; the server sends nothing to others):
  * the run, lease, provider allocation and stopped-provider receipt the operator verifies first,
  * each finalization attempt, and for the exhausted hold the exact export-only retry call (REST and
- * CLI). Read-only: nothing here calls the API.
+ * CLI); for the copyback-failed hold (R-EX-4, R-UI-2) what failed, whether host writes began, the
+ * conflicts and its resolution path (the resolve call: restored with the stop receipt, or a
+ * disposition). Read-only: nothing here calls the API.
  */
 export function ExportHoldDetails({ hold }: { hold: ExportHold }) {
   return (
@@ -71,7 +73,39 @@ export function ExportHoldDetails({ hold }: { hold: ExportHold }) {
             ) : null}
           </Field>
         ) : null}
+        {hold.copybackFailure ? (
+          <>
+            <Field label="What failed">
+              <span data-testid="copyback-failure">{hold.copybackFailure.failureInWords}</span>{" "}
+              <code className="font-mono text-xs">{hold.copybackFailure.failureCode}</code>
+              {hold.copybackFailure.bindingReason ? (
+                <>
+                  {" "}
+                  (<code className="font-mono text-xs">{hold.copybackFailure.bindingReason}</code>)
+                </>
+              ) : null}
+            </Field>
+            <Field label="Host writes began">
+              <span data-testid="copyback-host-writes">{hold.copybackFailure.hostWritesStarted ? "Yes: the host workspace may hold some or all of the run's files" : "No: the host workspace was not written"}</span>
+            </Field>
+          </>
+        ) : null}
       </dl>
+      {hold.copybackFailure && hold.copybackFailure.conflictCount !== null ? (
+        <div data-testid="copyback-conflicts">
+          <p className="text-xs font-medium uppercase tracking-wide text-slate-500">
+            Conflicts ({hold.copybackFailure.conflictCount}
+            {hold.copybackFailure.conflictCount > hold.copybackFailure.conflicts.length ? `, the first ${hold.copybackFailure.conflicts.length} shown` : ""})
+          </p>
+          <ul className="mt-1 space-y-0.5 text-sm text-slate-800">
+            {hold.copybackFailure.conflicts.map((conflict) => (
+              <li key={conflict.path}>
+                <code className="font-mono text-xs break-all">{conflict.path}</code> <span className="text-xs text-slate-500">({conflict.kind})</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       <div>
         <p className="text-xs font-medium uppercase tracking-wide text-slate-500">Finalization attempts</p>
         <FinalizationAttempts attempts={hold.attempts} />
@@ -85,6 +119,19 @@ export function ExportHoldDetails({ hold }: { hold: ExportHold }) {
           </p>
           <Snippet label="API call" testId="export-retry-api-call" text={hold.retryCall.curl} />
           <Snippet label="Or with the CLI" testId="export-retry-cli" text={hold.retryCall.cli} />
+        </div>
+      ) : null}
+      {hold.resolveCall ? (
+        <div className="space-y-3" data-testid="copyback-resolve-guidance">
+          <p className="text-sm text-slate-700">
+            Inspect the retained sandbox, copy what matters to the host workspace (or confirm there is nothing to keep), and once the stopped-provider receipt above is confirmed
+            record it as <code className="font-mono text-xs">restored</code> (the form below, or with a key that holds <code className="font-mono text-xs">runtime:manage</code>). Or
+            close it deliberately as <code className="font-mono text-xs">false_positive</code> or <code className="font-mono text-xs">cancelled</code>, with a note. The task and
+            the run stay as they are; no agent turn starts.
+          </p>
+          <Snippet label="API call" testId="copyback-resolve-api-call" text={hold.resolveCall.curl} />
+          <Snippet label="Or with the CLI" testId="copyback-resolve-cli" text={hold.resolveCall.cli} />
+          <Snippet label="A deliberate disposition" testId="copyback-disposition-cli" text={hold.resolveCall.dispositionCli} />
         </div>
       ) : null}
     </div>

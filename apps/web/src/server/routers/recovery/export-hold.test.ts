@@ -1,7 +1,8 @@
 // exportHoldDetails, pure: what Recovery details show of an export hold (issue 10 item 9).
 import { describe, expect, it } from "vitest";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
-import { EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/recovery/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
+import { COPYBACK_FAILED_EVIDENCE_SCHEMA, EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/recovery/actions";
+import { resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
 import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
 import { exportHoldDetails, type ExportHoldFacts } from "./export-hold";
 
@@ -75,6 +76,61 @@ describe("exportHoldDetails", () => {
     };
     const hold = exportHoldDetails(row, facts({ sandboxStopAndRetainReceipt: receipt }), null);
     expect(hold).toMatchObject({ kind: "limit", limit: { violation: "entry_too_large", limit: "maxEntryBytes", max: 5, path: "huge.bin" }, retryCall: null });
+  });
+
+  it("R-UI-2 a copyback-failed hold shows the run, lease, stop receipt and attempts like the other file holds, what failed, whether host writes began, the conflicts, and its resolution path (restored, or a disposition)", () => {
+    const row = {
+      ...exhaustedRow,
+      cause: COPYBACK_FAILED_CAUSE,
+      evidence: {
+        schema: COPYBACK_FAILED_EVIDENCE_SCHEMA,
+        runId: RUN,
+        resultId: null,
+        leaseId: LEASE,
+        leaseIds: [LEASE],
+        providerLeaseId: "sbx-1",
+        pluginId: "builtin.local",
+        failure: "merge_conflict",
+        failureCode: "workspace_merge_conflict",
+        hostWritesStarted: false,
+        conflictCount: 21,
+        conflicts: [{ path: "src/a.ts", kind: "both_changed" }],
+        bindingReason: null,
+        pin: "pinned",
+        detectedAt: "2026-12-01T12:00:00.000Z",
+      },
+    };
+    const hold = exportHoldDetails(row, { ...facts({ sandboxStopAndRetainReceipt: receipt }), issueStatus: "blocked" }, "https://c.example");
+    expect(hold).toMatchObject({
+      kind: "copyback_failed",
+      run: { id: RUN, status: "failed" },
+      lease: { id: LEASE, providerLeaseId: "sbx-1", stopPending: false },
+      stoppedReceipt: { method: "environmentStopLease", requestId: REQUEST },
+      attempts: [{ attempt: 3 }],
+      limit: null,
+      retryCall: null,
+      copybackFailure: {
+        failure: "merge_conflict",
+        failureInWords: expect.stringMatching(/conflict/i),
+        failureCode: "workspace_merge_conflict",
+        hostWritesStarted: false,
+        conflictCount: 21,
+        conflicts: [{ path: "src/a.ts", kind: "both_changed" }],
+        bindingReason: null,
+      },
+    });
+    const call = hold?.resolveCall;
+    expect(call?.url).toBe(`https://c.example/api/issues/${ISSUE}/recovery-actions/resolve`);
+    expect(call?.body).toMatchObject({ actionId: ACTION, outcome: "restored", sourceIssueStatus: "blocked", executionReconciliation: { runId: RUN, leaseId: LEASE, runStatus: "failed" } });
+    expect(resolveRecoveryActionBody.safeParse(call?.body).success).toBe(true);
+    expect(call?.cli).toContain("copyback recovery resolve");
+    expect(call?.dispositionCli).toContain("--outcome false_positive");
+    // Without the task's status there is nothing to prefill: no call, the details still shown.
+    expect(exportHoldDetails(row, facts({}), null)).toMatchObject({ kind: "copyback_failed", resolveCall: null, copybackFailure: { failure: "merge_conflict" } });
+  });
+
+  it("R-UI-2 the other export holds carry no copyback failure and no resolve call", () => {
+    expect(exportHoldDetails(exhaustedRow, facts({}), null)).toMatchObject({ copybackFailure: null, resolveCall: null });
   });
 
   it("other causes have no export hold details", () => {

@@ -2,21 +2,25 @@
 // export retry (R-EX-1) and the archive-limit hold (R-UA-3). What the spec's operator steps need
 // to verify before anything is repaired: the run, the lease, the provider allocation and the
 // stopped-provider receipt; each finalization attempt; and, for the exhausted hold, the exact
-// export-only retry call (REST and CLI, core's operator guidance). Read through core's schemas;
-// only the fields named here are copied out.
+// export-only retry call (REST and CLI, core's operator guidance). The copyback-failed hold (R-EX-4,
+// R-UI-2) shows the same run, lease, receipt and attempts, plus what failed, whether host writes
+// began, the conflicts and its resolution path (the guarded resolve call: "restored" with the stop
+// receipt, or a false_positive / cancelled disposition). Read through core's schemas; only the
+// fields named here are copied out.
 import { z } from "zod";
 import type { PrismaClient } from "@copyback/db/client";
 import { confirmedStopReceipt, readStopIntent } from "@copyback/core/leases/lease-metadata";
-import { readExportLimitEvidence, readExportRetryExhaustedEvidence } from "@copyback/core/recovery/actions";
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/recovery/causes";
+import { readCopybackFailedEvidence, readExportLimitEvidence, readExportRetryExhaustedEvidence } from "@copyback/core/recovery/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/recovery/causes";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
-import { exportRetryCall } from "@copyback/core/recovery/operator/guidance";
+import { exportRetryCall, fileHoldResolveCall } from "@copyback/core/recovery/operator/guidance";
 import { finalizationAttemptSchema, finalizationAttemptsOf } from "../runs/finalization-attempts";
+import { copybackFailureInWords } from "./recovery-words";
 
-export const EXPORT_HOLD_CAUSES: readonly string[] = [EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_LIMIT_CAUSE];
+export const EXPORT_HOLD_CAUSES: readonly string[] = [EXPORT_RETRY_EXHAUSTED_CAUSE, EXPORT_LIMIT_CAUSE, COPYBACK_FAILED_CAUSE];
 
 export const exportHoldSchema = z.object({
-  kind: z.enum(["retry_exhausted", "limit"]),
+  kind: z.enum(["retry_exhausted", "limit", "copyback_failed"]),
   run: z.object({ id: z.uuid(), status: z.string(), errorCode: z.string().nullable(), phase: z.string().nullable(), attempt: z.number().int().nullable() }).nullable(),
   lease: z
     .object({
@@ -47,6 +51,37 @@ export const exportHoldSchema = z.object({
       cli: z.string(),
     })
     .nullable(),
+  /** R-EX-4, R-UI-2: what failed (copyback-failed holds only): the kind in words, code, host writes, conflicts. */
+  copybackFailure: z
+    .object({
+      failure: z.enum(["merge_conflict", "binding_changed", "copyback_failed", "result_refused"]),
+      failureInWords: z.string(),
+      failureCode: z.string(),
+      hostWritesStarted: z.boolean(),
+      /** How many conflicts the merge found; the first ones (workspace-relative paths) are listed. */
+      conflictCount: z.number().int().nullable(),
+      conflicts: z.array(z.object({ path: z.string(), kind: z.string() })),
+      bindingReason: z.string().nullable(),
+    })
+    .nullable(),
+  /** R-EX-4, R-UI-2: the resolution path (copyback-failed holds only): the resolve call prefilled, REST and CLI, and a disposition's CLI form. */
+  resolveCall: z
+    .object({
+      method: z.literal("POST"),
+      path: z.string(),
+      url: z.string(),
+      body: z.object({
+        actionId: z.uuid(),
+        outcome: z.literal("restored"),
+        sourceIssueStatus: z.string(),
+        executionReconciliation: z.object({ runId: z.uuid(), leaseId: z.uuid().nullable(), runStatus: z.string(), noExternalActionsPerformed: z.literal(false) }),
+        workspaceRepairEvidence: z.object({ stopEvidence: z.string(), recoveredFiles: z.string() }),
+      }),
+      curl: z.string(),
+      cli: z.string(),
+      dispositionCli: z.string(),
+    })
+    .nullable(),
 });
 export type ExportHold = z.infer<typeof exportHoldSchema>;
 
@@ -54,19 +89,22 @@ export interface ExportHoldFacts {
   run: { id: string; status: string; errorCode: string | null; finalization: { phase: string; attempt: number } | null } | null;
   lease: { id: string; companyId: string; runId: string | null; status: string; leasePolicy: string; provider: string; pluginId: string; providerLeaseId: string | null; metadata: unknown } | null;
   operations: { phase: string; status: string; errorCode: string | null; startedAt: Date; finishedAt: Date | null; metadata: unknown }[];
+  /** The task's status now (the resolve call sends it back unchanged); without it no call is prefilled. */
+  issueStatus?: string | null;
 }
 
 /** Pure: the details of one export hold from its row and what was loaded about its run and lease. */
 export function exportHoldDetails(row: Pick<OpenActionRow, "id" | "issueId" | "cause" | "runId" | "leaseId" | "evidence">, facts: ExportHoldFacts, origin: string | null): ExportHold | null {
   if (!EXPORT_HOLD_CAUSES.includes(row.cause)) return null;
   const exhausted = row.cause === EXPORT_RETRY_EXHAUSTED_CAUSE;
-  const limitEvidence = exhausted ? null : readExportLimitEvidence(row.evidence);
-  const runId = row.runId ?? (exhausted ? readExportRetryExhaustedEvidence(row.evidence)?.runId : limitEvidence?.runId) ?? null;
+  const failed = row.cause === COPYBACK_FAILED_CAUSE ? readCopybackFailedEvidence(row.evidence) : null;
+  const limitEvidence = exhausted || row.cause === COPYBACK_FAILED_CAUSE ? null : readExportLimitEvidence(row.evidence);
+  const runId = row.runId ?? (exhausted ? readExportRetryExhaustedEvidence(row.evidence)?.runId : (limitEvidence?.runId ?? failed?.runId)) ?? null;
   const lease = facts.lease;
   const receipt = lease ? confirmedStopReceipt(lease.metadata, { pluginId: lease.pluginId, providerLeaseId: lease.providerLeaseId }) : null;
   const intent = lease ? readStopIntent(lease.metadata, lease) : null;
   return {
-    kind: exhausted ? "retry_exhausted" : "limit",
+    kind: exhausted ? "retry_exhausted" : row.cause === COPYBACK_FAILED_CAUSE ? "copyback_failed" : "limit",
     run: facts.run
       ? { id: facts.run.id, status: facts.run.status, errorCode: facts.run.errorCode, phase: facts.run.finalization?.phase ?? null, attempt: facts.run.finalization?.attempt ?? null }
       : null,
@@ -80,11 +118,40 @@ export function exportHoldDetails(row: Pick<OpenActionRow, "id" | "issueId" | "c
     limit: limitEvidence ? { violation: limitEvidence.limit.violation, limit: limitEvidence.limit.limit, max: limitEvidence.limit.max, path: limitEvidence.limit.path } : null,
     attempts: finalizationAttemptsOf(facts.operations),
     retryCall: exhausted && runId ? exportRetryCall({ origin, issueId: row.issueId, actionId: row.id, runId }) : null,
+    copybackFailure: failed
+      ? {
+          failure: failed.failure,
+          failureInWords: copybackFailureInWords(failed.failure),
+          failureCode: failed.failureCode,
+          hostWritesStarted: failed.hostWritesStarted,
+          conflictCount: failed.conflictCount,
+          conflicts: failed.conflicts,
+          bindingReason: failed.bindingReason,
+        }
+      : null,
+    resolveCall:
+      failed && runId && facts.run && facts.issueStatus
+        ? fileHoldResolveCall({
+            origin,
+            issueId: row.issueId,
+            actionId: row.id,
+            runId,
+            leaseId: row.leaseId ?? failed.leaseId,
+            sourceIssueStatus: facts.issueStatus,
+            runStatus: facts.run.status,
+          })
+        : null,
   };
 }
 
 /** Loads the run, lease and finalize operations of each export hold among `rows` (others are left out). */
-export async function loadExportHolds(db: PrismaClient, companyId: string, rows: readonly OpenActionRow[], origin: string | null): Promise<Map<string, ExportHold>> {
+export async function loadExportHolds(
+  db: PrismaClient,
+  companyId: string,
+  rows: readonly OpenActionRow[],
+  origin: string | null,
+  issueStatus: string | null = null,
+): Promise<Map<string, ExportHold>> {
   const holds = new Map<string, ExportHold>();
   for (const row of rows) {
     if (!EXPORT_HOLD_CAUSES.includes(row.cause)) continue;
@@ -108,7 +175,7 @@ export async function loadExportHolds(db: PrismaClient, companyId: string, rows:
           select: { phase: true, status: true, errorCode: true, startedAt: true, finishedAt: true, metadata: true },
         })
       : [];
-    const details = exportHoldDetails(row, { run, lease, operations }, origin);
+    const details = exportHoldDetails(row, { run, lease, operations, issueStatus }, origin);
     if (details) holds.set(row.id, details);
   }
   return holds;

@@ -40,7 +40,8 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
     const origin = mayAttest ? consoleOrigin(ctx.headers) : null;
     // Issue 10 item 9: the export holds' run, lease, receipt, attempts and exact retry call.
-    const exportHolds = await loadExportHolds(ctx.db, ctx.companyId, rows, consoleOrigin(ctx.headers));
+    // R-EX-4, R-UI-2: with the task's status, for the copyback-failed hold's prefilled resolve call.
+    const exportHolds = await loadExportHolds(ctx.db, ctx.companyId, rows, consoleOrigin(ctx.headers), issue.status);
     // R-UI-4: the file holds' source runs, for the file-recovery form (board operators only).
     const runIds = rows.filter((row) => RESOLVABLE_CAUSES.includes(row.cause) && row.runId).map((row) => row.runId as string);
     const runs = new Map(

@@ -2,6 +2,7 @@
 // details. Written here, not copied from the evidence: the words never carry a process id or a
 // host name (R-UI-1), whatever the receipt recorded.
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
+import type { CopybackFailureKind } from "@copyback/core/recovery/causes";
 import type { UnverifiedReason } from "@copyback/core/recovery/policies/decide-takeover";
 import type { FinalizationPhase } from "@copyback/core/finalization/coordinator-phases";
 
@@ -46,4 +47,16 @@ const PHASE_WORDS: Readonly<Record<FinalizationPhase, string>> = {
 
 export function phaseInWords(phase: string): string {
   return (PHASE_WORDS as Readonly<Record<string, string>>)[phase] ?? phase.replaceAll("_", " ");
+}
+
+// R-EX-4, R-UI-2: what the copyback-failed hold records as what failed (its evidence's `failure`).
+const COPYBACK_FAILURE_WORDS: Readonly<Record<CopybackFailureKind, string>> = {
+  merge_conflict: "The host workspace changed the same files (a merge conflict); nothing was written",
+  binding_changed: "The task was closed, reassigned or taken over before anything was written",
+  copyback_failed: "Copying the files back failed for good",
+  result_refused: "The files reached the host, but applying the result to the task was refused",
+};
+
+export function copybackFailureInWords(kind: CopybackFailureKind): string {
+  return COPYBACK_FAILURE_WORDS[kind];
 }
