@@ -45,7 +45,8 @@ export async function waitForLockWaiters(databaseUrl: string, table: string, cou
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await client.query<{ n: string }>(
-        "SELECT count(*)::text AS n FROM pg_locks WHERE relation = $1::regclass AND NOT granted",
+        // Databases cloned from one template share table OIDs: count this database's waiters only.
+        "SELECT count(*)::text AS n FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND relation = $1::regclass AND NOT granted",
         [table],
       );
       if (Number(rows[0]?.n ?? 0) >= count) return;
