@@ -28,5 +28,15 @@ export default tseslint.config(
       "no-restricted-imports": ["error", { paths: [{ name: "@copyback/db", message: "Import @copyback/db/client (or /notify) in the web app." }] }],
     },
   },
+  {
+    // Core is bundled into the web app too: its value imports of the db package go through
+    // @copyback/db/client, never the root (which pulls in the embedded server, migrations and
+    // their file URLs: the console's build fails on them). The CLI, which runs only in Node, may.
+    files: ["packages/core/src/**"],
+    ignores: ["packages/core/src/cli/**", "**/*.test.ts", "**/*.integration-test.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { paths: [{ name: "@copyback/db", message: "Import @copyback/db/client in core (the root pulls the embedded server into the console's bundle).", allowTypeImports: true }] }],
+    },
+  },
   prettier,
 );

@@ -3,7 +3,7 @@
 // reconciler can judge whether that process is still alive without trusting a PID alone. Merged
 // into the shared JSON column (runs/run-json.ts), so the finalization owner receipt and the claim
 // record beside it are never overwritten.
-import { Prisma, type PrismaClient } from "@copyback/db";
+import { Prisma, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
 import { mergedJsonObject } from "../runs/run-json";
 

@@ -3,7 +3,7 @@
 // controller cleared, its untouched `observed` coordinator row removed (the next claim creates it
 // again), with a run event saying why. Compare-and-set on the running status and this controller:
 // a run settled or re-owned meanwhile is left alone.
-import { withTransaction, type PrismaClient } from "@copyback/db";
+import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
 import { recordRunEvent } from "../runs/run-log";
 

@@ -8,7 +8,7 @@
 // not, the lease is `pending_cleanup` with a destroy intent (never `failed`), so a sandbox it may
 // have made is destroyed by the sweep rather than orphaned.
 import { randomBytes, randomUUID } from "node:crypto";
-import { Prisma, type PrismaClient } from "@copyback/db";
+import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { conflict, DomainError, invalid, isDomainError, notFound } from "../errors";
 import type { AcquireRequest, Allocation, EnvironmentProvider, LeaseHandle } from "../providers/types";

@@ -8,7 +8,7 @@
 // with a short backoff (provider-retry-policy.ts) before it is left to the sweep; only the
 // provider's answer moves the lease to `destroyed`.
 import { setTimeout as sleep } from "node:timers/promises";
-import { Prisma, type PrismaClient } from "@copyback/db";
+import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { invalid } from "../errors";
 import type { EnvironmentProvider } from "../providers/types";
 import { failureOf } from "./lease-failure";
