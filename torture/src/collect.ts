@@ -43,13 +43,20 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true } });
   // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
   // failed or whose controller died before it named the allocation gave no sandbox to any agent.
   const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   const acquisitions = acquired.flatMap((e) => {
     const p = record(e.payload);
     return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), reused: p.reused === true }] : [];
+  });
+  // Releases by policy (issue 20): a run whose export failed transiently released its lease as
+  // "failed" while its accepted result waited for the retry (the window the held-lease rule guards).
+  const releasedEvents = await prisma.runEvent.findMany({ where: { ...where, code: "lease.released" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const releases = releasedEvents.flatMap((e) => {
+    const p = record(e.payload);
+    return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), outcome: String(p.outcome) }] : [];
   });
   const handed = new Set(acquisitions.map((a) => a.leaseId));
   // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
@@ -80,20 +87,27 @@ export async function collectFinalState(
       };
     }),
     actions: actions.map((a) => ({ id: a.id, runId: a.runId, cause: a.cause, status: a.status })),
-    leases: leases.map((l) => ({
-      id: l.id,
-      runId: l.runId,
-      status: l.status,
-      provider: l.provider,
-      providerLeaseId: l.providerLeaseId,
-      sandboxExists: l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null,
-      handedToRun: handed.has(l.id),
-      stoppedAndRetained: record(l.metadata).sandboxStopAndRetainReceipt != null,
-      leasePolicy: l.leasePolicy,
-      retainedListed: listed.has(l.id),
-      discardedByOperator: l.status === "destroyed" && record(record(l.metadata).sandboxDestructionReceipt).reason === OPERATOR_DISCARD_REASON,
-    })),
+    leases: leases.map((l) => {
+      const sandboxExists = l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null;
+      return {
+        id: l.id,
+        runId: l.runId,
+        status: l.status,
+        provider: l.provider,
+        providerLeaseId: l.providerLeaseId,
+        sandboxExists,
+        handedToRun: handed.has(l.id),
+        stoppedAndRetained: record(l.metadata).sandboxStopAndRetainReceipt != null,
+        leasePolicy: l.leasePolicy,
+        retainedListed: listed.has(l.id),
+        discardedByOperator: l.status === "destroyed" && record(record(l.metadata).sandboxDestructionReceipt).reason === OPERATOR_DISCARD_REASON,
+        discardUnrecorded: l.status !== "destroyed" && sandboxExists === false && record(record(l.metadata).sandboxDiscard).reason === OPERATOR_DISCARD_REASON,
+        environmentId: l.environmentId,
+        executionWorkspaceId: l.executionWorkspaceId,
+      };
+    }),
     acquisitions,
+    releases,
     strayLocalSandboxes,
     host,
     baseline: opts.baseline,

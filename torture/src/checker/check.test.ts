@@ -397,6 +397,54 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["died_before_result_unrecovered", "held_sandbox_destroyed"]);
   });
 
+  it("a verified operator Discard whose record failed after the destroy (sandbox gone, lease released with its intent) is relaxed, not held_sandbox_destroyed", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "cancelled", errorCode: "run_stopped", provider: "local" });
+    s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    s.leases.push({ id: "l3", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, stoppedAndRetained: true, retainedListed: true, discardUnrecorded: true });
+    const verified = [ev("operator.discard", { leaseId: "l3", runId: R3, verified: true })];
+    const verdict = check(verified, s);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts.relaxed).toEqual({ operator_discard_unrecorded: 1 });
+    // Without the operator's verified record, or without its intent, the sandbox was lost.
+    expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
+    s.leases[2] = { ...s.leases[2]!, discardUnrecorded: false };
+    expect([...new Set(check(verified, s).violations.map((v) => v.kind))]).toEqual(["held_sandbox_destroyed"]);
+  });
+
+  it("counts the acquisitions on the same environment and workspace while a lease released after a transient export failure waited for its run's retry", () => {
+    const s = cleanState();
+    const at = (ms: number) => new Date(Date.parse("2026-01-01T00:00:00.000Z") + ms).toISOString();
+    const shared = { environmentId: "e1", executionWorkspaceId: "w1" };
+    s.runs.push({ id: R3, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" });
+    s.leases = [
+      { id: "l1", runId: R1, status: "released", provider: "local", providerLeaseId: "local-l1", sandboxExists: true, stoppedAndRetained: true, leasePolicy: "reuse_by_environment", retainedListed: false, ...shared },
+      { id: "l2", runId: R2, status: "released", provider: "local", providerLeaseId: "local-l2", sandboxExists: true, stoppedAndRetained: true, leasePolicy: "reuse_by_environment", retainedListed: false, ...shared },
+      { id: "l3", runId: R3, status: "destroyed", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, environmentId: "e2", executionWorkspaceId: "w1" },
+    ];
+    // R1 released l1 as failed at 0.2 s (its export retry committed at 1 s); R2 got another
+    // allocation at 0.5 s (a chance, not taken), R3 on another environment does not count, nor does
+    // R2's earlier acquisition at 0.1 s.
+    s.releases = [{ runId: R1, leaseId: "l1", at: at(200), outcome: "failed" }];
+    s.acquisitions = [
+      { runId: R1, leaseId: "l1", at: at(0), reused: false },
+      { runId: R2, leaseId: "l2", at: at(100), reused: false },
+      { runId: R2, leaseId: "l2", at: at(500), reused: true },
+      { runId: R3, leaseId: "l3", at: at(600), reused: false },
+    ];
+    let verdict = check([], s);
+    expect(verdict.violations).toEqual([]);
+    expect(verdict.counts).toMatchObject({ unsettledReleases: 1, acquisitionsBesideUnsettled: 1, heldLeaseTaken: 0 });
+    // Handed l1 itself: the chance taken, a violation.
+    s.acquisitions[2] = { runId: R2, leaseId: "l1", at: at(500), reused: true };
+    verdict = check([], s);
+    expect(verdict.counts).toMatchObject({ unsettledReleases: 1, acquisitionsBesideUnsettled: 1, heldLeaseTaken: 1 });
+    expect(formatCounts(verdict)).toMatch(/of them handed a held lease \(held_lease_taken\)\s+1/);
+    // A release after a committed run's copyback (outcome committed) opens no window.
+    s.releases = [{ runId: R1, leaseId: "l1", at: at(200), outcome: "committed" }];
+    expect(check([], s).counts.unsettledReleases).toBe(0);
+  });
+
   it("every violation kind has a test above", () => {
     expect(VIOLATION_KINDS.length).toBe(25);
   });

@@ -89,6 +89,12 @@ export interface Verdict {
     operatorDiscards: number;
     /** Lease acquisitions that reused a released lease. */
     reuses: number;
+    /** Leases released by policy ("failed") after a transient export failure while their run's accepted result waited for its retry. */
+    unsettledReleases: number;
+    /** Other runs' acquisitions on the same environment and workspace while such a lease waited (each could have been handed it). */
+    acquisitionsBesideUnsettled: number;
+    /** Of all acquisitions, those handed a held lease (the violations held_lease_taken). */
+    heldLeaseTaken: number;
     relaxed: Record<string, number>;
     violationsByKind: Record<string, number>;
   };
@@ -314,7 +320,18 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
   // The harness's operator discards a retained sandbox only after it observed it kept (pinned,
   // on disk, listed: operator.discard in the history, verified); such a lease was kept until then.
   const verifiedDiscards = new Set(history.filter((e) => e.ev === "operator.discard" && e.verified === true).map((e) => String(e.leaseId)));
-  const discarded = (lease: FinalState["leases"][number]) => lease.discardedByOperator === true && verifiedDiscards.has(lease.id);
+  // A Discard whose last transaction failed after the destroy (PostgreSQL restarted in between)
+  // leaves the lease released with the operator's discard intent and no sandbox: the operator gave
+  // those files up, the product lost nothing (discard-sandbox.ts; a repeated Discard is refused
+  // while its 15-minute claim lasts). Counted as relaxed `operator_discard_unrecorded`.
+  const unrecordedDiscards = new Set<string>();
+  const discarded = (lease: FinalState["leases"][number]) => {
+    if (!verifiedDiscards.has(lease.id)) return false;
+    if (lease.discardedByOperator === true) return true;
+    if (lease.discardUnrecorded !== true) return false;
+    unrecordedDiscards.add(lease.id);
+    return true;
+  };
 
   // 4. Held sandboxes are kept: their lease not destroyed, released only as stopped-and-retained
   // (a confirmed stop receipt: R-SO-2), the sandbox there, no other run on it.
@@ -388,6 +405,27 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     }
   }
 
+  // The chances to break that rule (issue 20): a run whose export failed transiently released its
+  // lease by policy as "failed" while its accepted result waited for the retry; every other run's
+  // acquisition on the same environment and execution workspace before that result committed (or,
+  // never committed, until the end) could have been handed that lease. Counted, with how many were.
+  let acquisitionsBesideUnsettled = 0;
+  let unsettledReleases = 0;
+  const leaseById = new Map(final.leases.map((l) => [l.id, l]));
+  for (const release of final.releases ?? []) {
+    if (release.outcome !== "failed" || !accepted.has(release.runId)) continue;
+    const mine = leaseById.get(release.leaseId);
+    if (!mine?.environmentId) continue;
+    const committedAt = coordinators.get(release.runId)?.committedAt ?? null;
+    if (committedAt !== null && committedAt <= release.at) continue;
+    unsettledReleases += 1;
+    for (const acquisition of final.acquisitions ?? []) {
+      if (acquisition.runId === release.runId || acquisition.at < release.at || (committedAt !== null && acquisition.at >= committedAt)) continue;
+      const theirs = leaseById.get(acquisition.leaseId);
+      if (theirs?.environmentId === mine.environmentId && theirs.executionWorkspaceId === mine.executionWorkspaceId) acquisitionsBesideUnsettled += 1;
+    }
+  }
+
   // 7. Nothing that holds files is invisible to the Retained sandboxes list: a local sandbox on disk
   // is in use by a live run, listed as retained, or a warm reusable one (released with a confirmed
   // stop, its run settled); never one whose lease is destroyed or missing.
@@ -418,6 +456,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     if (e.ev === "attest" && e.status === "attested") attestations += 1;
     if (e.ev === "client.stop") bump(stopsByOutcome, String(e.outcome));
   }
+  if (unrecordedDiscards.size > 0) bump(relaxed, "operator_discard_unrecorded", unrecordedDiscards.size);
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
   return {
@@ -436,6 +475,9 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
       stopsByOutcome,
       operatorDiscards: verifiedDiscards.size,
       reuses,
+      unsettledReleases,
+      acquisitionsBesideUnsettled,
+      heldLeaseTaken: violations.filter((v) => v.kind === "held_lease_taken").length,
       relaxed,
       violationsByKind,
     },
@@ -476,6 +518,9 @@ export function formatCounts(verdict: Verdict, header: Record<string, string> = 
   rows.push(["attestations (automatic)", String(c.attestations)]);
   rows.push(["merge intervals observed", String(c.mergeIntervals)]);
   rows.push(["lease reuses", String(c.reuses)]);
+  rows.push(["leases released while their finalization was unsettled", String(c.unsettledReleases)]);
+  rows.push(["  acquisitions on that environment and workspace meanwhile", String(c.acquisitionsBesideUnsettled)]);
+  rows.push(["  of them handed a held lease (held_lease_taken)", String(c.heldLeaseTaken)]);
   rows.push(["stop requests (by answer)", Object.keys(c.stopsByOutcome).length ? "" : "0"]);
   for (const [k, v] of Object.entries(c.stopsByOutcome).sort()) rows.push([`  ${k}`, String(v)]);
   rows.push(["retained sandboxes discarded by the operator", String(c.operatorDiscards)]);

@@ -68,6 +68,23 @@ export interface FinalLease {
   retainedListed?: boolean;
   /** Destroyed by the harness's operator Discard (its destruction receipt's reason names the harness). */
   discardedByOperator?: boolean;
+  /**
+   * The harness's operator Discard was admitted (its discard intent names the harness's reason) and
+   * its sandbox is gone, but the lease was never recorded destroyed: the Discard's last transaction
+   * failed (a PostgreSQL restart between the destroy and the record).
+   */
+  discardUnrecorded?: boolean;
+  /** The lease's environment and execution workspace (a reuse is only ever of the same pair). */
+  environmentId?: string;
+  executionWorkspaceId?: string | null;
+}
+
+/** One `lease.released` run event of the dispatcher: run `runId`'s lease released by policy after an outcome. */
+export interface FinalRelease {
+  runId: string;
+  leaseId: string;
+  at: string;
+  outcome: string;
 }
 
 export interface FinalState {
@@ -80,6 +97,8 @@ export interface FinalState {
   leases: FinalLease[];
   /** Every lease handed to a run, in order (the dispatcher's lease.acquired events); absent: not collected. */
   acquisitions?: FinalAcquisition[];
+  /** Every release by policy the dispatcher recorded (lease.released events), in order; absent: not collected. */
+  releases?: FinalRelease[];
   /** Local sandbox directories on disk (their provider lease ids) that no lease row names or whose lease is destroyed. */
   strayLocalSandboxes?: string[];
   /** Host files by workspace path, then by relative path. */
