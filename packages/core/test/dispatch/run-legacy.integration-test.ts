@@ -123,7 +123,10 @@ describe("legacy runs", () => {
     await assignAgent(world.db, { companyId: task.companyId, issueId: task.issueId, agentId: other.id, actor: SYSTEM_ACTOR });
     await world.db.issue.update({ where: { id: task.issueId }, data: { conversationGeneration: { increment: 1 } } });
     // Newer incidents on the same task (another run's holds).
-    const newer = await world.db.heartbeatRun.create({ data: { companyId: task.companyId, agentId: other.id, nativeIssueId: task.issueId, status: "failed" } });
+    // Its owner receipt is malformed (a hold for one names the receipt it holds: issue 20).
+    const newer = await world.db.heartbeatRun.create({
+      data: { companyId: task.companyId, agentId: other.id, nativeIssueId: task.issueId, status: "failed", runnerProfileJson: { nativeWorkspaceFinalizationOwner: { token: 42 } } },
+    });
     const owner = await world.db.$transaction((tx) =>
       openOwnerUnverifiedAction(tx, { companyId: task.companyId, issueId: task.issueId, runId: newer.id, receipt: null, reason: "receipt_malformed", phase: "workspace_finalizing", resultId: null, leaseIds: [] }),
     );
