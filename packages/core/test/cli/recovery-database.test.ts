@@ -2,26 +2,17 @@
 // else the RUNNING embedded cluster of the instance root (never started by the CLI). No server
 // is needed: every case here fails before a query, on a loopback port nothing listens on.
 import { mkdir, writeFile } from "node:fs/promises";
-import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeFailure } from "../../src/cli/errors";
 import { EXIT } from "../../src/cli/exit-codes";
 import { conflict, invalid, notFound } from "../../src/errors";
-import { parseJson, removeTempDirs, runCli, tempDir, type CliRun } from "./helpers";
+import { freePort, parseJson, removeTempDirs, runCli, tempDir, type CliRun } from "./helpers";
 
 afterEach(removeTempDirs);
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
+/** A loopback port nothing listens on (free a moment ago). */
+const closedPort = freePort;
 
 /** An instance root whose embedded cluster was initialised once (its password file exists). */
 async function instanceWithCredentials(): Promise<string> {
