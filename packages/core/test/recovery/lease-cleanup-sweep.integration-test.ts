@@ -442,6 +442,9 @@ describe("the lease cleanup sweep: what it never touches, and its selection", ()
     expect(all).not.toContain(notDue);
     expect(all).not.toContain(inFlight);
 
+    // Fresh statistics first: otherwise the plan depends on when autovacuum last analyzed the
+    // table (with stale ones the planner sometimes preferred the (status, next_cleanup_at) index).
+    await prisma().$executeRaw`ANALYZE environment_leases`;
     const plan = await prisma().$transaction(async (tx) => {
       await tx.$executeRaw`SET LOCAL enable_seqscan = off`;
       return tx.$queryRaw<{ "QUERY PLAN": string }[]>(Prisma.sql`EXPLAIN ${dueLeaseCleanupsSql(50)}`);
