@@ -22,6 +22,7 @@ import { History, readHistory } from "./history";
 import { operatorPass, sampleDisk } from "./operator";
 import { alive, cmdline, descendants } from "./procs";
 import { Rng } from "./rng";
+import { settleDeadline } from "./settle-deadline";
 import { repoRoot, Workers, type WorkerRecord } from "./system";
 import { COMPANY_ID, World, type Slot } from "./world";
 
@@ -550,7 +551,8 @@ async function attesterLoop(prisma: PrismaClient, workers: Workers, history: His
 
 /** Settled: no run queued or running without a hold, no coordinator in flight without a hold, no hold waiting for an attestation the harness can give. */
 async function waitSettled(prisma: PrismaClient, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const clock = { startedAt: Date.now(), baseMs: timeoutMs };
+  let deadline = settleDeadline(clock, null);
   let quietPasses = 0;
   while (Date.now() < deadline) {
     await sleep(1_000);
@@ -563,6 +565,12 @@ async function waitSettled(prisma: PrismaClient, timeoutMs: number): Promise<boo
       const inFlight = await prisma.nativeRunFinalization.count({
         where: { companyId: COMPANY_ID, phase: { in: ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"] }, runId: { notIn: held } },
       });
+      // The product's retry schedule decides how long a run may rightly take (settle-deadline.ts).
+      const latest = await prisma.nativeRunFinalization.aggregate({
+        where: { companyId: COMPANY_ID, phase: "retryable_failure", runId: { notIn: held } },
+        _max: { nextAttemptAt: true },
+      });
+      deadline = settleDeadline(clock, latest._max.nextAttemptAt?.getTime() ?? null);
       if (busy === 0 && inFlight === 0) {
         quietPasses += 1;
         // A few passes of the reconciler with nothing to do, and the holds the harness can attest are gone.
