@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { FinalizationPhase } from "@copyback/db/client";
 import { DomainError } from "../errors";
 import {
+  decideCommitRetry,
   decideCopybackFailure,
   decideFinalizeStart,
   EXPORT_RETRY_EXHAUSTED_CODE,
@@ -240,5 +241,21 @@ describe("decideCopybackFailure", () => {
       lastCode: "ECONNRESET",
       attempts: 3,
     });
+  });
+});
+
+describe("decideCommitRetry: a failed commit's own schedule", () => {
+  const now = new Date("2026-12-04T00:00:00.000Z");
+  it("R-OWN-3: counts commit failures, not attempts, and keeps the rest of failure_detail", () => {
+    expect(decideCommitRetry({ attempt: 7, transientFailures: 2 }, now)).toEqual({
+      nextAttemptAt: new Date(now.getTime() + 30_000),
+      failureDetail: { attempt: 7, transientFailures: 2, commitFailures: 1 },
+    });
+    expect(decideCommitRetry({ commitFailures: 1 }, now).nextAttemptAt).toEqual(new Date(now.getTime() + 120_000));
+  });
+  it("R-OWN-3: reads no detail, or an unreadable count, as no commit failure before", () => {
+    expect(decideCommitRetry(null, now).failureDetail).toEqual({ commitFailures: 1 });
+    expect(decideCommitRetry({ commitFailures: "3" }, now).failureDetail).toEqual({ commitFailures: 1 });
+    expect(decideCommitRetry(["x"], now).failureDetail).toEqual({ commitFailures: 1 });
   });
 });

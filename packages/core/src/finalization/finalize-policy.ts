@@ -111,6 +111,22 @@ export function transientFailuresOf(failureDetail: unknown): number {
 }
 
 /**
+ * A commit that failed after the barrier (the files are on the host; only the transaction that
+ * applies the result did not go through: a dropped connection, a restarted database) is retried on
+ * its own schedule. Its backoff follows the commit failures counted in failure_detail
+ * (`commitFailures`), as an export's follows its failures, never the coordinator's `attempt`, which
+ * interrupted and taken-over attempts raise too: after four of them the first retry of a commit
+ * waited the schedule's 15-minute cap. The rest of failure_detail (the export failures counted,
+ * a readmission) is kept.
+ */
+export function decideCommitRetry(failureDetail: unknown, now: Date): { nextAttemptAt: Date; failureDetail: Record<string, unknown> } {
+  const detail = typeof failureDetail === "object" && failureDetail !== null && !Array.isArray(failureDetail) ? (failureDetail as Record<string, unknown>) : {};
+  const before = detail.commitFailures;
+  const commitFailures = (typeof before === "number" && Number.isInteger(before) && before >= 0 ? before : 0) + 1;
+  return { nextAttemptAt: nextFinalizationAttemptAt(now, commitFailures), failureDetail: { ...detail, commitFailures } };
+}
+
+/**
  * R-RR-1: a failure before any host write from a passing cause (already retried in-process up
  * to three attempts) leaves the coordinator retryable for the reconciler, until it is the third
  * transient failure (`failuresBefore`: those recorded before this one): then the budget is spent

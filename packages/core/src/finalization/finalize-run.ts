@@ -54,7 +54,7 @@ import {
   type OwnershipAttempt,
   type OwnershipKey,
 } from "./finalization-owner";
-import { decideCopybackFailure, decideFinalizeStart, nextFinalizationAttemptAt, transientFailuresOf, type NotFinalizableReason } from "./finalize-policy";
+import { decideCommitRetry, decideCopybackFailure, decideFinalizeStart, transientFailuresOf, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
 import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
 import { loadPreparedWorkspace } from "./workspace-descriptor";
@@ -742,7 +742,7 @@ class Finalization {
   /** The barrier stands; only the commit failed. A domain refusal is final, anything else is retried later. */
   private async failArbitration(operationId: string, error: unknown): Promise<FinalizeOutcome> {
     const code = errorCodeOf(error, "finalization_commit_failed");
-    const { attempt } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { attempt: true } });
+    const { failureDetail } = await this.deps.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId: this.key.runId }, select: { failureDetail: true } });
     return this.owned(async (tx): Promise<FinalizeOutcome> => {
       if (isDomainError(error)) {
         await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "terminal_failure", patch: { failureCode: code } });
@@ -768,8 +768,14 @@ class Finalization {
         await this.endRunFailed(tx, code, `Applying the result to the task failed (${code}); the saved result and the sandbox are kept for an operator.`);
         return { kind: "terminal_failure", operationId: null, code };
       }
-      const nextAttemptAt = nextFinalizationAttemptAt(this.now(), attempt);
-      await advanceFinalization(tx, { runId: this.key.runId, from: ["arbitrating"], to: "retryable_failure", patch: { failureCode: code, nextAttemptAt } });
+      const retry = decideCommitRetry(failureDetail, this.now());
+      const nextAttemptAt = retry.nextAttemptAt;
+      await advanceFinalization(tx, {
+        runId: this.key.runId,
+        from: ["arbitrating"],
+        to: "retryable_failure",
+        patch: { failureCode: code, failureDetail: retry.failureDetail as Prisma.InputJsonObject, nextAttemptAt },
+      });
       await recordRunEvent(tx, this.event("warn", "finalization.commit_failed", `Applying the result failed (${code}); it will be retried.`, { errorCode: code }));
       return { kind: "retryable_failure", operationId: null, code, nextAttemptAt };
     });
