@@ -14,6 +14,8 @@ import { EXIT, EXIT_CODE_TABLE } from "./exit-codes";
 import { resolveInstanceRoot } from "./instance-root";
 import { processIo, type CliIo, type CommandContext, type CommandResult } from "./io";
 import type { ResolveOptions } from "./commands/recovery-resolve";
+import { DEFAULT_RESOLVE_OUTCOME, OUTCOMES_NEEDING_NOTE, resolveHelpText } from "./recovery/resolve-help";
+import { RESOLVE_OUTCOMES } from "../recovery/resolvable-holds";
 
 interface GlobalOptions {
   json?: boolean;
@@ -345,10 +347,11 @@ function addRecoveryCommands(program: Command, run: Runner): void {
   recovery
     .command("resolve")
     .description(
-      "record a file hold's repair (R-RR-5): the legacy repair hold or the file-recovery obligation, with the task's unchanged status, the source run and lease, and the evidence; changes nothing else. Recorded as the system actor",
+      "record a file hold's repair or a board disposition (R-RR-5, R-FO-5): one of the holds listed below, with the task's unchanged status, the source run and lease, and the evidence its outcome needs; changes nothing else. Recorded as the system actor",
     )
+    .addHelpText("after", resolveHelpText())
     .requiredOption("--action <id>", "the recovery action")
-    .option("--outcome <outcome>", "restored (default), false_positive or cancelled")
+    .option("--outcome <outcome>", `${RESOLVE_OUTCOMES.join(", ")} (default ${DEFAULT_RESOLVE_OUTCOME}; the evidence each needs is listed below)`)
     .requiredOption("--source-status <status>", "the task's current status, unchanged (copyback recovery show)")
     .requiredOption("--run <id>", "the source run the action records")
     .option("--lease <id>", "the retained lease the action records")
@@ -356,7 +359,7 @@ function addRecoveryCommands(program: Command, run: Runner): void {
     .option("--no-external-actions", "only for a cancelled native run whose history shows it performed none")
     .option("--stop-evidence <text>", "how you verified the exact allocation stopped")
     .option("--recovered-files <text>", "which files you recovered, and where")
-    .option("--note <text>", "why (required for false_positive and cancelled)")
+    .option("--note <text>", `why (required for ${OUTCOMES_NEEDING_NOTE.join(" and ")})`)
     .action(
       run("recovery resolve", async (ctx, opts: ResolveOptions & { externalActions?: boolean }) => {
         // commander turns --no-external-actions into externalActions: false.

@@ -15,6 +15,7 @@ import { withCliDatabase } from "../database";
 import { CliError } from "../errors";
 import { EXIT } from "../exit-codes";
 import type { CommandContext, CommandResult } from "../io";
+import { DEFAULT_RESOLVE_OUTCOME, RESOLVE_FLAG_OF } from "../recovery/resolve-help";
 
 export interface ResolveOptions {
   action: string;
@@ -29,28 +30,19 @@ export interface ResolveOptions {
   note?: string;
 }
 
-const FLAG_OF: Record<string, string> = {
-  actionId: "--action",
-  outcome: "--outcome",
-  sourceIssueStatus: "--source-status",
-  executionReconciliation: "--run / --lease / --run-status",
-  workspaceRepairEvidence: "--stop-evidence / --recovered-files",
-  note: "--note",
-};
-
 export async function recoveryResolve(ctx: CommandContext, opts: ResolveOptions): Promise<CommandResult> {
   const evidence =
     opts.stopEvidence === undefined && opts.recoveredFiles === undefined ? undefined : { stopEvidence: opts.stopEvidence ?? "", recoveredFiles: opts.recoveredFiles ?? "" };
   const parsed = resolveRecoveryActionBody.safeParse({
     actionId: opts.action,
-    outcome: opts.outcome ?? "restored",
+    outcome: opts.outcome ?? DEFAULT_RESOLVE_OUTCOME,
     sourceIssueStatus: opts.sourceStatus,
     executionReconciliation: { runId: opts.run, leaseId: opts.lease ?? null, runStatus: opts.runStatus, noExternalActionsPerformed: opts.noExternalActions === true },
     ...(evidence ? { workspaceRepairEvidence: evidence } : {}),
     ...(opts.note === undefined ? {} : { note: opts.note }),
   });
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => ({ flag: FLAG_OF[String(issue.path[0])] ?? issue.path.join("."), message: issue.message }));
+    const issues = parsed.error.issues.map((issue) => ({ flag: RESOLVE_FLAG_OF[String(issue.path[0])] ?? issue.path.join("."), message: issue.message }));
     throw new CliError(EXIT.usage, "invalid_request", `invalid resolution, nothing written: ${issues.map((i) => `${i.flag}: ${i.message}`).join("; ")}`, { issues });
   }
   const body = parsed.data;

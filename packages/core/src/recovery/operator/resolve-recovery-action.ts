@@ -15,6 +15,7 @@ import { recordActivity, type Actor } from "../../runs/record-activity";
 import { recordRunEvent } from "../../runs/run-log";
 import { recordRecoveryResolution } from "../actions";
 import { decideResolve, type RecordedSource } from "../policies/decide-resolve";
+import { OUTCOME_REQUIRES, RESOLVE_OUTCOMES } from "../resolvable-holds";
 
 const ISSUE_STATUSES = ["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"] as const;
 const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled", "timed_out"] as const;
@@ -24,7 +25,7 @@ const text = z.string().trim().min(1).max(20_000);
 export const resolveRecoveryActionBody = z
   .strictObject({
     actionId: z.uuid(),
-    outcome: z.enum(["restored", "false_positive", "cancelled"]),
+    outcome: z.enum(RESOLVE_OUTCOMES),
     /** The task's status as the operator read it: it must be the unchanged current one. */
     sourceIssueStatus: z.enum(ISSUE_STATUSES),
     /** The recorded source run (and its lease) as the operator reconciled it. */
@@ -39,13 +40,15 @@ export const resolveRecoveryActionBody = z
     workspaceRepairEvidence: z.strictObject({ stopEvidence: text, recoveredFiles: text }).optional(),
     note: text.optional(),
   })
+  // Each outcome's required field is resolvable-holds.ts OUTCOME_REQUIRES, the table the CLI's help prints.
   .superRefine((value, ctx) => {
-    if (value.outcome === "restored" && value.workspaceRepairEvidence === undefined) {
-      ctx.addIssue({ code: "custom", path: ["workspaceRepairEvidence"], message: 'workspaceRepairEvidence is required when outcome is "restored"' });
-    }
-    if (value.outcome !== "restored" && value.note === undefined) {
-      ctx.addIssue({ code: "custom", path: ["note"], message: `a note is required for a ${value.outcome} disposition` });
-    }
+    const required = OUTCOME_REQUIRES[value.outcome];
+    if (value[required] !== undefined) return;
+    ctx.addIssue({
+      code: "custom",
+      path: [required],
+      message: required === "note" ? `a note is required for a ${value.outcome} disposition` : `${required} is required when outcome is "${value.outcome}"`,
+    });
   });
 export type ResolveRecoveryActionBody = z.infer<typeof resolveRecoveryActionBody>;
 

@@ -3,7 +3,8 @@
 // resolution in the same transaction.
 //
 // Which holds it resolves: the legacy repair hold (R-RR-2), the file-recovery obligation
-// (R-FO-1), the archive-limit hold (R-UA-3) and the copyback-failed hold (R-EX-4). It can never dismiss or bypass an unverified copyback owner hold (R-ATT-3: only the
+// (R-FO-1), the archive-limit hold (R-UA-3) and the copyback-failed hold (R-EX-4), by the table of
+// resolvable-holds.ts. It can never dismiss or bypass an unverified copyback owner hold (R-ATT-3: only the
 // run's committed copyback resolves it, after an operator's stop attestation) nor an
 // export-only-retry hold (R-EX-3: only the export-only retry completes it).
 //
@@ -20,15 +21,12 @@
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { readRetainedSource } from "../../leases/retained-source";
 import { readStoppedExecutionReceipt } from "../../runs/stopped-execution-receipt";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../causes";
+import { holdResolvedElsewhere, RESOLVABLE_HOLDS, resolvableHold, type ResolveOutcome } from "../resolvable-holds";
 
-// R-UA-3: the archive-limit hold is a file hold too: no automatic retry can get past the limit, so
-// an operator copies the files from the retained sandbox by hand and records it here ("restored",
-// with the sandbox's confirmed stop receipt and the evidence), or disposes of it deliberately.
-// R-EX-4, R-UI-2: so is the copyback-failed hold (a conflict, a task that moved on, a failed write):
-// nothing retries it automatically; its resolution path is the same file-only repair.
-export const RESOLVABLE_CAUSES: readonly string[] = [LEGACY_COPYBACK_REPAIR_CAUSE, FILE_RECOVERY_CAUSE, EXPORT_LIMIT_CAUSE, COPYBACK_FAILED_CAUSE];
-export type ResolveOutcome = "restored" | "false_positive" | "cancelled";
+// Which causes are resolved here, and which are sent elsewhere, is resolvable-holds.ts's one table
+// (the CLI's help is printed from it too).
+export const RESOLVABLE_CAUSES: readonly string[] = RESOLVABLE_HOLDS.map((hold) => hold.cause);
+export type { ResolveOutcome };
 
 export interface ResolveRequest {
   outcome: ResolveOutcome;
@@ -81,22 +79,8 @@ export type ResolveDecision =
 
 /** R-ATT-3, R-EX-3: the holds generic resolution never dismisses, whatever the outcome asked for. */
 export function refuseProtectedHold(cause: string): Extract<ResolveDecision, { kind: "reject" }> | null {
-  if (cause === OWNER_UNVERIFIED_CAUSE) {
-    return {
-      kind: "reject",
-      code: "hold_requires_attestation",
-      message:
-        "An unverified copyback owner hold cannot be resolved here: attest the stop (POST /api/issues/:id/recovery-actions/resume-workspace-finalization); the run's committed copyback then resolves it.",
-    };
-  }
-  if (cause === EXPORT_RETRY_EXHAUSTED_CAUSE) {
-    return {
-      kind: "reject",
-      code: "hold_requires_export_retry",
-      message: "An export-only-retry hold cannot be resolved here: request the export-only retry (POST /api/issues/:id/recovery-actions/retry-workspace-export); its commit resolves the hold.",
-    };
-  }
-  return null;
+  const elsewhere = holdResolvedElsewhere(cause);
+  return elsewhere ? { kind: "reject", code: elsewhere.code, message: elsewhere.message } : null;
 }
 
 const ACTIVE_RUN = new Set(["queued", "running"]);
@@ -106,7 +90,8 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
   const { request, action } = s;
   const protectedHold = refuseProtectedHold(action.cause);
   if (protectedHold) return protectedHold;
-  if (!RESOLVABLE_CAUSES.includes(action.cause)) return reject("action_not_resolvable", `Recovery actions of cause ${action.cause} are not resolved through this API.`);
+  const hold = resolvableHold(action.cause);
+  if (!hold) return reject("action_not_resolvable", `Recovery actions of cause ${action.cause} are not resolved through this API.`);
   const leaseIds = action.source.leaseId ? [action.source.leaseId] : [];
   if (action.status !== "active" && action.status !== "escalated") {
     if (action.outcome === request.outcome) return { kind: "already_resolved", leaseIds };
@@ -145,7 +130,7 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
     return reject("retained_source_mismatch", "The lease no longer holds the allocation the action recorded (another run, allocation or plugin).");
   }
   const retained = readRetainedSource(lease.metadata);
-  if (action.cause === LEGACY_COPYBACK_REPAIR_CAUSE && !retained) return reject("retained_source_missing", "The lease has no retained-source record.");
+  if (hold.needsRetainedSourceRecord && !retained) return reject("retained_source_missing", "The lease has no retained-source record.");
   if (retained && (retained.runId !== run.id || retained.leaseId !== lease.id || retained.providerLeaseId !== lease.providerLeaseId || retained.pluginId !== lease.pluginId)) {
     return reject("retained_source_mismatch", "The lease's retained-source record names another run or allocation.");
   }
