@@ -236,7 +236,7 @@ function addRecoveryCommands(program: Command, run: Runner): void {
     .description("recovery actions (holds) in the instance database, for instance operators");
   const environment = program
     .command("environment")
-    .description("the sandbox environments of the instance database: list them, change their configuration (rehearsal faults)");
+    .description("the sandbox environments of the instance database: list them, change their configuration (rehearsal faults) and lease policy");
   environment
     .command("list")
     .description("every environment with its id, company, provider, plugin, lease policy and configuration")
@@ -250,13 +250,17 @@ function addRecoveryCommands(program: Command, run: Runner): void {
     .command("configure")
     .argument("<environment-id>", "the environment (copyback environment list)", uuid)
     .description(
-      "change an environment's configuration, checked by its provider's schema (a refused change writes nothing): set or clear the rehearsal faults of README \"Rehearsing recovery\", or replace the whole configuration",
+      "change an environment's configuration, checked by its provider's schema, and/or its lease policy (a refused change writes nothing; an applied one is recorded in the activity log): set or clear the rehearsal faults of README \"Rehearsing recovery\", replace the whole configuration, or set the policy sandboxes acquired from now on use",
     )
     .option("--faults <json>", 'set config.faults, keeping every other key (local: \'{"failExports":9}\')')
     .option("--clear-faults", "remove config.faults")
     .option("--config <file>", "replace the whole configuration with this JSON file")
+    .option(
+      "--lease-policy <policy>",
+      "set the lease policy new sandboxes are acquired with: ephemeral, reuse_by_environment or retain_on_failure (existing leases keep theirs); alone or with one configuration change",
+    )
     .action(
-      run("environment configure", async (ctx, environmentId: string, opts: { faults?: string; clearFaults?: boolean; config?: string }) =>
+      run("environment configure", async (ctx, environmentId: string, opts: { faults?: string; clearFaults?: boolean; config?: string; leasePolicy?: string }) =>
         (await import("./commands/environment-configure")).environmentConfigure(ctx, environmentId, opts),
       ),
     );

@@ -1,15 +1,18 @@
 // `copyback environment list|configure` against a real PostgreSQL: the rehearsal faults of
 // README "Rehearsing recovery" set on a real install, checked by the provider's own schema; a
-// refused change (bad JSON, a misspelled fault, an unknown environment, conflicting flags)
-// writes nothing.
+// refused change (bad JSON, a misspelled fault, an unknown environment, conflicting flags, a bad
+// lease policy) writes nothing; the lease policy (issue 20) applies to new acquisitions only.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
+import { acquireLease, LEASE_POLICIES, releaseLeaseByPolicy } from "../../src/leases/index";
+import { createFakeProvider } from "../../src/providers/fake/index";
 import { parseFakeConfig } from "../../src/providers/fake/config";
 import { parseLocalConfig } from "../../src/providers/local/config";
+import { buildLeaseWorld, registryOf } from "../leases/lease-fixture";
 import { parseJson, runCli } from "./helpers";
 
 const db = useTestDatabase();
@@ -74,5 +77,89 @@ describe("copyback environment", () => {
     expect(unknown.code).not.toBe(EXIT.ok);
     expect((parseJson(unknown) as { error: { code: string } }).error.code).toBe("not_found");
     expect(JSON.stringify(await configOf(local))).toBe(before);
+  });
+});
+
+// Issue 20: no CLI set an environment's lease policy (the session-9 walk needed SQL for it).
+describe("copyback environment configure --lease-policy", () => {
+  const activityOf = (environmentId: string) =>
+    db.prisma().activityLog.findMany({ where: { entityType: "environment", entityId: environmentId }, orderBy: { createdAt: "asc" } });
+
+  it("issue 20: sets the policy, `environment list` shows it and the activity log records the change", async () => {
+    const set = await cli(["environment", "configure", local, "--lease-policy", "reuse_by_environment"]);
+    expect(set.code, set.stderr).toBe(EXIT.ok);
+    expect(parseJson(set)).toMatchObject({ environment: { id: local, defaultLeasePolicy: "reuse_by_environment" }, leasePolicyChange: { from: "ephemeral", to: "reuse_by_environment", changed: true } });
+    const listed = parseJson(await cli(["environment", "list"])) as { environments: { id: string; defaultLeasePolicy: string }[] };
+    expect(listed.environments.find((e) => e.id === local)?.defaultLeasePolicy).toBe("reuse_by_environment");
+    const text = await runCli(["environment", "list"], { databaseUrl: db.url(), copybackHome: dir });
+    expect(text.stdout.split("\n").find((line) => line.includes(local))).toContain("reuse_by_environment");
+    expect((await activityOf(local)).filter((a) => a.action === "environment.lease_policy_changed").map((a) => a.details)).toEqual([
+      { from: "ephemeral", to: "reuse_by_environment", existingLeases: { active: 0, held: 0, reusable: 0 } },
+    ]);
+    // The same policy again changes nothing and records nothing.
+    const again = await cli(["environment", "configure", local, "--lease-policy", "reuse_by_environment"]);
+    expect(parseJson(again)).toMatchObject({ leasePolicyChange: { changed: false } });
+    expect((await activityOf(local)).filter((a) => a.action === "environment.lease_policy_changed")).toHaveLength(1);
+    // A configuration change is recorded too, with what it replaced.
+    await cli(["environment", "configure", local, "--faults", '{"failExports":1}']);
+    const configured = (await activityOf(local)).filter((a) => a.action === "environment.config_changed").at(-1);
+    expect(configured?.details).toMatchObject({ provider: "local", to: { faults: { failExports: 1 } } });
+    await cli(["environment", "configure", local, "--clear-faults", "--lease-policy", "ephemeral"]);
+  });
+
+  it("issue 20: a bad policy is refused before anything is opened and changes nothing, with the valid choices named", async () => {
+    const before = await db.prisma().environment.findUniqueOrThrow({ where: { id: local } });
+    const logged = (await activityOf(local)).length;
+    for (const argv of [["--lease-policy", "forever"], ["--lease-policy", "Ephemeral"], ["--faults", '{"failExports":3}', "--lease-policy", "reuse"]]) {
+      const run = await cli(["environment", "configure", local, ...argv]);
+      expect(run.code, argv.join(" ")).toBe(EXIT.usage);
+      const error = (parseJson(run) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe("invalid_request");
+      expect(error.message).toContain("ephemeral, reuse_by_environment, retain_on_failure");
+      expect(error.message).toContain("nothing written");
+    }
+    const after = await db.prisma().environment.findUniqueOrThrow({ where: { id: local } });
+    expect({ policy: after.defaultLeasePolicy, config: after.config, updatedAt: after.updatedAt }).toEqual({ policy: before.defaultLeasePolicy, config: before.config, updatedAt: before.updatedAt });
+    expect(await activityOf(local)).toHaveLength(logged);
+  });
+
+  it("R-ORP-3, R-DT-2: existing leases keep the policy they were acquired with, the output says so, only new acquisitions use the new one", async () => {
+    const prisma = db.prisma();
+    const w = await buildLeaseWorld(prisma, { defaultLeasePolicy: "reuse_by_environment" });
+    const plugin = createFakeProvider();
+    const registry = registryOf(plugin);
+    // A released reusable sandbox (its run committed), an active one, and a held one (its run failed).
+    const first = await acquireLease(prisma, registry, w.acquireInput(await w.newRun()));
+    await releaseLeaseByPolicy(prisma, registry, { leaseId: first.lease.id, runId: first.lease.runId!, outcome: "committed" });
+    const second = await w.anotherWorkspace("active");
+    const active = await acquireLease(prisma, registry, w.acquireInput(await w.newRun(), { executionWorkspaceId: second.id }));
+    const third = await w.anotherWorkspace("held");
+    const failedRun = await w.newRun();
+    const held = await acquireLease(prisma, registry, w.acquireInput(failedRun, { executionWorkspaceId: third.id }));
+    await releaseLeaseByPolicy(prisma, registry, { leaseId: held.lease.id, runId: failedRun, outcome: "failed" });
+    await prisma.heartbeatRun.update({ where: { id: failedRun }, data: { status: "failed" } });
+
+    const run = await cli(["environment", "configure", w.environment.id, "--lease-policy", "ephemeral"]);
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    expect(parseJson(run)).toMatchObject({ leasePolicyChange: { from: "reuse_by_environment", to: "ephemeral", existing: { active: 1, held: 1, reusable: 1 } } });
+    const text = await runCli(["environment", "configure", w.environment.id, "--lease-policy", "retain_on_failure"], { databaseUrl: db.url(), copybackHome: dir });
+    expect(text.stdout).toContain("only sandboxes acquired from now on use retain_on_failure");
+    expect(text.stdout).toContain("existing leases keep the policy they were acquired with: 1 active");
+    expect(text.stdout).toContain("1 held for recovery");
+    expect(text.stdout).toContain("1 released reuse_by_environment sandbox stays stopped and is not reused while the policy is retain_on_failure; this change destroys nothing");
+    await cli(["environment", "configure", w.environment.id, "--lease-policy", "ephemeral"]);
+
+    const leases = await prisma.environmentLease.findMany({ where: { id: { in: [first.lease.id, active.lease.id, held.lease.id] } }, select: { leasePolicy: true, status: true } });
+    expect(leases.map((l) => l.leasePolicy)).toEqual(["reuse_by_environment", "reuse_by_environment", "reuse_by_environment"]);
+    // A new acquisition on the released sandbox's workspace: a new ephemeral allocation, never the reusable one.
+    const next = await acquireLease(prisma, registry, w.acquireInput(await w.newRun()));
+    expect(next.reused).toBe(false);
+    expect(next.lease.leasePolicy).toBe("ephemeral");
+    expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: first.lease.id } })).status).toBe("released");
+  });
+
+  it("issue 20: the command's help names every lease policy of the schema", async () => {
+    const help = await runCli(["environment", "configure", "--help"]);
+    for (const policy of LEASE_POLICIES) expect(help.stdout).toContain(policy);
   });
 });
