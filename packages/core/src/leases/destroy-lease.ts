@@ -193,14 +193,15 @@ export function newDestroyIntent(
 /**
  * R-EX-2 (issue 20): the one way from `released` to a destroy, for a sandbox stopped and kept while
  * its run's copyback waited for a retry, once that copyback committed (release-lease.ts checks the
- * commit and the barrier). Intent first, as every destroy (R-SO-1): status pending_cleanup with the
+ * commit and the barrier), and for a warm reusable sandbox of an environment whose lease policy no
+ * longer reuses (retire-warm-sandboxes.ts; `db` may be that change's transaction). Intent first, as every destroy (R-SO-1): status pending_cleanup with the
  * destroy intent, the old receipt and its size gone, in one compare-and-set on the status, on that
  * exact receipt (no reuse or export retry took the lease meanwhile) and on the held-lease rule (no
  * open recovery action still needs its files). Not an edge of the ordinary status machine
  * (lease-status.ts), like the export-only retry's own (stop-intent.ts recordExportRetryIntent).
  * Returns whether this caller won.
  */
-export async function recordDestroyAfterCommitIntent(db: PrismaClient, input: { leaseId: string; receiptJson: unknown; intent: DestroyIntent }): Promise<boolean> {
+export async function recordDestroyAfterCommitIntent(db: Pick<PrismaClient, "$executeRaw">, input: { leaseId: string; receiptJson: unknown; intent: DestroyIntent }): Promise<boolean> {
   if (input.receiptJson === undefined || input.receiptJson === null) return false;
   const changed = await db.$executeRaw(Prisma.sql`
     UPDATE environment_leases

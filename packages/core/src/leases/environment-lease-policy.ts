@@ -9,7 +9,8 @@
 // lease stays held by lease-holds.ts whatever the environment says (R-ORP-3, R-EX-4), and a lease
 // rewritten to `ephemeral` would lack the acquisition-time sentinel export-only resume requires
 // (R-DT-2). Only sandboxes acquired after the change's commit use the new policy (an acquisition
-// that read the environment just before it still gets the old one).
+// that read the environment just before it still gets the old one). The one exception is a warm
+// sandbox no run will reuse under the new policy: retire-warm-sandboxes.ts destroys it.
 import { z } from "zod";
 import { LEASE_POLICIES, type LeasePolicy } from "./lease-types";
 
@@ -37,6 +38,8 @@ export interface LeasePolicyChange {
   from: LeasePolicy;
   to: LeasePolicy;
   existing: ExistingLeases;
+  /** The warm sandboxes the change gave a destroy intent (retire-warm-sandboxes.ts); absent: none. */
+  retiredLeaseIds?: readonly string[];
 }
 
 export function leasePolicyChangeNotes(change: LeasePolicyChange): string[] {
@@ -46,9 +49,10 @@ export function leasePolicyChangeNotes(change: LeasePolicyChange): string[] {
     `lease policy ${change.from} -> ${change.to}: only sandboxes acquired from now on use ${change.to}`,
     `existing leases keep the policy they were acquired with: ${active} active (released by its own policy when its run ends), ${held} held for recovery (still held, never reused or destroyed)`,
   ];
+  const retired = change.retiredLeaseIds?.length ?? 0;
   if (reusable > 0 && change.to !== "reuse_by_environment") {
     notes.push(
-      `${reusable} released reuse_by_environment sandbox${reusable === 1 ? "" : "es"} stay${reusable === 1 ? "s" : ""} stopped and ${reusable === 1 ? "is" : "are"} not reused while the policy is ${change.to}; this change destroys nothing (set reuse_by_environment again to reuse ${reusable === 1 ? "it" : "them"})`,
+      `${retired} of ${reusable} warm reuse_by_environment sandbox${reusable === 1 ? "" : "es"} (released, holding nothing for recovery) will be destroyed by the lease cleanup sweep: no run reuses ${reusable === 1 ? "it" : "them"} under ${change.to}${retired < reusable ? " (the others were taken or held meanwhile and are left as they are)" : ""}`,
     );
   }
   return notes;

@@ -81,7 +81,8 @@ export const stopReceiptSchema = z.strictObject({
  * A sandbox that may exist and must be destroyed, recorded on a `pending_cleanup` lease before
  * (or instead of) the provider's answer, so that no possibly existing sandbox is ever lost track
  * of: an acquisition whose reply never came (`acquire_unconfirmed`), or a destroy after the
- * commit that is in flight or could not be confirmed (`release`). Nothing of the sandbox is worth
+ * commit that is in flight or could not be confirmed (`release`), or a warm reusable sandbox of an
+ * environment whose policy no longer reuses (`policy_changed`). Nothing of the sandbox is worth
  * keeping in either case (nothing was seeded yet; the files are merged), so the cleanup sweep
  * destroys it through the pinned plugin (R-EX-6); destroy is idempotent.
  *
@@ -96,7 +97,8 @@ export const destroyIntentSchema = z.strictObject({
   leaseId: uuid,
   pluginId: nonEmpty,
   providerLeaseId: nonEmpty.nullable(),
-  reason: z.enum(["acquire_unconfirmed", "release"]),
+  // `policy_changed`: a warm sandbox of an environment that no longer reuses (retire-warm-sandboxes.ts).
+  reason: z.enum(["acquire_unconfirmed", "release", "policy_changed"]),
   createdAt: timestamp,
 });
 

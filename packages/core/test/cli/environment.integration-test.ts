@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { acquireLease, LEASE_POLICIES, releaseLeaseByPolicy } from "../../src/leases/index";
+import { LEASE_METADATA_KEYS } from "../../src/leases/lease-metadata";
+import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { createFakeProvider } from "../../src/providers/fake/index";
 import { parseFakeConfig } from "../../src/providers/fake/config";
 import { parseLocalConfig } from "../../src/providers/local/config";
@@ -94,7 +96,7 @@ describe("copyback environment configure --lease-policy", () => {
     const text = await runCli(["environment", "list"], { databaseUrl: db.url(), copybackHome: dir });
     expect(text.stdout.split("\n").find((line) => line.includes(local))).toContain("reuse_by_environment");
     expect((await activityOf(local)).filter((a) => a.action === "environment.lease_policy_changed").map((a) => a.details)).toEqual([
-      { from: "ephemeral", to: "reuse_by_environment", existingLeases: { active: 0, held: 0, reusable: 0 } },
+      { from: "ephemeral", to: "reuse_by_environment", existingLeases: { active: 0, held: 0, reusable: 0 }, retiredLeaseIds: [] },
     ]);
     // The same policy again changes nothing and records nothing.
     const again = await cli(["environment", "configure", local, "--lease-policy", "reuse_by_environment"]);
@@ -139,23 +141,36 @@ describe("copyback environment configure --lease-policy", () => {
     await releaseLeaseByPolicy(prisma, registry, { leaseId: held.lease.id, runId: failedRun, outcome: "failed" });
     await prisma.heartbeatRun.update({ where: { id: failedRun }, data: { status: "failed" } });
 
-    const run = await cli(["environment", "configure", w.environment.id, "--lease-policy", "ephemeral"]);
-    expect(run.code, run.stderr).toBe(EXIT.ok);
-    expect(parseJson(run)).toMatchObject({ leasePolicyChange: { from: "reuse_by_environment", to: "ephemeral", existing: { active: 1, held: 1, reusable: 1 } } });
     const text = await runCli(["environment", "configure", w.environment.id, "--lease-policy", "retain_on_failure"], { databaseUrl: db.url(), copybackHome: dir });
+    expect(text.code, text.stderr).toBe(EXIT.ok);
     expect(text.stdout).toContain("only sandboxes acquired from now on use retain_on_failure");
     expect(text.stdout).toContain("existing leases keep the policy they were acquired with: 1 active");
     expect(text.stdout).toContain("1 held for recovery");
-    expect(text.stdout).toContain("1 released reuse_by_environment sandbox stays stopped and is not reused while the policy is retain_on_failure; this change destroys nothing");
-    await cli(["environment", "configure", w.environment.id, "--lease-policy", "ephemeral"]);
+    expect(text.stdout).toContain("1 of 1 warm reuse_by_environment sandbox (released, holding nothing for recovery) will be destroyed by the lease cleanup sweep");
+    const run = await cli(["environment", "configure", w.environment.id, "--lease-policy", "ephemeral"]);
+    expect(run.code, run.stderr).toBe(EXIT.ok);
+    // The warm one has its destroy intent already: nothing left to retire.
+    expect(parseJson(run)).toMatchObject({ leasePolicyChange: { from: "retain_on_failure", to: "ephemeral", existing: { active: 1, held: 1, reusable: 0 }, retiredLeaseIds: [] } });
 
-    const leases = await prisma.environmentLease.findMany({ where: { id: { in: [first.lease.id, active.lease.id, held.lease.id] } }, select: { leasePolicy: true, status: true } });
+    const leases = await prisma.environmentLease.findMany({ where: { id: { in: [first.lease.id, active.lease.id, held.lease.id] } }, select: { id: true, leasePolicy: true, status: true } });
     expect(leases.map((l) => l.leasePolicy)).toEqual(["reuse_by_environment", "reuse_by_environment", "reuse_by_environment"]);
+    const statusOf = (id: string) => leases.find((l) => l.id === id)?.status;
+    // The active and the held lease are untouched; the warm one waits for the cleanup sweep's destroy.
+    expect([statusOf(active.lease.id), statusOf(held.lease.id), statusOf(first.lease.id)]).toEqual(["active", "released", "pending_cleanup"]);
+    const warm = await prisma.environmentLease.findUniqueOrThrow({ where: { id: first.lease.id } });
+    expect((warm.metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.destroyIntent]).toMatchObject({ leaseId: first.lease.id, reason: "policy_changed" });
+    expect((await activityOf(w.environment.id)).find((a) => a.action === "environment.lease_policy_changed")?.details).toMatchObject({ retiredLeaseIds: [first.lease.id] });
     // A new acquisition on the released sandbox's workspace: a new ephemeral allocation, never the reusable one.
     const next = await acquireLease(prisma, registry, w.acquireInput(await w.newRun()));
     expect(next.reused).toBe(false);
     expect(next.lease.leasePolicy).toBe("ephemeral");
-    expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: first.lease.id } })).status).toBe("released");
+    // The cleanup sweep destroys the warm sandbox through its pinned plugin; the held one stays.
+    const sweep = leaseCleanupSweep({ db: prisma, registry, controller: { host: "test-host", pid: 4244 }, sleep: async () => {} });
+    for (const unit of await sweep.due(50)) await sweep.handle(unit);
+    expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: first.lease.id } })).status).toBe("destroyed");
+    expect(plugin.store.has(first.lease.providerLeaseId!)).toBe(false);
+    expect(plugin.store.has(held.lease.providerLeaseId!)).toBe(true);
+    expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: held.lease.id } })).status).toBe("released");
   });
 
   it("issue 20: the command's help names every lease policy of the schema", async () => {

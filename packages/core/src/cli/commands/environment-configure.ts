@@ -12,6 +12,7 @@ import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { isDomainError, notFound } from "../../errors";
 import { leasePolicyChangeNotes, parseLeasePolicy, type ExistingLeases, type LeasePolicyChange } from "../../leases/environment-lease-policy";
 import { leaseHeldSql } from "../../leases/lease-holds";
+import { retireWarmSandboxes } from "../../leases/retire-warm-sandboxes";
 import type { LeasePolicy } from "../../leases/lease-types";
 import { nextEnvironmentConfig, type ConfigChange } from "../../providers/environment-config";
 import type { ProviderKind } from "../../providers/types";
@@ -98,10 +99,16 @@ export async function environmentConfigure(ctx: CommandContext, environmentId: s
       if (config !== null) {
         await recordActivity(tx, { ...activity, action: "environment.config_changed", details: { provider: env.provider, from: env.config as Prisma.InputJsonValue, to: config as Prisma.InputJsonValue } });
       }
+      // Warm sandboxes nothing will reuse any more are destroyed by the cleanup sweep, not kept forever.
+      const retired = policyChanged && policyChange.to !== "reuse_by_environment" ? await retireWarmSandboxes(tx, environmentId) : [];
       if (policyChanged) {
-        await recordActivity(tx, { ...activity, action: "environment.lease_policy_changed", details: { from: policyChange.from, to: policyChange.to, existingLeases: { ...policyChange.existing } } });
+        await recordActivity(tx, {
+          ...activity,
+          action: "environment.lease_policy_changed",
+          details: { from: policyChange.from, to: policyChange.to, existingLeases: { ...policyChange.existing }, retiredLeaseIds: retired },
+        });
       }
-      return { updated, policyChange };
+      return { updated, policyChange: policyChange && { ...policyChange, retiredLeaseIds: retired } };
     });
     const json = { database: source, environment: updated, leasePolicyChange: policyChange && { ...policyChange, changed: policyChange.from !== policyChange.to } };
     const text = [`environment ${updated.name} (${updated.provider}, ${updated.id}) configured: lease policy ${updated.defaultLeasePolicy}, config ${JSON.stringify(updated.config)}`];
