@@ -87,6 +87,16 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
+    // Issue 20: the lease cleanup sweep's resumption of unfinished Discards (leases with a discard intent, not destroyed).
+    name: "environment_leases_discard_due",
+    table: "environment_leases",
+    reason: "partial index (WHERE status <> 'destroyed' AND jsonb_typeof(metadata -> 'sandboxDiscard') = 'object')",
+    definitionIncludes: [
+      "CREATE INDEX environment_leases_discard_due ON public.environment_leases USING btree (next_cleanup_at NULLS FIRST, id)",
+      "WHERE ((status <> 'destroyed'::lease_status) AND (jsonb_typeof((metadata -> 'sandboxDiscard'::text)) = 'object'::text))",
+    ],
+  },
+  {
     // Issue 10 item 7 (R-UA-5): the historical unsafe export sweep's due selection.
     name: "native_run_finalizations_historical_unsafe",
     table: "native_run_finalizations",
