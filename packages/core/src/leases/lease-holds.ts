@@ -13,7 +13,11 @@
 //     result_accepted, workspace_finalizing, arbitrating or retryable_failure, a held one
 //     included): the run is still `running` and its sandbox is the only copy of the result's
 //     files, which the next attempt exports (R-ORP-3, R-EX-4). Reusing it would reseed it under
-//     another run and the retry would export that run's files as this one's (issue 20).
+//     another run and the retry would export that run's files as this one's (issue 20);
+//   - it carries an operator's discard intent (`sandboxDiscard`) and is not destroyed yet: a
+//     Discard in flight or interrupted (sandboxes/discard-intent.ts). Its sandbox may already be
+//     gone, so it is never handed to another run nor released by the ordinary cleanup; the Discard's
+//     resumption finishes it, and the Retained list shows it as being discarded (issue 20).
 // Each part is read through an index: the partial indexes issue_recovery_actions_open_by_lease and
 // issue_recovery_actions_open_lease_ids (hand-written), heartbeat_runs and native_run_finalizations
 // by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing
@@ -36,6 +40,7 @@ export function leaseHeldSql(alias: string): Prisma.Sql {
   return Prisma.sql`(
     ${hasDocument(lease, LEASE_METADATA_KEYS.stopIntent)}
     OR ${hasDocument(lease, LEASE_METADATA_KEYS.reuseRefused)}
+    OR ${hasDocument(lease, LEASE_METADATA_KEYS.discardIntent)}
     OR EXISTS (SELECT 1 FROM issue_recovery_actions ra WHERE ra.lease_id = ${lease}.id AND ra.status IN ${OPEN})
     OR EXISTS (SELECT 1 FROM issue_recovery_actions ra
                WHERE ra.status IN ${OPEN} AND ra.evidence -> 'leaseIds' @> jsonb_build_array(${lease}.id::text))

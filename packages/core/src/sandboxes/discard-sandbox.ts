@@ -1,33 +1,50 @@
 // Discard of a retained sandbox by a board operator (issue 14 section 2). Nothing else ever
-// discards one: the ordinary cleanup selects only pending_cleanup leases with an intent, and the
-// reuse of a lease refuses held ones (lease-holds.ts). In order:
+// decides to discard one: the ordinary cleanup selects only pending_cleanup leases with an intent,
+// and the reuse of a lease refuses held ones (lease-holds.ts). In order:
 //   1. one transaction, the lease row locked: the snapshot (held? which open actions name it? a
 //      cleanup claim in flight?) and decideDiscard: the immutable allocation id must match the
 //      lease's, every open action that still needs the files must be named and acknowledged. Admitted,
-//      the discard intent (who, why, which actions, request id) and a cleanup claim are written on
-//      the lease, so no sweep stops or resumes it meanwhile and a crash leaves the intent visible;
+//      the discard intent (who, why, which actions, which allocation and plugin, request id) and a
+//      short cleanup claim are written on the lease, so no sweep stops or resumes it meanwhile and a
+//      crash leaves the intent visible (discard-intent.ts: the claim is renewed while this request
+//      lives, so it lapses soon after the request dies);
 //   2. the destroy, through the lease's pinned plugin only (R-EX-6; destroy is idempotent);
-//   3. one transaction: the lease `destroyed` with the confirmed destruction receipt (plugin,
-//      allocation, request, who, why, when: the evidence reconstruction will require), each
-//      acknowledged action records that its files were given up (actions.ts), one activity row.
-// A failed destroy leaves the lease as it was (not destroyed), its claim given back and the
-// failure recorded; repeating Discard tries again. Answers the exact lease and action ids.
+//   3. the final transaction (record-discard.ts, shared with the resumption): the lease
+//      `destroyed` with the confirmed destruction receipt, each acknowledged action records that
+//      its files were given up, one activity row. A database that is briefly away is tried again
+//      a few times while the claim is renewed.
+// Interrupted anywhere after step 1 (the process killed, the database gone past those tries), the
+// intent is resumable (issue 20): once the claim lapsed, the lease cleanup sweep finishes it
+// (resume-discard.ts), and a repeat Discard is a new admission that resumes it (its intent names
+// the one it resumes). A repeat while the claim is live is refused `cleanup_in_progress`, saying
+// until when; two Discards at once are serialized by the row lock, so only one is admitted.
+// A failed destroy changes no status: the failure is recorded, the claim given back, and the intent
+// kept (the operator's decision stands; the sweep tries again by the cleanup backoff, a repeat
+// Discard at once). Answers the exact lease and action ids.
 import { randomUUID } from "node:crypto";
-import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
-import { DomainError } from "../errors";
-import { DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
+import { withTransaction, type PrismaClient } from "@copyback/db/client";
+import { DomainError, isDomainError } from "../errors";
+import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql } from "../leases/lease-holds";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { requireCapability } from "../providers/registry";
-import { recordFilesGivenUp } from "../recovery/actions";
 import { decideDiscard } from "../recovery/policies/decide-discard";
-import { recordActivity, type Actor } from "../runs/record-activity";
+import type { Actor } from "../runs/record-activity";
+import { DISCARD_CLAIM_MS, DISCARD_INTENT_SCHEMA, discardClaimOf, readDiscardIntent, whileClaimed, type DiscardIntent } from "./discard-intent";
+import { recordDiscard, recordDiscardFailure, type DestructionReceipt, type DiscardedLease } from "./record-discard";
 
-export const DISCARD_INTENT_SCHEMA = "copyback.sandbox-discard.v1";
+export { DISCARD_INTENT_SCHEMA };
+export type { DestructionReceipt };
 // The receipt's schema is read back by reconstruction (R-RC-1); one spelling, in leases/destruction-receipt.ts.
 export { DESTRUCTION_RECEIPT_SCHEMA };
-const CLAIM_MS = 15 * 60_000;
+
+export interface DiscardDeps {
+  db: PrismaClient;
+  registry: LeaseProviderRegistry;
+  /** The wait between tries of the final transaction (tests pass one that returns at once). */
+  sleep?: (ms: number) => Promise<unknown>;
+}
 
 export interface DiscardInput {
   companyId: string;
@@ -47,18 +64,6 @@ export interface DiscardResult {
   receipt: DestructionReceipt;
 }
 
-export interface DestructionReceipt {
-  schema: typeof DESTRUCTION_RECEIPT_SCHEMA;
-  confirmed: true;
-  requestId: string;
-  pluginId: string;
-  providerLeaseId: string;
-  destroyedAt: string;
-  by: Actor;
-  reason: string;
-  actionIds: string[];
-}
-
 interface LockedLease {
   id: string;
   company_id: string;
@@ -66,19 +71,21 @@ interface LockedLease {
   provider: string;
   plugin_id: string;
   provider_lease_id: string | null;
+  metadata: unknown;
   held: boolean;
-  claimed: boolean;
+  claimed_until: Date | null;
 }
 
-export async function discardRetainedSandbox(deps: { db: PrismaClient; registry: LeaseProviderRegistry }, input: DiscardInput): Promise<DiscardResult> {
+export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardInput): Promise<DiscardResult> {
   const { db } = deps;
   const requestId = randomUUID();
+  const claim = discardClaimOf(requestId);
   const reason = input.reason.trim();
   const admitted = await withTransaction(db, async (tx) => {
     const [lease] = await tx.$queryRaw<LockedLease[]>`
-      SELECT l.id, l.company_id, l.status::text AS status, l.provider::text AS provider, l.plugin_id, l.provider_lease_id,
+      SELECT l.id, l.company_id, l.status::text AS status, l.provider::text AS provider, l.plugin_id, l.provider_lease_id, l.metadata,
         ${leaseHeldSql("l")} AS held,
-        (l.cleanup_claimed_until IS NOT NULL AND l.cleanup_claimed_until > now()) AS claimed
+        CASE WHEN l.cleanup_claimed_until IS NOT NULL AND l.cleanup_claimed_until > now() THEN l.cleanup_claimed_until END AS claimed_until
       FROM environment_leases l WHERE l.id = ${input.leaseId}::uuid AND l.company_id = ${input.companyId}::uuid
       FOR UPDATE`;
     const actions = lease
@@ -88,9 +95,20 @@ export async function discardRetainedSandbox(deps: { db: PrismaClient; registry:
             AND (ra.lease_id = ${input.leaseId}::uuid OR ra.evidence -> 'leaseIds' @> jsonb_build_array(${input.leaseId}::text))
           ORDER BY ra.created_at, ra.id FOR UPDATE`
       : [];
+    const previous = lease ? readDiscardIntent(lease.metadata) : ({ kind: "absent" } as const);
+    const previousRequestId = previous.kind === "present" ? previous.intent.requestId : null;
+    const claimedUntil = lease?.claimed_until ?? null;
     const decision = decideDiscard(
       {
-        lease: lease ? { status: lease.status, providerLeaseId: lease.provider_lease_id, held: lease.held, claimedByOther: lease.claimed } : null,
+        lease: lease
+          ? {
+              status: lease.status,
+              providerLeaseId: lease.provider_lease_id,
+              held: lease.held,
+              claimedByOther: claimedUntil !== null,
+              claim: claimedUntil === null ? null : { until: claimedUntil.toISOString(), discardRequestId: previousRequestId },
+            }
+          : null,
         openActionIds: actions.map((a) => a.id),
       },
       { providerLeaseId: input.providerLeaseId, acknowledgedActionIds: input.acknowledgedActionIds, reason },
@@ -98,61 +116,91 @@ export async function discardRetainedSandbox(deps: { db: PrismaClient; registry:
     if (decision.kind === "reject") {
       throw new DomainError(decision.code === "lease_not_found" ? "not_found" : decision.code === "reason_required" ? "invalid" : "conflict", decision.code, decision.message, decision.details);
     }
-    const intent = { schema: DISCARD_INTENT_SCHEMA, requestId, by: input.actor, reason, actionIds: decision.actionIds, providerLeaseId: input.providerLeaseId, at: new Date().toISOString() };
+    // A repeat Discard of an unfinished one (its claim lapsed: its request is gone; or given back
+    // after a failed destroy) is a new admission on the lease as it is now, so its acknowledgements
+    // are checked again (an action opened since must be acknowledged too), and its intent names the
+    // one it resumes; the destroy is idempotent whether or not that one got to it.
+    const intent: DiscardIntent = {
+      schema: DISCARD_INTENT_SCHEMA,
+      requestId,
+      by: input.actor,
+      reason,
+      actionIds: decision.actionIds,
+      providerLeaseId: input.providerLeaseId,
+      pluginId: lease!.plugin_id,
+      at: new Date().toISOString(),
+      ...(previousRequestId ? { resumes: previousRequestId } : {}),
+    };
     await tx.$executeRaw`
       UPDATE environment_leases
       SET metadata = metadata || jsonb_build_object(${LEASE_METADATA_KEYS.discardIntent}::text, ${JSON.stringify(intent)}::jsonb),
-          cleanup_claimed_by = ${`discard:${requestId}`}, cleanup_claimed_until = now() + ${CLAIM_MS}::double precision * interval '1 millisecond',
+          cleanup_claimed_by = ${claim}, cleanup_claimed_until = now() + ${DISCARD_CLAIM_MS}::double precision * interval '1 millisecond',
           updated_at = now()
       WHERE id = ${input.leaseId}::uuid`;
-    return { lease: lease!, actionIds: decision.actionIds };
+    return { lease: lease!, intent };
   });
 
-  const { lease } = admitted;
-  const providerLeaseId = lease.provider_lease_id as string;
-  try {
-    // R-EX-6: exactly the plugin pinned on the lease; a missing one is refused, never replaced.
-    const plugin = deps.registry.forLease({ pluginId: lease.plugin_id, provider: lease.provider });
-    requireCapability(plugin, "destroy");
-    await plugin.destroy!({ leaseId: lease.id, pluginId: lease.plugin_id, providerLeaseId });
-  } catch (error) {
-    const failure = { code: (error as { code?: unknown }).code ?? "provider_destroy_failed", message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
-    await db.$executeRaw`
-      UPDATE environment_leases
-      SET metadata = metadata || jsonb_build_object(${LEASE_METADATA_KEYS.failure}::text, ${JSON.stringify(failure)}::jsonb),
-          cleanup_claimed_by = NULL, cleanup_claimed_until = NULL, updated_at = now()
-      WHERE id = ${lease.id}::uuid AND cleanup_claimed_by = ${`discard:${requestId}`}`;
-    throw error;
+  const { lease, intent } = admitted;
+  const discarded = { id: lease.id, companyId: lease.company_id, pluginId: lease.plugin_id, providerLeaseId: intent.providerLeaseId };
+  const receipt = await whileClaimed(db, { leaseId: lease.id, claim }, async () => {
+    let asked = false;
+    try {
+      // R-EX-6: exactly the plugin pinned on the lease; a missing one is refused, never replaced.
+      const plugin = deps.registry.forLease({ pluginId: lease.plugin_id, provider: lease.provider });
+      requireCapability(plugin, "destroy");
+      asked = true;
+      await plugin.destroy!({ leaseId: lease.id, pluginId: lease.plugin_id, providerLeaseId: discarded.providerLeaseId });
+    } catch (error) {
+      const failure = { code: String((error as { code?: unknown }).code ?? "provider_destroy_failed"), message: error instanceof Error ? error.message : String(error) };
+      // The destroy's own error is the answer; a database too far gone to take the failure leaves the
+      // claim to lapse, and the sweep then tries the destroy again.
+      await recordDiscardFailure(db, { leaseId: lease.id, claim, failure, spentAttempt: asked }).catch(() => undefined);
+      throw error;
+    }
+    return recordWithRetries(deps, { lease: discarded, intent, claim });
+  });
+  if (receipt) return { leaseId: lease.id, providerLeaseId: discarded.providerLeaseId, actionIds: intent.actionIds, receipt };
+  return answerLostRecord(db, lease.id, requestId);
+}
+
+/** How long the request waits before each further try of the final transaction (a database restarting, a dropped connection: about 7.5 s in all). */
+const RECORD_RETRY_MS = [500, 2_000, 5_000] as const;
+
+async function recordWithRetries(deps: DiscardDeps, input: { lease: DiscardedLease; intent: DiscardIntent; claim: string }): Promise<DestructionReceipt | null> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await withTransaction(deps.db, (tx) => recordDiscard(tx, { ...input, finishedBy: "request" }));
+    } catch (error) {
+      const delay = RECORD_RETRY_MS[attempt];
+      if (isDomainError(error) || delay === undefined) {
+        // Give the claim back at once if the database answers again, so the sweep need not wait for it to lapse.
+        await deps.db.$executeRaw`
+          UPDATE environment_leases SET cleanup_claimed_until = now() WHERE id = ${input.lease.id}::uuid AND cleanup_claimed_by = ${input.claim}`.catch(() => undefined);
+        throw new DomainError(
+          "unavailable",
+          "discard_unrecorded",
+          `The sandbox was destroyed, but the record of its Discard could not be written (${error instanceof Error ? error.message : String(error)}). The Discard stays recorded on the lease: the reconciler finishes it shortly, or Discard again.`,
+          { leaseId: input.lease.id, requestId: input.intent.requestId },
+        );
+      }
+      await sleep(delay);
+    }
   }
+}
 
-  const receipt: DestructionReceipt = {
-    schema: DESTRUCTION_RECEIPT_SCHEMA,
-    confirmed: true,
-    requestId,
-    pluginId: lease.plugin_id,
-    providerLeaseId,
-    destroyedAt: new Date().toISOString(),
-    by: input.actor,
-    reason,
-    actionIds: admitted.actionIds,
-  };
-  await withTransaction(db, async (tx) => {
-    const moved = await tx.$executeRaw`
-      UPDATE environment_leases
-      SET status = 'destroyed'::lease_status, released_at = COALESCE(released_at, now()),
-          metadata = metadata || jsonb_build_object(${LEASE_METADATA_KEYS.destructionReceipt}::text, ${JSON.stringify(receipt)}::jsonb),
-          cleanup_claimed_by = NULL, cleanup_claimed_until = NULL, updated_at = now()
-      WHERE id = ${lease.id}::uuid AND status IN ('active', 'released', 'pending_cleanup') AND cleanup_claimed_by = ${`discard:${requestId}`}`;
-    if (moved !== 1) throw new DomainError("conflict", "lease_changed", "The lease changed while its sandbox was destroyed; the destroy is recorded nowhere else: repeat Discard.");
-    await recordFilesGivenUp(tx, { actionIds: admitted.actionIds, leaseId: lease.id, providerLeaseId: lease.provider_lease_id, by: input.actor, reason, receipt });
-    await recordActivity(tx, {
-      companyId: input.companyId,
-      actor: input.actor,
-      action: "sandbox.discarded",
-      entityType: "environment_lease",
-      entityId: lease.id,
-      details: { providerLeaseId, pluginId: lease.plugin_id, reason, actionIds: admitted.actionIds, requestId } as Prisma.InputJsonObject,
-    });
-  });
-  return { leaseId: lease.id, providerLeaseId, actionIds: admitted.actionIds, receipt };
+/** The final compare-and-set found the claim gone: say who finished it, or that the lease changed. */
+async function answerLostRecord(db: PrismaClient, leaseId: string, requestId: string): Promise<DiscardResult> {
+  const lease = await db.environmentLease.findUnique({ where: { id: leaseId }, select: { status: true, pluginId: true, providerLeaseId: true, metadata: true } });
+  const verdict = lease ? confirmedDestruction(lease) : null;
+  if (verdict?.kind === "confirmed" && verdict.receipt.requestId === requestId) {
+    // This request's claim lapsed (the database was away past its renewals) and the reconciler
+    // finished this very Discard: it is done, recorded under this request.
+    const receipt = verdict.receipt as DestructionReceipt;
+    return { leaseId, providerLeaseId: receipt.providerLeaseId, actionIds: receipt.actionIds, receipt };
+  }
+  if (verdict?.kind === "confirmed") {
+    throw new DomainError("conflict", "discard_superseded", `The sandbox was destroyed, and its Discard was recorded by another request (${verdict.receipt.requestId}) that resumed this one.`, { leaseId, requestId: verdict.receipt.requestId });
+  }
+  throw new DomainError("conflict", "lease_changed", "The lease changed while its sandbox was destroyed; the destroy is recorded nowhere else: repeat Discard.", { leaseId });
 }

@@ -5,10 +5,14 @@
 // worker after the sandbox's confirmed stop (leases/sandbox-size.ts, provider capability
 // `measureSandbox`) and read here only while it belongs to the lease's current stop receipt
 // (lease-metadata.ts readSandboxSize). Otherwise (a provider that cannot tell, a stop not yet
-// confirmed, a failed measurement) it is unknown (null), never guessed. Reads only; oldest first.
+// confirmed, a failed measurement) it is unknown (null), never guessed. A lease with an unfinished
+// operator Discard (discard-intent.ts: in flight, or interrupted and waiting for the reconciler) is
+// listed as being discarded (`discarding`, the first reason), with no size: its sandbox may already
+// be gone, so it is never shown as a sandbox with its files (issue 20). Reads only; oldest first.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
-import { LEASE_METADATA_KEYS, readSandboxSize } from "../leases/lease-metadata";
+import { LEASE_METADATA_KEYS, readLeaseFailure, readSandboxSize } from "../leases/lease-metadata";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_PHASES } from "../leases/lease-holds";
+import { readDiscardIntent } from "./discard-intent";
 import { retentionReasons, type RetentionReason } from "./retention-reasons";
 
 export interface RetainedSandbox {
@@ -37,6 +41,19 @@ export interface RetainedSandbox {
   sizeBytes: number | null;
   size: RetainedSandboxSize | null;
   reasons: RetentionReason[];
+  /** An operator's Discard recorded and not finished: its sandbox may already be destroyed. Null: none. */
+  discarding: RetainedSandboxDiscard | null;
+}
+
+export interface RetainedSandboxDiscard {
+  requestId: string;
+  by: { type: string; id: string | null };
+  reason: string;
+  since: Date;
+  /** The claim of the request (or resumption) in flight; null or past: nobody is finishing it right now. */
+  claimedUntil: Date | null;
+  /** Why the last try did not finish (the lease's recorded failure), null when none is recorded since. */
+  lastFailure: { code: string; message: string; at: Date } | null;
 }
 
 export interface RetainedSandboxSize {
@@ -87,6 +104,9 @@ interface Row {
   actions: { id: string; cause: string }[];
   size_doc: unknown;
   receipt_doc: unknown;
+  discard_doc: unknown;
+  failure_doc: unknown;
+  cleanup_claimed_until: Date | null;
 }
 
 const present = (key: string) => Prisma.sql`COALESCE(jsonb_typeof(l.metadata -> ${key}), 'null') <> 'null'`;
@@ -110,6 +130,9 @@ export async function listRetainedSandboxes(
         ${present(LEASE_METADATA_KEYS.stopReceipt)} AS stop_receipt,
         l.metadata -> ${LEASE_METADATA_KEYS.sandboxSize} AS size_doc,
         l.metadata -> ${LEASE_METADATA_KEYS.stopReceipt} AS receipt_doc,
+        l.metadata -> ${LEASE_METADATA_KEYS.discardIntent} AS discard_doc,
+        l.metadata -> ${LEASE_METADATA_KEYS.failure} AS failure_doc,
+        l.cleanup_claimed_until,
         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', ra.id, 'cause', ra.cause) ORDER BY ra.created_at, ra.id)
                   FROM issue_recovery_actions ra
                   WHERE ra.status IN ('active', 'escalated')
@@ -125,26 +148,60 @@ export async function listRetainedSandboxes(
   const now = (opts.now ?? new Date()).getTime();
   return {
     total: counted[0]?.total ?? 0,
-    sandboxes: rows.map((row) => ({
-      ...sizeOf(row),
-      leaseId: row.id,
-      companyId: row.company_id,
-      companyName: row.company_name,
-      runId: row.run_id,
-      runStatus: row.run_status,
-      issueId: row.issue_id,
-      issueIdentifier: row.identifier,
-      issueTitle: row.title,
-      provider: row.provider,
-      pluginId: row.plugin_id,
-      providerLeaseId: row.provider_lease_id,
-      leaseStatus: row.status,
-      leasePolicy: row.lease_policy,
-      stopped: row.stop_receipt,
-      acquiredAt: row.acquired_at,
-      ageSeconds: Math.max(0, Math.round((now - row.acquired_at.getTime()) / 1000)),
-      reasons: retentionReasons({ actions: row.actions, stopIntent: row.stop_intent, reuseRefused: row.reuse_refused, runStatus: row.run_status, runCommitted: row.run_committed, finalizationUnsettled: row.finalization_unsettled }),
-    })),
+    sandboxes: rows.map((row) => {
+      const discarding = discardOf(row);
+      return {
+        ...(discarding ? { sizeBytes: null, size: null } : sizeOf(row)),
+        leaseId: row.id,
+        companyId: row.company_id,
+        companyName: row.company_name,
+        runId: row.run_id,
+        runStatus: row.run_status,
+        issueId: row.issue_id,
+        issueIdentifier: row.identifier,
+        issueTitle: row.title,
+        provider: row.provider,
+        pluginId: row.plugin_id,
+        providerLeaseId: row.provider_lease_id,
+        leaseStatus: row.status,
+        leasePolicy: row.lease_policy,
+        stopped: row.stop_receipt,
+        acquiredAt: row.acquired_at,
+        ageSeconds: Math.max(0, Math.round((now - row.acquired_at.getTime()) / 1000)),
+        reasons: retentionReasons({
+          actions: row.actions,
+          stopIntent: row.stop_intent,
+          reuseRefused: row.reuse_refused,
+          runStatus: row.run_status,
+          runCommitted: row.run_committed,
+          finalizationUnsettled: row.finalization_unsettled,
+          discarding: discarding ? { requestId: discarding.requestId, lastFailureCode: discarding.lastFailure?.code ?? null } : null,
+        }),
+        discarding,
+      };
+    }),
+  };
+}
+
+/**
+ * The unfinished Discard on the row, if any. A hand-written intent that does not parse is still an
+ * intent (the lease is held by it): shown as discarding, with what could be read.
+ */
+function discardOf(row: Row): RetainedSandboxDiscard | null {
+  if (row.discard_doc === null || row.discard_doc === undefined) return null;
+  const read = readDiscardIntent({ [LEASE_METADATA_KEYS.discardIntent]: row.discard_doc });
+  const failure = readLeaseFailure({ [LEASE_METADATA_KEYS.failure]: row.failure_doc ?? null });
+  const intent = read.kind === "present" ? read.intent : null;
+  const since = intent ? new Date(intent.at) : row.acquired_at;
+  // Only a failure recorded after this Discard was admitted is its own.
+  const lastFailure = failure.kind === "present" && new Date(failure.value.at) >= since ? { code: failure.value.code, message: failure.value.message, at: new Date(failure.value.at) } : null;
+  return {
+    requestId: intent?.requestId ?? "unreadable",
+    by: intent?.by ?? { type: "system", id: null },
+    reason: intent?.reason ?? (read.kind === "invalid" ? read.message : ""),
+    since,
+    claimedUntil: row.cleanup_claimed_until,
+    lastFailure,
   };
 }
 

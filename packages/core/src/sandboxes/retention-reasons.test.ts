@@ -22,4 +22,13 @@ describe("retentionReasons", () => {
     const reasons = retentionReasons({ ...none, runStatus: "running", runCommitted: false, finalizationUnsettled: true });
     expect(reasons).toEqual([{ kind: "finalization_unsettled", text: expect.stringContaining("not copied back yet") }]);
   });
+
+  it("R-RC-1: an unfinished Discard comes first and says the files may be gone (with its last failure), before the actions it acknowledged", () => {
+    const reasons = retentionReasons({ ...none, actions: [{ id: "a1", cause: "file_recovery" }], discarding: { requestId: "r-1", lastFailureCode: "provider_plugin_unavailable" } });
+    expect(reasons.map((r) => r.kind)).toEqual(["discarding", "recovery_action"]);
+    expect(reasons[0]).toMatchObject({ requestId: "r-1", text: expect.stringContaining("may already be destroyed") });
+    expect(reasons[0]!.text).toContain("provider_plugin_unavailable");
+    expect(retentionReasons({ ...none, discarding: { requestId: "r-1", lastFailureCode: null } })[0]!.text).not.toContain("did not finish");
+    expect(retentionReasons({ ...none, discarding: null })).toEqual([]);
+  });
 });

@@ -10,6 +10,8 @@ export interface RetentionFacts {
   runCommitted: boolean;
   /** The run's accepted result is still being copied back (lease-holds.ts UNSETTLED_FINALIZATION_PHASES). */
   finalizationUnsettled: boolean;
+  /** An operator's Discard is recorded on the lease and not finished (discard-intent.ts); absent: none. */
+  discarding?: { requestId: string; lastFailureCode: string | null } | null;
 }
 
 export type RetentionReason =
@@ -17,17 +19,28 @@ export type RetentionReason =
   | { kind: "stop_intent"; text: string }
   | { kind: "reuse_refused"; text: string }
   | { kind: "run_not_committed"; runStatus: string; text: string }
-  | { kind: "finalization_unsettled"; text: string };
+  | { kind: "finalization_unsettled"; text: string }
+  | { kind: "discarding"; requestId: string; text: string };
 
 const UNCOMMITTED = new Set(["failed", "cancelled", "timed_out"]);
 
 export function retentionReasons(facts: RetentionFacts): RetentionReason[] {
-  const reasons: RetentionReason[] = facts.actions.map((a) => ({
+  const reasons: RetentionReason[] = [];
+  // First: it says the files may already be gone, which every other reason (files kept) must be read against.
+  if (facts.discarding) {
+    const failed = facts.discarding.lastFailureCode ? ` Its last try did not finish (${facts.discarding.lastFailureCode}).` : "";
+    reasons.push({
+      kind: "discarding",
+      requestId: facts.discarding.requestId,
+      text: `being discarded (request ${facts.discarding.requestId}): an operator gave its files up and its sandbox may already be destroyed; the reconciler finishes the Discard, or Discard again.${failed}`,
+    });
+  }
+  reasons.push(...facts.actions.map((a) => ({
     kind: "recovery_action" as const,
     actionId: a.id,
     cause: a.cause,
     text: `open recovery action ${a.id} (${a.cause}) still needs its files`,
-  }));
+  })));
   if (facts.stopIntent) reasons.push({ kind: "stop_intent", text: "a stop-and-retain intent is recorded (R-EX-4, R-EX-5): the sandbox is kept stopped with its files" });
   if (facts.reuseRefused) reasons.push({ kind: "reuse_refused", text: "its resume could not prove it is the recorded sandbox: never reused, kept for inspection" });
   if (facts.runStatus !== null && UNCOMMITTED.has(facts.runStatus) && !facts.runCommitted) {

@@ -26,7 +26,8 @@ export async function sandboxesList(ctx: CommandContext, opts: { companyId?: str
           s.runId ? `${s.runId} (${s.runStatus ?? "?"})` : "-",
           `${s.provider} / ${s.pluginId}`,
           s.providerLeaseId ?? "(never named)",
-          `${s.leaseStatus}${s.stopped ? ", stopped" : ""}`,
+          // An unfinished Discard's sandbox may already be gone: never "stopped" (files kept) then.
+          `${s.leaseStatus}${s.discarding ? ", discarding" : s.stopped ? ", stopped" : ""}`,
           formatAge(s.ageSeconds * 1000),
           sizeText(s.size),
           s.reasons.map((r) => r.text).join("; ") || "-",

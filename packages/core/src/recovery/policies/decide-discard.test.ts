@@ -30,4 +30,19 @@ describe("decideDiscard", () => {
     expect(decideDiscard(snapshot(), { ...request, acknowledgedActionIds: ["a1"] })).toMatchObject({ details: { missing: ["a2"] } });
     expect(decideDiscard(snapshot(), { ...request, acknowledgedActionIds: ["a1", "a2", "zz"] })).toMatchObject({ details: { unknown: ["zz"] } });
   });
+
+  it("an earlier Discard's live claim is refused saying which request holds it and until when (it lapses soon after that request died); another cleanup's claim names only its end", () => {
+    const until = "2026-12-10T10:00:30.000Z";
+    const refused = decideDiscard(snapshot({ claimedByOther: true, claim: { until, discardRequestId: "r-1" } }), request);
+    expect(refused).toMatchObject({ kind: "reject", code: "cleanup_in_progress", details: { discardRequestId: "r-1", claimedUntil: until } });
+    expect(refused.kind === "reject" && refused.message).toContain(until);
+    expect(decideDiscard(snapshot({ claimedByOther: true, claim: { until, discardRequestId: null } }), request)).toEqual({
+      kind: "reject",
+      code: "cleanup_in_progress",
+      message: "A stop, resume or destroy of this sandbox is in flight; try again when it settled.",
+      details: { claimedUntil: until },
+    });
+    // A lapsed claim (its request is gone) refuses nothing: the repeat is admitted and resumes it.
+    expect(decideDiscard(snapshot({ claimedByOther: false, claim: null }), request)).toEqual({ kind: "admit", actionIds: ["a1", "a2"] });
+  });
 });

@@ -11,6 +11,11 @@ export interface DiscardSnapshot {
     held: boolean;
     /** A cleanup claim (a stop, resume or destroy in flight) still running. */
     claimedByOther: boolean;
+    /**
+     * That claim: until when, and the request id of the discard intent on the lease, if any (an
+     * earlier Discard in flight, or one whose request died and whose claim has not lapsed yet).
+     */
+    claim?: { until: string; discardRequestId: string | null } | null;
   } | null;
   /** Open recovery actions naming the lease. */
   openActionIds: readonly string[];
@@ -50,7 +55,20 @@ export function decideDiscard(snapshot: DiscardSnapshot, request: DiscardRequest
     return reject("allocation_mismatch", "The allocation id does not match the one recorded on the lease; nothing was destroyed.", { recorded: lease.providerLeaseId });
   }
   if (!lease.held) return reject("sandbox_not_retained", "This sandbox is not retained for recovery; the ordinary release handles it.");
-  if (lease.claimedByOther) return reject("cleanup_in_progress", "A stop, resume or destroy of this sandbox is in flight; try again when it settled.");
+  if (lease.claimedByOther) {
+    const claim = lease.claim ?? null;
+    // A Discard's claim is short and renewed while its request lives (sandboxes/discard-intent.ts):
+    // if that request died, the claim lapses by `claimedUntil` and the reconciler, or a Discard then,
+    // finishes it. Another cleanup's claim is its own (15 minutes, R-EX-5).
+    if (claim?.discardRequestId) {
+      return reject(
+        "cleanup_in_progress",
+        `A Discard of this sandbox (request ${claim.discardRequestId}) is in flight. If its request is gone, its claim lapses by ${claim.until}: the reconciler then finishes it, or Discard again.`,
+        { discardRequestId: claim.discardRequestId, claimedUntil: claim.until },
+      );
+    }
+    return reject("cleanup_in_progress", "A stop, resume or destroy of this sandbox is in flight; try again when it settled.", claim ? { claimedUntil: claim.until } : undefined);
+  }
   if (request.reason.trim() === "") return reject("reason_required", "Say why the files are given up.");
   const open = new Set(snapshot.openActionIds);
   const acknowledged = new Set(request.acknowledgedActionIds);

@@ -20,21 +20,51 @@
 // Before taking over, the sweep refuses a lease whose allocation another unsettled lease also
 // claims (a competing owner, R-EX-5): it is deferred with a note, never stopped or destroyed.
 //
-// Only `pending_cleanup` leases are ever selected: a released, confirmed-stopped allocation is
-// never touched here, whatever its age (R-DT-3), and nothing here returns a lease to reuse
-// (acquire-lease.ts decides reuse; a `retain_on_failure` source is never a candidate, R-RR-6).
+// It also finishes operators' Discards that their requests did not finish (issue 20): a lease,
+// whatever its status short of `destroyed`, that carries a discard intent with no live claim
+// (sandboxes/discard-intent.ts: a live request renews its short claim) and whose next try is due,
+// selected through the partial index environment_leases_discard_due in the same bounded, fair
+// way, is handed to resumeDiscard (the destroy again through the pinned plugin, then the request's
+// own final transaction). Such a lease is never continued as an ordinary cleanup, even when it is
+// `pending_cleanup`: the operator's Discard supersedes its stop or destroy intent.
+//
+// Otherwise only `pending_cleanup` leases are selected: a released, confirmed-stopped allocation
+// is never touched here for its age (R-DT-3; only an operator's recorded Discard destroys one), and
+// nothing here returns a lease to reuse (acquire-lease.ts decides reuse; a `retain_on_failure`
+// source is never a candidate, R-RR-6).
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { CLEANUP_CLAIM_MS } from "../../leases/lease-cleanup";
 import { LEASE_METADATA_KEYS } from "../../leases/lease-metadata";
 import type { LeaseProviderRegistry, LeaseReleaseOutcome } from "../../leases/lease-types";
 import { continueLeaseCleanup } from "../../leases/release-lease";
 import { deferCleanup } from "../../leases/transition-lease";
+import { resumeDiscard } from "../../sandboxes/resume-discard";
 import type { ProcessIdentity } from "../../process/process-identity";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface LeaseCleanupUnit {
   leaseId: string;
   companyId: string;
+}
+
+// Spelled as a literal, not a parameter, so that the planner can match the partial index's
+// predicate with any plan (a generic plan of a parameter could not prove it).
+const DISCARD_INTENT_KEY = Prisma.raw(`'${LEASE_METADATA_KEYS.discardIntent}'`);
+
+/** The unfinished Discards whose next try is due (bench and tests read its plan). */
+export function dueDiscardResumptionsSql(limit: number): Prisma.Sql {
+  return Prisma.sql`
+    WITH due AS (
+      SELECT l.id, l.company_id, l.next_cleanup_at,
+             row_number() OVER (PARTITION BY l.company_id ORDER BY l.next_cleanup_at NULLS FIRST, l.id) AS company_rank
+      FROM environment_leases l
+      WHERE l.status <> 'destroyed'::lease_status AND jsonb_typeof(l.metadata -> ${DISCARD_INTENT_KEY}) = 'object'
+        AND (l.next_cleanup_at IS NULL OR l.next_cleanup_at <= now())
+        AND (l.cleanup_claimed_until IS NULL OR l.cleanup_claimed_until < now())
+    )
+    SELECT id AS "leaseId", company_id AS "companyId" FROM due
+    ORDER BY company_rank, next_cleanup_at NULLS FIRST, id
+    LIMIT ${limit}`;
 }
 
 export interface LeaseCleanupSweepDeps {
@@ -69,10 +99,19 @@ export function leaseCleanupSweep(deps: LeaseCleanupSweepDeps): Sweep<LeaseClean
   return {
     name: "lease_cleanup",
     idOf: (unit) => unit.leaseId,
-    due: (limit) => db.$queryRaw<LeaseCleanupUnit[]>(dueLeaseCleanupsSql(limit)),
+    // The Discards first (few, and an operator waits on each), then the cleanups, within one bound.
+    async due(limit) {
+      const discards = await db.$queryRaw<LeaseCleanupUnit[]>(dueDiscardResumptionsSql(limit));
+      if (discards.length >= limit) return discards;
+      const taken = new Set(discards.map((u) => u.leaseId));
+      const cleanups = await db.$queryRaw<LeaseCleanupUnit[]>(dueLeaseCleanupsSql(limit));
+      return [...discards, ...cleanups.filter((u) => !taken.has(u.leaseId))].slice(0, limit);
+    },
     async handle(unit) {
       const lease = await db.environmentLease.findUnique({ where: { id: unit.leaseId } });
-      if (!lease || lease.status !== "pending_cleanup") return "settled_elsewhere";
+      if (!lease || lease.status === "destroyed") return "settled_elsewhere";
+      if (hasDiscardIntent(lease.metadata)) return resumeDiscard({ db, registry: deps.registry, by: claim.by }, lease.id);
+      if (lease.status !== "pending_cleanup") return "settled_elsewhere";
       const now = Date.now();
       // Selected a moment ago, but another worker may have taken it since: nothing is written.
       if (lease.cleanupClaimedUntil && lease.cleanupClaimedUntil.getTime() >= now) return "claimed";
@@ -111,6 +150,13 @@ export function leaseCleanupSweep(deps: LeaseCleanupSweepDeps): Sweep<LeaseClean
       return word;
     },
   };
+}
+
+/** Whether the lease carries a discard intent document (an object, as the selection reads it; resumeDiscard checks it). */
+function hasDiscardIntent(metadata: unknown): boolean {
+  if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) return false;
+  const doc = (metadata as Record<string, unknown>)[LEASE_METADATA_KEYS.discardIntent];
+  return doc !== null && typeof doc === "object" && !Array.isArray(doc);
 }
 
 function outcomeWord(outcome: LeaseReleaseOutcome): string {
