@@ -27,6 +27,8 @@ export const retainedSandboxItem = z.object({
     })
     .nullable(),
   reasons: z.array(z.object({ kind: z.string(), text: z.string(), actionId: z.string().optional(), cause: z.string().optional() })),
+  /** An operator's Discard recorded and not finished (issue 20): its sandbox may already be gone. */
+  discarding: z.object({ requestId: z.string(), since: z.date(), lastFailureCode: z.string().nullable() }).nullable(),
 });
 
 export const listRetainedOutput = z.object({ total: z.number().int(), items: z.array(retainedSandboxItem) });
@@ -58,6 +60,7 @@ export const listRetainedSandboxesProcedure = companyProcedure("runtime:manage")
         sizeBytes: s.sizeBytes,
         size: s.size,
         reasons: s.reasons.map((r) => ({ kind: r.kind, text: r.text, ...(r.kind === "recovery_action" ? { actionId: r.actionId, cause: r.cause } : {}) })),
+        discarding: s.discarding ? { requestId: s.discarding.requestId, since: s.discarding.since, lastFailureCode: s.discarding.lastFailure?.code ?? null } : null,
       })),
     };
   });

@@ -76,7 +76,8 @@ export default async function SandboxesPage({ params }: { params: Promise<{ comp
                 <dt className="font-medium text-slate-700">Lease</dt>
                 <dd className="font-mono">
                   {item.leaseId} · {item.leaseStatus}
-                  {item.stopped ? " · stopped, files kept" : ""}
+                  {/* An unfinished Discard's sandbox may already be gone: never shown as kept with its files. */}
+                  {item.discarding ? " · being discarded, files given up" : item.stopped ? " · stopped, files kept" : ""}
                 </dd>
               </dl>
               <ul className="list-disc space-y-0.5 pl-5 text-sm text-slate-700" data-testid="sandbox-reasons">
