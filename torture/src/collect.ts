@@ -101,7 +101,9 @@ export async function collectFinalState(
         leasePolicy: l.leasePolicy,
         retainedListed: listed.has(l.id),
         discardedByOperator: l.status === "destroyed" && record(record(l.metadata).sandboxDestructionReceipt).reason === OPERATOR_DISCARD_REASON,
-        discardUnrecorded: l.status !== "destroyed" && sandboxExists === false && record(record(l.metadata).sandboxDiscard).reason === OPERATOR_DISCARD_REASON,
+        // Issue 20: any Discard of the harness's operator still on a lease that is not destroyed
+        // (before or after its destroy: the sweep finishes both), whether its sandbox is gone or not.
+        discardUnrecorded: l.status !== "destroyed" && record(record(l.metadata).sandboxDiscard).reason === OPERATOR_DISCARD_REASON,
         environmentId: l.environmentId,
         executionWorkspaceId: l.executionWorkspaceId,
       };

@@ -397,19 +397,26 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["died_before_result_unrecovered", "held_sandbox_destroyed"]);
   });
 
-  it("a verified operator Discard whose record failed after the destroy (sandbox gone, lease released with its intent) is relaxed, not held_sandbox_destroyed", () => {
+  it("issue 20: a verified operator Discard left unrecorded after the quiet period (lease released with its intent, sandbox gone or not) is a violation, discard_unfinished, reported once; unverified, its sandbox was lost too", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "cancelled", errorCode: "run_stopped", provider: "local" });
     s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
     s.leases.push({ id: "l3", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, stoppedAndRetained: true, retainedListed: true, discardUnrecorded: true });
     const verified = [ev("operator.discard", { leaseId: "l3", runId: R3, verified: true })];
     const verdict = check(verified, s);
-    expect(verdict.violations).toEqual([]);
-    expect(verdict.counts.relaxed).toEqual({ operator_discard_unrecorded: 1 });
-    // Without the operator's verified record, or without its intent, the sandbox was lost.
-    expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
-    s.leases[2] = { ...s.leases[2]!, discardUnrecorded: false };
-    expect([...new Set(check(verified, s).violations.map((v) => v.kind))]).toEqual(["held_sandbox_destroyed"]);
+    expect(verdict.violations).toEqual([{ kind: "discard_unfinished", detail: expect.stringContaining("lease l3"), runId: R3 }]);
+    expect(verdict.violations[0]!.detail).toContain("(verified)");
+    expect(verdict.violations[0]!.detail).toContain("sandbox gone");
+    expect(verdict.counts.relaxed).toEqual({});
+    // Interrupted before its destroy (the sandbox still on disk): unfinished all the same.
+    s.leases[2] = { ...s.leases[2]!, sandboxExists: true };
+    expect(check(verified, s).violations).toEqual([{ kind: "discard_unfinished", detail: expect.stringContaining("sandbox still on disk"), runId: R3 }]);
+    // Without the operator's verified record the sandbox was lost as well.
+    s.leases[2] = { ...s.leases[2]!, sandboxExists: false };
+    expect(kinds(s)).toEqual(["discard_unfinished", "held_sandbox_destroyed"]);
+    // Recorded (the sweep finished it): no violation.
+    s.leases[2] = { ...s.leases[2]!, status: "destroyed", discardUnrecorded: false, discardedByOperator: true, retainedListed: false };
+    expect(check(verified, s).violations).toEqual([]);
   });
 
   it("counts the acquisitions on the same environment and workspace while a lease released after a transient export failure waited for its run's retry", () => {
@@ -446,6 +453,6 @@ describe("the torture checker", () => {
   });
 
   it("every violation kind has a test above", () => {
-    expect(VIOLATION_KINDS.length).toBe(25);
+    expect(VIOLATION_KINDS.length).toBe(26);
   });
 });

@@ -56,6 +56,7 @@ export const VIOLATION_KINDS = [
   "provenance",
   "held_lease_taken",
   "retained_invisible",
+  "discard_unfinished",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -320,18 +321,24 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
   // The harness's operator discards a retained sandbox only after it observed it kept (pinned,
   // on disk, listed: operator.discard in the history, verified); such a lease was kept until then.
   const verifiedDiscards = new Set(history.filter((e) => e.ev === "operator.discard" && e.verified === true).map((e) => String(e.leaseId)));
-  // A Discard whose last transaction failed after the destroy (PostgreSQL restarted in between)
-  // leaves the lease released with the operator's discard intent and no sandbox: the operator gave
-  // those files up, the product lost nothing (discard-sandbox.ts; a repeated Discard is refused
-  // while its 15-minute claim lasts). Counted as relaxed `operator_discard_unrecorded`.
-  const unrecordedDiscards = new Set<string>();
-  const discarded = (lease: FinalState["leases"][number]) => {
-    if (!verifiedDiscards.has(lease.id)) return false;
-    if (lease.discardedByOperator === true) return true;
-    if (lease.discardUnrecorded !== true) return false;
-    unrecordedDiscards.add(lease.id);
-    return true;
-  };
+  // Issue 20: a Discard whose request did not finish it (its last transaction failed after the
+  // destroy when PostgreSQL restarted, or its process died) is resumable: the lease cleanup sweep
+  // finishes it once the request's short claim lapsed (resume-discard.ts). So after the quiet period
+  // every admitted Discard of the harness's operator is recorded: the lease destroyed with its
+  // receipt. A lease still carrying the operator's discard intent, not destroyed, is a violation
+  // (`discard_unfinished`), reported once, and not again as a lost held sandbox: the operator gave
+  // those files up (verified), what failed is that the product never recorded it.
+  const unfinishedDiscards = new Set<string>();
+  for (const lease of final.leases) {
+    if (lease.discardUnrecorded !== true) continue;
+    unfinishedDiscards.add(lease.id);
+    add(
+      "discard_unfinished",
+      `lease ${lease.id} of run ${lease.runId}: the operator's Discard was admitted${verifiedDiscards.has(lease.id) ? " (verified)" : " (never verified)"} but the lease is ${lease.status}, not recorded destroyed${lease.sandboxExists === false ? " (sandbox gone)" : lease.sandboxExists === true ? " (sandbox still on disk)" : ""}`,
+      lease.runId ?? undefined,
+    );
+  }
+  const discarded = (lease: FinalState["leases"][number]) => verifiedDiscards.has(lease.id) && (lease.discardedByOperator === true || unfinishedDiscards.has(lease.id));
 
   // 4. Held sandboxes are kept: their lease not destroyed, released only as stopped-and-retained
   // (a confirmed stop receipt: R-SO-2), the sandbox there, no other run on it.
@@ -456,7 +463,6 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     if (e.ev === "attest" && e.status === "attested") attestations += 1;
     if (e.ev === "client.stop") bump(stopsByOutcome, String(e.outcome));
   }
-  if (unrecordedDiscards.size > 0) bump(relaxed, "operator_discard_unrecorded", unrecordedDiscards.size);
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
   return {

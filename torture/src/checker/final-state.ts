@@ -69,9 +69,10 @@ export interface FinalLease {
   /** Destroyed by the harness's operator Discard (its destruction receipt's reason names the harness). */
   discardedByOperator?: boolean;
   /**
-   * The harness's operator Discard was admitted (its discard intent names the harness's reason) and
-   * its sandbox is gone, but the lease was never recorded destroyed: the Discard's last transaction
-   * failed (a PostgreSQL restart between the destroy and the record).
+   * The harness's operator Discard was admitted (its discard intent names the harness's reason) but
+   * the lease is not recorded destroyed at the end (`sandboxExists` says whether the destroy ran):
+   * its request did not finish it (a PostgreSQL restart between the destroy and the record, a
+   * process killed), and the lease cleanup sweep did not either (issue 20: it must).
    */
   discardUnrecorded?: boolean;
   /** The lease's environment and execution workspace (a reuse is only ever of the same pair). */
