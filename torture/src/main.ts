@@ -571,7 +571,12 @@ async function waitSettled(prisma: PrismaClient, timeoutMs: number): Promise<boo
         _max: { nextAttemptAt: true },
       });
       deadline = settleDeadline(clock, latest._max.nextAttemptAt?.getTime() ?? null);
-      if (busy === 0 && inFlight === 0) {
+      // A Discard interrupted late in the chaos is finished by the cleanup sweep once its short claim
+      // lapses (sandboxes/discard-intent.ts): wait for it, as for a scheduled retry.
+      const [discarding] = await prisma.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM environment_leases
+        WHERE company_id = ${COMPANY_ID}::uuid AND status <> 'destroyed'::lease_status AND metadata ? 'sandboxDiscard'`;
+      if (busy === 0 && inFlight === 0 && (discarding?.n ?? 0) === 0) {
         quietPasses += 1;
         // A few passes of the reconciler with nothing to do, and the holds the harness can attest are gone.
         if (quietPasses >= 5 && open.every((a) => a.runId !== null && lost.some((l) => l.runId === a.runId))) return true;
