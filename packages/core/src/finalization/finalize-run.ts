@@ -22,6 +22,7 @@ import { mergeSnapshot } from "../copyback/merge/merge-snapshot";
 import { runWithCopybackRetries, type CopybackRetryOptions } from "../copyback/merge/retries";
 import type { MergeLockProvider, MergeOutcome } from "../copyback/merge/types";
 import { DomainError, isDomainError, notFound } from "../errors";
+import { isDatabaseFailure } from "../database-failure";
 import type { ProcessIdentity } from "../process/process-identity";
 import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
@@ -847,18 +848,6 @@ function countsOf(outcome: MergeOutcome): MergeCounts {
   return outcome.kind === "unchanged"
     ? { written: 0, deleted: 0, unchanged: true }
     : { written: outcome.written.length, deleted: outcome.deleted.length, unchanged: false };
-}
-
-/**
- * True for an error of the database client itself (Prisma's P1xxx/P2xxx request errors, which
- * wrap PostgreSQL errors such as 57P01 "terminating connection"), never for a copyback or
- * provider error: those have their own classification (decideCopybackFailure).
- */
-export function isDatabaseFailure(error: unknown): boolean {
-  const e = error as { name?: unknown; code?: unknown } | null;
-  if (typeof e !== "object" || e === null) return false;
-  const prismaError = typeof e.name === "string" && e.name.startsWith("PrismaClient");
-  return prismaError && (typeof e.code !== "string" || /^P[12]\d{3}$/.test(e.code));
 }
 
 /** True when the error (or a cause it wraps) says this process no longer owns the copyback. */
