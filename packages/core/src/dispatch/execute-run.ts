@@ -18,9 +18,18 @@
 // export receipt (R-FO-2); an accepted result keeps its own path (R-FO-6). An owned preparation
 // failure is settled only through this controller's exact live recovery claim; another owner or a
 // stale claim settles nothing and this controller cleans nothing up (R-FO-4).
+//
+// A database failure before the agent was started (issue 20): the run is neither failed nor pinned
+// but goes back to the queue (database-outage-policy.ts, requeue-after-database-failure.ts), at
+// every step up to the provider's exec call: the run's load, the lease's acquisition and bind, the
+// preparation, the runtime selection, a reconstruction's sources, the agent's run key. What the
+// attempt created is settled by policy first; a database that stays down past the wait leaves the
+// run to the reconciler's orphan sweep (R-ORP-2), never running forever. Recording the agent's
+// process comes after its start and stays best-effort (R-OWN-12: the agent may already write).
 import type { Prisma, PrismaClient } from "@copyback/db";
 import { withTransaction } from "@copyback/db/client";
 import type { DirectoryMergeLocks } from "../copyback/locks/index";
+import { databaseFailureIn } from "../database-failure";
 import { DomainError, isDomainError } from "../errors";
 import { leaseOutcomeAfterFinalize } from "../finalization/finalize-outcome-policy";
 import { finalizeRun, isOwnershipLoss, type FinalizeOutcome, type FinalizeRunDeps } from "../finalization/finalize-run";
@@ -45,6 +54,8 @@ import { silentDispatchLog, type DispatchLog } from "./dispatch-log";
 import { waitForLease } from "./lease-wait";
 import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-context";
 import { requeueRun } from "./requeue-run";
+import { DATABASE_UNAVAILABLE, decideSetupFailure, requeuesSpentMessage, type SetupStep } from "./database-outage-policy";
+import { requeueAfterDatabaseFailure } from "./requeue-after-database-failure";
 import { finishLegacyTurn } from "./legacy-run";
 import { recordLegacyLeaseSnapshot } from "../recovery/legacy/lease-snapshot";
 import type { ReconstructionContext } from "../recovery/reconstruction/authority";
@@ -83,6 +94,8 @@ export interface ExecuteRunDeps {
   stopPollMs?: number;
   /** How long a Stop's retention tries the task's row lock before leaving it to the sweep (default 2 s). */
   taskLockWaitMs?: number;
+  /** How long a database failure before the agent's start is waited out before the run is left to the reconciler (default 5 minutes). */
+  databaseOutageMs?: number;
 }
 
 type Level = "debug" | "info" | "warn" | "error";
@@ -95,12 +108,16 @@ interface Lease {
 
 export async function executeRun(deps: ExecuteRunDeps, claimed: ClaimedRunRef, signal: AbortSignal): Promise<void> {
   const log = deps.log ?? silentDispatchLog;
-  const run = new RunSteps(deps, claimed, log);
+  const run = new RunSteps(deps, claimed, log, signal);
   try {
     await run.execute(signal);
   } catch (error) {
     // Last line of defence: a step threw past its own handling (a database outage, a bug).
     log.error({ runId: claimed.runId, err: error }, "run execution failed unexpectedly");
+    // Issue 20: a database failure before the agent was started (the run's load, a Stop's cancel)
+    // sends the run back to the queue; nothing of the task's work exists yet.
+    const outage = await run.requeueAfterOutage(error, "dispatch");
+    if (outage.settled) return;
     // R-FO-6: an accepted result keeps its own export path. Failing the run here would drop it and
     // release its sandbox with the only copy of the work; instead this executor gives the run up
     // with its lease bound, and the reconciler's finalization sweep, which sees that this process
@@ -111,7 +128,7 @@ export async function executeRun(deps: ExecuteRunDeps, claimed: ClaimedRunRef, s
       log.warn({ runId: claimed.runId, acceptedResult: accepted }, "run left to the reconciler: its accepted result (or whether it has one) outlives this executor's failure");
       return;
     }
-    await run.settleFailure("dispatch_internal_error", `The worker could not complete the run: ${messageOf(error)}`);
+    await run.settleFailure(outage.code ?? "dispatch_internal_error", `The worker could not complete the run: ${messageOf(error)}`);
   }
 }
 
@@ -123,16 +140,21 @@ class RunSteps {
   /** The lease bound to the run as soon as it is acquired (the file-recovery pin names it, R-FO-1). */
   #boundLeaseId: string | null = null;
   #leaseReleased = false;
+  /** Set just before the provider is asked to start the agent: from then on its sandbox may hold the agent's work (R-FO-1). */
+  #agentLaunched = false;
+  /** The dispatcher's signal (the worker stopping), not a Stop's: it ends a wait for the database. */
+  readonly #workerSignal: AbortSignal;
   /**
    * The reconstruction variables the agent gets (R-RC-5: admitted at the handoff, its sources and
    * context placed; context-delivery.ts), or null for an ordinary run.
    */
   #reconstructionEnv: Record<string, string> | null = null;
 
-  constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog) {
+  constructor(deps: ExecuteRunDeps, claimed: ClaimedRunRef, log: DispatchLog, workerSignal: AbortSignal) {
     this.#deps = deps;
     this.#claimed = claimed;
     this.#log = log;
+    this.#workerSignal = workerSignal;
   }
 
   async execute(signal: AbortSignal): Promise<void> {
@@ -213,7 +235,9 @@ class RunSteps {
       return;
     }
     if (acquired.kind === "error") {
-      await this.#providerFailure("provider_acquire_failed", "The environment could not be acquired", acquired.error);
+      const outage = await this.requeueAfterOutage(acquired.error, "acquisition");
+      if (outage.settled) return;
+      await this.#providerFailure(outage.code ?? "provider_acquire_failed", "The environment could not be acquired", acquired.error);
       return;
     }
     const { lease, handle, reused, isolated } = acquired.value;
@@ -243,7 +267,9 @@ class RunSteps {
       // R-LG-1: a legacy run's exact lease snapshot, recorded before its adapter is dispatched.
       if (context.runtimeMode === "legacy") await recordLegacyLeaseSnapshot(db, { runId: context.runId, leaseId: lease.id, realizedRoot: prepared.descriptor.hostPath });
     } catch (error) {
-      await this.#preparationFailure(error);
+      const outage = await this.requeueAfterOutage(error, "preparation", isPreparationFailed(error) ? { operationId: error.operationId, token: error.claimToken } : undefined);
+      if (outage.settled) return;
+      await this.#preparationFailure(error, outage.code);
       return;
     }
 
@@ -252,7 +278,9 @@ class RunSteps {
     try {
       await this.#selectRuntime(context, handle, plugin, prepared);
     } catch (error) {
-      await this.#providerFailure("runtime_selection_failed", "The agent's runtime could not be selected", error, "runtime_selection_failure");
+      const outage = await this.requeueAfterOutage(error, "runtime_selection");
+      if (outage.settled) return;
+      await this.#providerFailure(outage.code ?? "runtime_selection_failed", "The agent's runtime could not be selected", error, "runtime_selection_failure");
       return;
     }
 
@@ -270,7 +298,14 @@ class RunSteps {
     try {
       exec = await this.#runAgent(context, handle, plugin, signal);
     } catch (error) {
+      // Before the exec call (the agent's run key could not be minted): no agent, nothing to keep.
+      const outage = await this.requeueAfterOutage(error, "agent_start");
+      if (outage.settled) return;
       if (await this.#stopIfRequested(context, watch, null)) return;
+      if (outage.code) {
+        await this.settleFailure(outage.code, `The agent could not be started: ${messageOf(error)}`);
+        return;
+      }
       await this.#afterExecFailure(context, started, error);
       return;
     }
@@ -330,7 +365,9 @@ class RunSteps {
     try {
       placement = await placeReconstructionSources(this.#deps, { companyId: context.companyId, issueId: context.issueId, context: admitted, plugin, lease: handle });
     } catch (error) {
-      await this.#providerFailure("reconstruction_sources_unplaced", "The reconstruction's saved sources could not be placed in the sandbox", error);
+      const outage = await this.requeueAfterOutage(error, "sources");
+      if (outage.settled) return false;
+      await this.#providerFailure(outage.code ?? "reconstruction_sources_unplaced", "The reconstruction's saved sources could not be placed in the sandbox", error);
       return false;
     }
     if (placement.kind === "refused") {
@@ -491,6 +528,7 @@ class RunSteps {
     const started = Date.now();
     let exec: ExecResult;
     try {
+      this.#agentLaunched = true;
       exec = await runExec.call(plugin, handle, {
         argv: context.argv,
         env,
@@ -646,8 +684,8 @@ class RunSteps {
    * obligation and fails the run. Refused (another owner, a stale claim): nothing is cleaned up;
    * the run and its lease are left to whoever holds the claim (the reconciler).
    */
-  async #preparationFailure(error: unknown): Promise<void> {
-    const code = codeOf(error, "workspace_prepare_failed");
+  async #preparationFailure(error: unknown, codeOverride: string | null = null): Promise<void> {
+    const code = codeOverride ?? codeOf(error, "workspace_prepare_failed");
     this.#log.warn({ runId: this.#claimed.runId, code, err: error }, "The sandbox workspace could not be prepared");
     if (isDomainError(error) && error.code === "preparation_claim_lost") {
       await this.#event("warn", "workspace.preparation_taken_over", "A recovery took this run's preparation over; this worker leaves the run and its sandbox to it.");
@@ -676,6 +714,48 @@ class RunSteps {
       return;
     }
     await this.#release("failed");
+  }
+
+  /**
+   * Issue 20: a database failure before the agent was started sends the run back to the queue
+   * (requeue-after-database-failure.ts). `settled`: the run is requeued, someone else's now, or
+   * left to the reconciler (a preparation claim that is not this executor's, R-FO-4; a database
+   * still down after the wait: the orphan sweep, R-ORP-2), and the caller does nothing more.
+   * Otherwise the caller fails the run as before; `code` replaces its failure code when the run
+   * has used up its requeues for the database (or settling met another failure).
+   */
+  async requeueAfterOutage(error: unknown, step: SetupStep, preparation?: { operationId: string; token: string }): Promise<{ settled: true } | { settled: false; code: string | null }> {
+    const failure = databaseFailureIn(error);
+    if (decideSetupFailure({ databaseFailure: failure !== null, agentLaunched: this.#agentLaunched }).kind === "fail") return { settled: false, code: null };
+    const runId = this.#claimed.runId;
+    this.#log.warn({ runId, step, err: failure }, "database failure before the agent started; sending the run back to the queue");
+    const outcome = await requeueAfterDatabaseFailure(
+      { db: this.#deps.db, registry: this.#deps.registry, controller: this.#deps.controller },
+      { runId, companyId: this.#claimed.companyId, step, error: failure, ...(preparation ? { preparation } : {}) },
+      { signal: this.#workerSignal, ...(this.#deps.databaseOutageMs !== undefined ? { waitMs: this.#deps.databaseOutageMs } : {}) },
+    );
+    switch (outcome.kind) {
+      case "requeued":
+      case "settled_elsewhere":
+        this.#log.info({ runId, step, outcome: outcome.kind, leases: outcome.leases }, "run sent back to the queue after a database failure");
+        this.#leaseReleased = true;
+        return { settled: true };
+      case "preparation_refused":
+        await this.#event("warn", "workspace.preparation_claim_refused", `The database failed during the preparation, whose recovery claim is no longer this worker's (${outcome.reason}); the run and its sandbox are left to the claim's holder.`, { reason: outcome.reason, code: DATABASE_UNAVAILABLE });
+        this.#leaseReleased = true;
+        return { settled: true };
+      case "gave_up":
+        // Nothing can be written: the orphan sweep finds the run no longer executed here (R-ORP-2).
+        this.#log.error({ runId, step, err: outcome.error }, "the database stayed unavailable; the run is left to the reconciler");
+        this.#leaseReleased = true;
+        return { settled: true };
+      case "requeues_spent":
+        await this.#event("warn", "run.requeues_spent", requeuesSpentMessage(step, outcome.requeues), { reason: DATABASE_UNAVAILABLE, step, requeues: outcome.requeues });
+        return { settled: false, code: DATABASE_UNAVAILABLE };
+      case "unsettled":
+        this.#log.error({ runId, step, err: outcome.error }, "the run could not be sent back to the queue; failing it");
+        return { settled: false, code: DATABASE_UNAVAILABLE };
+    }
   }
 
   /** The one terminal writer (recovery/file-recovery.ts); never throws. */

@@ -2,14 +2,15 @@
 // lease of that environment and workspace) goes back to the queue: status queued, start time and
 // controller cleared, its untouched `observed` coordinator row removed (the next claim creates it
 // again), with a run event saying why. Compare-and-set on the running status and this controller:
-// a run settled or re-owned meanwhile is left alone.
-import { withTransaction, type PrismaClient } from "@copyback/db/client";
+// a run settled or re-owned meanwhile is left alone. Also the way back for a run whose setup met a
+// database failure before its agent started (requeue-after-database-failure.ts).
+import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
 import { recordRunEvent } from "../runs/run-log";
 
 export async function requeueRun(
   db: PrismaClient,
-  input: { runId: string; companyId: string; controller: ProcessIdentity; code: string; message: string },
+  input: { runId: string; companyId: string; controller: ProcessIdentity; code: string; message: string; payload?: Prisma.InputJsonObject },
 ): Promise<boolean> {
   return withTransaction(db, async (tx) => {
     const updated = await tx.heartbeatRun.updateMany({
@@ -38,7 +39,7 @@ export async function requeueRun(
       level: "info",
       code: "run.requeued",
       message: input.message,
-      payload: { reason: input.code },
+      payload: { reason: input.code, ...input.payload },
     });
     return true;
   });
