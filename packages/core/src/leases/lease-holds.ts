@@ -29,7 +29,9 @@ const OPEN = Prisma.sql`('active', 'escalated')`;
 
 /** Coordinator phases of an accepted result whose copyback is not settled (neither committed nor terminal). */
 export const UNSETTLED_FINALIZATION_PHASES = ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"] as const;
-const UNSETTLED = Prisma.sql`(${Prisma.join(UNSETTLED_FINALIZATION_PHASES.map((phase) => Prisma.sql`${phase}::finalization_phase`))})`;
+/** The same phases as an SQL list, for `nf.phase IN ${UNSETTLED_FINALIZATION_SQL}` (Discard's refusal reads it too). */
+export const UNSETTLED_FINALIZATION_SQL = Prisma.sql`(${Prisma.join(UNSETTLED_FINALIZATION_PHASES.map((phase) => Prisma.sql`${phase}::finalization_phase`))})`;
+const UNSETTLED = UNSETTLED_FINALIZATION_SQL;
 
 /** True for a metadata key that holds a document (a JSON null is a cleared one). */
 const hasDocument = (lease: Prisma.Sql, key: string) => Prisma.sql`COALESCE(jsonb_typeof(${lease}.metadata -> ${key}), 'null') <> 'null'`;

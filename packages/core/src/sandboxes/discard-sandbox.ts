@@ -25,7 +25,7 @@ import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { DomainError, isDomainError } from "../errors";
 import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
-import { leaseHeldSql } from "../leases/lease-holds";
+import { leaseHeldSql, UNSETTLED_FINALIZATION_SQL } from "../leases/lease-holds";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { requireCapability } from "../providers/registry";
@@ -74,6 +74,7 @@ interface LockedLease {
   metadata: unknown;
   held: boolean;
   claimed_until: Date | null;
+  copyback_pending: string | null;
 }
 
 export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardInput): Promise<DiscardResult> {
@@ -85,9 +86,11 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
     const [lease] = await tx.$queryRaw<LockedLease[]>`
       SELECT l.id, l.company_id, l.status::text AS status, l.provider::text AS provider, l.plugin_id, l.provider_lease_id, l.metadata,
         ${leaseHeldSql("l")} AS held,
-        CASE WHEN l.cleanup_claimed_until IS NOT NULL AND l.cleanup_claimed_until > now() THEN l.cleanup_claimed_until END AS claimed_until
+        CASE WHEN l.cleanup_claimed_until IS NOT NULL AND l.cleanup_claimed_until > now() THEN l.cleanup_claimed_until END AS claimed_until,
+        (SELECT nf.phase::text FROM native_run_finalizations nf
+         WHERE nf.run_id = l.run_id AND nf.phase IN ${UNSETTLED_FINALIZATION_SQL}) AS copyback_pending
       FROM environment_leases l WHERE l.id = ${input.leaseId}::uuid AND l.company_id = ${input.companyId}::uuid
-      FOR UPDATE`;
+      FOR UPDATE OF l`;
     const actions = lease
       ? await tx.$queryRaw<{ id: string }[]>`
           SELECT ra.id FROM issue_recovery_actions ra
@@ -107,6 +110,7 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
               held: lease.held,
               claimedByOther: claimedUntil !== null,
               claim: claimedUntil === null ? null : { until: claimedUntil.toISOString(), discardRequestId: previousRequestId },
+              copybackPending: lease.copyback_pending,
             }
           : null,
         openActionIds: actions.map((a) => a.id),

@@ -60,6 +60,25 @@ describe("retained sandboxes and the ordinary cleanup", () => {
 });
 
 describe("discardRetainedSandbox", () => {
+  it("R-ORP-3: refuses while the run's accepted result is still to be copied back from the sandbox (retryable, finalizing): nothing written, nothing destroyed", async () => {
+    const prisma = db.prisma();
+    const hold = await createExportHold(prisma, place, home);
+    const base = { companyId: place.companyId, leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, acknowledgedActionIds: [hold.actionId], reason: "copied by hand", actor };
+    const coordinator = await prisma.nativeRunFinalization.findUniqueOrThrow({ where: { runId: hold.runId } });
+    for (const phase of ["retryable_failure", "workspace_finalizing"] as const) {
+      // The run's copyback waits for the reconciler's retry (or is under way) instead of having spent its budget.
+      await prisma.nativeRunFinalization.update({ where: { runId: hold.runId }, data: { phase, failureCode: "provider_export_failed", nextAttemptAt: new Date(Date.now() + 60_000) } });
+      const before = await state(hold);
+      await expect(discardRetainedSandbox(deps(), base)).rejects.toMatchObject({ code: "copyback_pending", details: { phase } });
+      expect(await state(hold)).toEqual(before);
+      expect(existsSync(path.join(sandboxDir(hold), "workspace", "report.txt"))).toBe(true);
+    }
+    // Settled in its hold again: the same request is admitted and destroys the sandbox.
+    await prisma.nativeRunFinalization.update({ where: { runId: hold.runId }, data: { phase: coordinator.phase, failureCode: coordinator.failureCode, nextAttemptAt: coordinator.nextAttemptAt } });
+    await expect(discardRetainedSandbox(deps(), base)).resolves.toMatchObject({ leaseId: hold.leaseId });
+    expect(existsSync(path.join(sandboxDir(hold), "workspace", "report.txt"))).toBe(false);
+  });
+
   it("refuses a wrong allocation id, a missing or unknown acknowledgement and an empty reason: nothing written, nothing destroyed", async () => {
     const hold = await createExportHold(db.prisma(), place, home);
     const before = await state(hold);

@@ -19,6 +19,7 @@ describe("decideDiscard", () => {
     ["allocation_mismatch", snapshot(), { ...request, providerLeaseId: "sbx-2" }],
     ["sandbox_not_retained", snapshot({ held: false }), request],
     ["cleanup_in_progress", snapshot({ claimedByOther: true }), request],
+    ["copyback_pending", snapshot({ copybackPending: "workspace_finalizing" }), request],
     ["reason_required", snapshot(), { ...request, reason: "  " }],
     ["acknowledgement_missing", snapshot(), { ...request, acknowledgedActionIds: ["a1"] }],
     ["acknowledgement_unknown", snapshot(), { ...request, acknowledgedActionIds: ["a1", "a2", "zz"] }],
@@ -44,5 +45,16 @@ describe("decideDiscard", () => {
     });
     // A lapsed claim (its request is gone) refuses nothing: the repeat is admitted and resumes it.
     expect(decideDiscard(snapshot({ claimedByOther: false, claim: null }), request)).toEqual({ kind: "admit", actionIds: ["a1", "a2"] });
+  });
+});
+
+describe("decideDiscard while the run's copyback is still to come", () => {
+  it.each(["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"])("R-ORP-3: refuses during %s, naming the phase, even with every action acknowledged", (phase) => {
+    const refused = decideDiscard(snapshot({ copybackPending: phase }), request);
+    expect(refused).toMatchObject({ kind: "reject", code: "copyback_pending", details: { phase } });
+    expect(refused.kind === "reject" && refused.message).toContain(phase);
+  });
+  it("R-ORP-3: admits once it settled (no pending phase)", () => {
+    expect(decideDiscard(snapshot({ copybackPending: null }), request)).toEqual({ kind: "admit", actionIds: ["a1", "a2"] });
   });
 });

@@ -16,6 +16,12 @@ export interface DiscardSnapshot {
      * earlier Discard in flight, or one whose request died and whose claim has not lapsed yet).
      */
     claim?: { until: string; discardRequestId: string | null } | null;
+    /**
+     * The phase of the lease's run's finalization when it still has an accepted result to copy
+     * back on its own (result_accepted, workspace_finalizing, arbitrating, retryable_failure), else
+     * null (none, committed, terminal: then a hold, if any, names what the files are for).
+     */
+    copybackPending?: string | null;
   } | null;
   /** Open recovery actions naming the lease. */
   openActionIds: readonly string[];
@@ -39,6 +45,7 @@ export type DiscardRefusal =
   | "allocation_mismatch"
   | "sandbox_not_retained"
   | "cleanup_in_progress"
+  | "copyback_pending"
   | "acknowledgement_missing"
   | "acknowledgement_unknown"
   | "reason_required";
@@ -55,6 +62,14 @@ export function decideDiscard(snapshot: DiscardSnapshot, request: DiscardRequest
     return reject("allocation_mismatch", "The allocation id does not match the one recorded on the lease; nothing was destroyed.", { recorded: lease.providerLeaseId });
   }
   if (!lease.held) return reject("sandbox_not_retained", "This sandbox is not retained for recovery; the ordinary release handles it.");
+  // R-ORP-3 (issue 20: "the running run keeps its source lease until the finalizer completes"): the
+  // run's saved result is still to be copied back from this very sandbox, by the live path or the
+  // reconciler's retry; destroying it now would drop an accepted result that nobody gave up (and
+  // tear an export mid-read). It becomes discardable once that copyback settles: committed (the
+  // ordinary release then handles it), or ended in a hold.
+  if (lease.copybackPending) {
+    return reject("copyback_pending", `The run's saved result is still being copied back from this sandbox (${lease.copybackPending}); it is not discarded. Discard it after the copyback commits or ends in a hold.`, { phase: lease.copybackPending });
+  }
   if (lease.claimedByOther) {
     const claim = lease.claim ?? null;
     // A Discard's claim is short and renewed while its request lives (sandboxes/discard-intent.ts):
