@@ -57,6 +57,7 @@ import { readExportRetryExhaustedEvidence } from "../actions";
 import { readExportRetry, recordExportRetryRequested, recordExportRetryState } from "../actions-export-retry";
 import { loadRunBinding } from "../binding";
 import { decideExportRetry, type ExportRetrySnapshot } from "../policies/decide-export-retry";
+import { readDiscardIntent } from "../../sandboxes/discard-intent";
 
 /** R-EX-2: the body of the request, shared by the REST route, the tRPC procedure and the CLI. */
 export const retryWorkspaceExportBody = z.strictObject({
@@ -353,6 +354,7 @@ async function loadSnapshot(
           sentinel: sentinel === "valid" ? "valid" : sentinel,
           identityRecorded: identity !== null,
           retryIntentHeld: intent?.kind === "present" && intent.value.requestId === (requestId ?? retry?.requestId),
+          discarding: readDiscardIntent(lease.metadata).kind !== "absent",
         }
       : null,
     competingLeaseIds: competing.map((c) => c.id),

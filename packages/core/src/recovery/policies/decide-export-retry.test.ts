@@ -163,6 +163,13 @@ describe("decideExportRetry", () => {
     expect(codeOf(readmit({ binding: { otherActiveRunIds: ["queued"] } }))).toBe("newer_run");
   });
 
+  it("R-EX-3 never resumes a sandbox an operator discarded (its destroy may still be finishing), at either look", () => {
+    expect(decideExportRetry(snapshot({ lease: { discarding: true } }))).toMatchObject({ kind: "reject", code: "sandbox_being_discarded", status: 409 });
+    const readmit = snapshot({ stage: "readmit", action: { retry: { requestId: "r1", state: "resuming" } }, lease: { status: "pending_cleanup", receipt: "missing", retryIntentHeld: true, discarding: true }, sandbox: { kind: "inspected", state: "running", identityMatches: true } });
+    expect(codeOf(readmit)).toBe("sandbox_being_discarded");
+    expect(codeOf(snapshot({ lease: { discarding: false } }))).toBe("admit");
+  });
+
   it("every reject code maps to 409 or 422", () => {
     for (const status of Object.values(EXPORT_RETRY_REJECT_STATUS)) expect([409, 422]).toContain(status);
   });

@@ -50,6 +50,8 @@ export interface ExportRetrySnapshot {
     identityRecorded: boolean;
     /** The stop-only intent on the lease is the one the action's recorded retry wrote (admit) or this retry wrote (readmit). */
     retryIntentHeld: boolean;
+    /** An operator's Discard intent is on the lease (sandboxes/discard-intent.ts; an unreadable one counts): its files were given up. */
+    discarding?: boolean;
   } | null;
   /** Other unsettled leases on the same allocation, and other active leases of the run (R-EX-3: no competing current lease). */
   competingLeaseIds: string[];
@@ -79,6 +81,7 @@ export type ExportRetryRejectCode =
   | "provider_capability_missing"
   | "sandbox_unavailable"
   | "retry_intent_changed"
+  | "sandbox_being_discarded"
   | BindingRejectCode;
 
 /** The HTTP status each refusal maps to: 422 for a request that names the wrong thing, 409 for a state that does not admit. */
@@ -101,6 +104,7 @@ export const EXPORT_RETRY_REJECT_STATUS: Readonly<Record<ExportRetryRejectCode, 
   provider_capability_missing: 409,
   sandbox_unavailable: 409,
   retry_intent_changed: 409,
+  sandbox_being_discarded: 409,
   run_not_found: 409,
   run_not_native: 409,
   run_not_running: 409,
@@ -164,6 +168,9 @@ export function decideExportRetry(s: ExportRetrySnapshot): ExportRetryDecision {
     return reject("lease_changed", "The lease is not the exact allocation the hold recorded.");
   }
   if (s.descriptorLeaseId !== lease.id) return reject("descriptor_changed", "The run's workspace descriptor names another lease.");
+  // An operator gave these files up (Discard, maybe interrupted and being finished by the cleanup
+  // sweep): never resume a sandbox that is being destroyed, at either look.
+  if (lease.discarding) return reject("sandbox_being_discarded", "An operator discarded this sandbox (its destroy may still be finishing); there is nothing to retry from.");
   if (s.competingLeaseIds.length > 0) return reject("competing_lease", "Another current lease competes for this task or allocation.");
 
   // R-DT-2: an ephemeral allocation must carry the acquisition-time sentinel of this run and
