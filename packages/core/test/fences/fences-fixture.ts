@@ -66,3 +66,28 @@ export function gate<T = void>(): { promise: Promise<T>; open(value: T): void } 
   });
   return { promise, open };
 }
+
+/**
+ * A view of `prisma` whose raw writes ($executeRaw) wait at a gate: the actor using it makes its
+ * reads, then stops before its first conditional write until open() (reached resolves when it
+ * got there). For an interleaving in which another actor's whole step, several writes long,
+ * happens between one actor's read and its write (a table lock would hold both back).
+ */
+export function gatedRawWrites<T extends object>(prisma: T): { db: T; reached: Promise<void>; open(): void } {
+  const reached = gate();
+  const go = gate();
+  const db = new Proxy(prisma, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property === "$executeRaw" && typeof value === "function") {
+        return async (...args: unknown[]) => {
+          reached.open();
+          await go.promise;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db, reached: reached.promise, open: () => go.open() };
+}
