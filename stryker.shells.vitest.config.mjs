@@ -10,6 +10,8 @@ export const SHELL_TESTS = [
   "test/fences/*.integration-test.ts",
   "test/recovery/takeover.integration-test.ts",
   "test/recovery/orphans.integration-test.ts",
+  // failRunBeforeResult's callers other than the orphan sweep (the dispatcher's setup-failure handlers).
+  "test/recovery/file-recovery.integration-test.ts",
   "test/recovery/lease-cleanup-sweep.integration-test.ts",
   "test/leases/acquire-lease.integration-test.ts",
   "test/leases/release-lease.integration-test.ts",

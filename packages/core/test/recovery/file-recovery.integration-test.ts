@@ -1,6 +1,8 @@
 // The one terminal writer of a run that fails before its result, on a real PostgreSQL
 // (R-FO-1, R-FO-4, R-FO-6): what it refuses writes nothing at all; what it accepts writes the
-// settled claim, the pin, the obligation and the failed run together.
+// settled claim, the pin, the obligation and the failed run together. Both kinds of caller: the
+// dispatcher's setup-failure handlers (no expected xmin) and the orphan sweep's conditional write
+// (R-ORP-2: the heartbeat version it judged, and no accepted result).
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { failRunBeforeResult } from "../../src/recovery/file-recovery";
@@ -103,8 +105,44 @@ describe("failRunBeforeResult", () => {
   });
 
   it("R-FO-1 a run that never had an allocation fails alone (no lease bound)", async () => {
+    // Another run's accepted result is not this run's (the re-check reads this run's results only).
+    await acceptResult(world, (await claimedRun(world)).runId);
     const run = await claimedRun(world);
     expect(await failRunBeforeResult(db.prisma(), { runId: run.runId, code: "provider_acquire_failed", message: "x", origin: "provider_failure", leaseId: null })).toEqual({ kind: "failed", reason: "no_allocation" });
     expect(await db.prisma().issueRecoveryAction.count({ where: { runId: run.runId } })).toBe(0);
+  });
+
+  it("R-FO-3 a setup-failure handler whose run is gone (no row to lock) is told it is settled, and nothing is written", async () => {
+    const run = await claimedRun(world);
+    const before = await db.prisma().environmentLease.findUniqueOrThrow({ where: { id: run.handle.leaseId } });
+    const gone = "00000000-0000-4000-8000-0000000000f0";
+    expect(await failRunBeforeResult(db.prisma(), { runId: gone, code: "provider_acquire_failed", message: "x", origin: "provider_failure", leaseId: run.handle.leaseId })).toEqual({ kind: "already_settled", status: "missing" });
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId: gone } })).toBe(0);
+    expect(await db.prisma().runEvent.count({ where: { runId: gone } })).toBe(0);
+    expect(await db.prisma().environmentLease.findUniqueOrThrow({ where: { id: run.handle.leaseId } })).toEqual(before);
+  });
+
+  /** The heartbeat row's tuple version, as the orphan sweep reads it. */
+  async function xminOf(runId: string): Promise<string> {
+    const [row] = await db.prisma().$queryRaw<{ xmin: string }[]>`SELECT xmin::text AS xmin FROM heartbeat_runs WHERE id = ${runId}::uuid`;
+    return row!.xmin;
+  }
+
+  it("R-ORP-2 the orphan sweep's write is a lost race, writing nothing, when the row is not the version it judged, and when a result was accepted although the version still matches (the durable-result re-check)", async () => {
+    const prisma = db.prisma();
+    const orphan = { code: "process_lost", message: "x", origin: "controller_lost" as const };
+    const changed = await claimedRun(world);
+    const stale = String(BigInt(await xminOf(changed.runId)) - 1n);
+    expect(await failRunBeforeResult(prisma, { ...orphan, runId: changed.runId, expectXmin: stale })).toEqual({ kind: "lost_race" });
+
+    const withResult = await claimedRun(world);
+    await acceptResult(world, withResult.runId);
+    expect(await failRunBeforeResult(prisma, { ...orphan, runId: withResult.runId, expectXmin: await xminOf(withResult.runId) })).toEqual({ kind: "lost_race" });
+
+    for (const run of [changed, withResult]) {
+      expect(await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: run.runId }, select: { status: true, errorCode: true } })).toEqual({ status: "running", errorCode: null });
+      expect(await prisma.issueRecoveryAction.count({ where: { runId: run.runId } })).toBe(0);
+      expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: run.handle.leaseId } })).status).toBe("active");
+    }
   });
 });
