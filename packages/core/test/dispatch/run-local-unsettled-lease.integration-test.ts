@@ -123,23 +123,23 @@ describe("a sandbox whose run's finalization is unsettled stays that run's", () 
     expect((await listRetainedSandboxes(world.db, { companyId: task.companyId, limit: 500 })).sandboxes.map((s) => s.leaseId)).not.toContain(lease.id);
   });
 
-  it("R-EX-4: Discard of a sandbox kept for an unsettled finalization is admitted; the retry then refuses the destroyed lease with nothing written", async () => {
-    const { task, runId, lease } = await retryableRun({ policy: "ephemeral", files: { "keep.txt": "host\n" }, file: "e.txt", content: "given up\\n" });
-    const discarded = await discardRetainedSandbox({ db: world.db, registry: world.registry }, {
-      companyId: task.companyId,
-      leaseId: lease.id,
-      providerLeaseId: lease.providerLeaseId!,
-      acknowledgedActionIds: [],
-      reason: "the operator gives the files up",
-      actor,
-    });
-    expect(discarded).toMatchObject({ leaseId: lease.id, actionIds: [] });
-    expect(existsSync(sandboxRoot(lease.providerLeaseId!))).toBe(false);
+  it("R-ORP-3: Discard of a sandbox kept for an unsettled finalization is refused (copyback_pending) with nothing destroyed; the retry then commits the run's own edits", async () => {
+    const { task, runId, lease } = await retryableRun({ policy: "ephemeral", files: { "keep.txt": "host\n" }, file: "e.txt", content: "not given up\\n" });
+    await expect(
+      discardRetainedSandbox({ db: world.db, registry: world.registry }, {
+        companyId: task.companyId,
+        leaseId: lease.id,
+        providerLeaseId: lease.providerLeaseId!,
+        acknowledgedActionIds: [],
+        reason: "the operator gives the files up",
+        actor,
+      }),
+    ).rejects.toMatchObject({ code: "copyback_pending", details: { phase: "retryable_failure" } });
+    expect(existsSync(sandboxRoot(lease.providerLeaseId!))).toBe(true);
+    expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: lease.status });
 
-    expect(await retry(task, runId)).toBe("terminal_failure");
-    const s = await world.state(runId);
-    expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "finalization_lease_not_bound" });
-    expect(await readTree(task.hostPath)).toEqual({ "keep.txt": { type: "file", content: "host\n" } });
+    expect(await retry(task, runId)).toBe("committed");
+    expect(await readTree(task.hostPath)).toEqual({ "keep.txt": { type: "file", content: "host\n" }, "e.txt": { type: "file", content: "not given up\n" } });
   });
 
   it("R-EX-4: a controller that committed the retry and died before its release by policy: the settled-run-leases sweep destroys the released ephemeral sandbox after the barrier", async () => {
