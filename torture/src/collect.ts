@@ -59,6 +59,25 @@ export async function collectFinalState(
     return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), outcome: String(p.outcome) }] : [];
   });
   const handed = new Set(acquisitions.map((a) => a.leaseId));
+  // Leases no agent ever ran on: handed to a run that went back to the queue before its agent
+  // started (issue 20's requeue after a database outage), read in each run's own event order.
+  const attemptEvents = await prisma.runEvent.findMany({
+    where: { ...where, code: { in: ["lease.acquired", "agent.started", "run.requeued"] } },
+    select: { runId: true, code: true, payload: true },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  const agentNeverStarted = new Set<string>();
+  const currentLease = new Map<string, string | null>();
+  for (const e of attemptEvents) {
+    const leaseId = record(e.payload).leaseId;
+    if (e.code === "lease.acquired") currentLease.set(e.runId, typeof leaseId === "string" ? leaseId : null);
+    else if (e.code === "agent.started") currentLease.set(e.runId, null);
+    else {
+      const lease = currentLease.get(e.runId);
+      if (lease) agentNeverStarted.add(lease);
+      currentLease.set(e.runId, null);
+    }
+  }
   // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
@@ -97,6 +116,8 @@ export async function collectFinalState(
         providerLeaseId: l.providerLeaseId,
         sandboxExists,
         handedToRun: handed.has(l.id),
+        agentNeverStarted: agentNeverStarted.has(l.id),
+        destroyPending: record(l.metadata).sandboxDestroy != null,
         stoppedAndRetained: record(l.metadata).sandboxStopAndRetainReceipt != null,
         leasePolicy: l.leasePolicy,
         retainedListed: listed.has(l.id),

@@ -385,6 +385,45 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["retained_invisible"]);
   });
 
+  it("retained_invisible: a committed run's destroy left to the cleanup sweep (its releaser killed) is no violation; a destroy intent on files nobody committed is", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" });
+    s.acceptedResults.push({ runId: R3 });
+    s.coordinators.push({ runId: R3, phase: "committed", committedAt: "2026-01-01T00:00:03.000Z", failureCode: null });
+    s.finalizeOps.push({ runId: R3, status: "succeeded", stage: "primary", omitted: false });
+    s.host[WS] = hostAfter([R1, R2, R3]);
+    s.leases.push({ id: "l3", runId: R3, status: "pending_cleanup", provider: "local", providerLeaseId: "local-l3", sandboxExists: true, leasePolicy: "ephemeral", retainedListed: false, destroyPending: true });
+    expect(kinds(s)).toEqual([]);
+    // Without the recorded destroy intent it is a sandbox nobody will clean up or show.
+    s.leases[2] = { ...s.leases[2]!, destroyPending: false };
+    expect(kinds(s)).toEqual(["retained_invisible"]);
+    // A destroy intent on a run that did not commit (its agent ran): invisible files, a violation.
+    s.leases[2] = { ...s.leases[2]!, destroyPending: true };
+    s.runs[2] = { ...s.runs[2]!, status: "failed", errorCode: "process_lost" };
+    s.coordinators[2] = { ...s.coordinators[2]!, phase: "terminal_failure", committedAt: null, failureCode: "process_lost" };
+    s.acceptedResults.pop();
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1, R2]);
+    s.actions = [{ id: "a3", runId: R3, cause: FILE_RECOVERY, status: "active" }];
+    expect(kinds(s)).toContain("retained_invisible");
+  });
+
+  it("an attempt that went back to the queue before its agent started (a database outage) held nothing: its destroyed lease is no held_sandbox_destroyed", () => {
+    const s = cleanState();
+    s.runs[1] = { ...s.runs[1]!, status: "running" };
+    s.coordinators[1] = { ...s.coordinators[1]!, phase: "workspace_finalizing" };
+    s.finalizeOps.pop();
+    s.host[WS] = hostAfter([R1]);
+    s.actions = [{ id: "a1", runId: R2, cause: OWNER_UNVERIFIED, status: "active" }];
+    // The first attempt's lease (destroyed by policy before the requeue) and the held attempt's.
+    s.leases[1] = { ...s.leases[1]!, status: "destroyed", sandboxExists: false, agentNeverStarted: true };
+    s.leases.push({ id: "l2b", runId: R2, status: "released", provider: "local", providerLeaseId: "local-l2b", sandboxExists: true, stoppedAndRetained: true, retainedListed: true });
+    expect(kinds(s)).toEqual([]);
+    // The same destroyed lease with an agent having run on it: the held run's files are gone.
+    s.leases[1] = { ...s.leases[1]!, agentNeverStarted: false };
+    expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
+  });
+
   it("a held sandbox the harness's operator verified and then discarded is no violation; unverified it is", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });

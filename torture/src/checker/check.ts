@@ -345,7 +345,8 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
   for (const action of final.actions) {
     if (!OPEN.has(action.status) || !action.runId) continue;
     for (const lease of final.leases.filter((l) => l.runId === action.runId)) {
-      if (discarded(lease)) continue;
+      // An attempt that went back to the queue before its agent started held nothing of the task's.
+      if (discarded(lease) || lease.agentNeverStarted === true) continue;
       if (lease.status === "destroyed" || (lease.status === "released" && lease.stoppedAndRetained !== true) || lease.sandboxExists === false) {
         add("held_sandbox_destroyed", `run ${action.runId} is held (${action.id}) but its lease ${lease.id} is ${lease.status}${lease.sandboxExists === false ? ", sandbox gone" : ""}`, action.runId);
       }
@@ -440,8 +441,13 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     if (lease.provider !== "local" || lease.sandboxExists !== true || lease.status === "destroyed" || lease.retainedListed !== false) continue;
     const run = lease.runId ? runs.get(lease.runId) : undefined;
     if (lease.status === "active" && run && (run.status === "queued" || run.status === "running")) continue;
-    const warm = lease.leasePolicy === "reuse_by_environment" && lease.status === "released" && lease.stoppedAndRetained === true && (run?.status === "succeeded" || coordinators.get(run?.id ?? "")?.phase === "committed");
+    const committed = run?.status === "succeeded" || coordinators.get(run?.id ?? "")?.phase === "committed";
+    const warm = lease.leasePolicy === "reuse_by_environment" && lease.status === "released" && lease.stoppedAndRetained === true && committed;
     if (warm) continue;
+    // A destroy the cleanup sweep finishes (its release was interrupted: the intent is recorded, the
+    // claim of the dead releaser lapses first) of a sandbox that holds nothing: its run committed,
+    // or no agent ever ran on it. Anything else with a destroy intent is judged below.
+    if (lease.status === "pending_cleanup" && lease.destroyPending === true && (committed || lease.agentNeverStarted === true)) continue;
     add("retained_invisible", `lease ${lease.id} (${lease.leasePolicy ?? "?"}, ${lease.status}) of run ${lease.runId} (${run?.status ?? "missing"}) has its sandbox on disk but is not in the retained list`, lease.runId ?? undefined);
   }
   for (const name of final.strayLocalSandboxes ?? []) add("retained_invisible", `sandbox ${name} is on disk but no live lease names it`);

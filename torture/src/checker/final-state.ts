@@ -61,6 +61,14 @@ export interface FinalLease {
   sandboxExists: boolean | null;
   /** The dispatcher handed this lease to its run (lease.acquired); absent: assumed handed. */
   handedToRun?: boolean;
+  /**
+   * The run went back to the queue (run.requeued) after it was handed this lease and before any
+   * agent.started: no agent ever ran on it (issue 20: a database outage before the agent's start),
+   * so it holds nothing of the task's. Absent: assumed an agent ran.
+   */
+  agentNeverStarted?: boolean;
+  /** The lease carries a destroy intent (leases/lease-metadata.ts sandboxDestroy): a destroy the cleanup sweep finishes. */
+  destroyPending?: boolean;
   /** The lease carries a confirmed stop-and-retain receipt (released that way, its files kept: R-SO-2). */
   stoppedAndRetained?: boolean;
   leasePolicy?: string;
