@@ -424,6 +424,18 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
   });
 
+  it("died_before_result_unrecovered: a run that failed before its result keeps the sandbox its agent ran in; the destroyed lease of an attempt requeued before its agent started is no violation", () => {
+    const s = cleanState();
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
+    s.coordinators.push({ runId: R3, phase: "terminal_failure", committedAt: null, failureCode: "process_lost" });
+    s.actions = [{ id: "a3", runId: R3, cause: FILE_RECOVERY, status: "active" }];
+    s.leases.push({ id: "l3a", runId: R3, status: "destroyed", provider: "local", providerLeaseId: "local-l3a", sandboxExists: false, handedToRun: true, agentNeverStarted: true });
+    s.leases.push({ id: "l3b", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l3b", sandboxExists: true, handedToRun: true, stoppedAndRetained: true, retainedListed: true });
+    expect(kinds(s)).toEqual([]);
+    s.leases[2] = { ...s.leases[2]!, agentNeverStarted: false };
+    expect(kinds(s)).toEqual(["died_before_result_unrecovered", "held_sandbox_destroyed"]);
+  });
+
   it("a held sandbox the harness's operator verified and then discarded is no violation; unverified it is", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });

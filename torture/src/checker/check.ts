@@ -368,8 +368,8 @@ export function check(history: readonly HistoryEvent[], final: FinalState, _opti
     // R-FO-1: a run that failed before its result keeps its files: one obligation, its lease pinned.
     // Only a sandbox the run was handed can hold its agent's files: an acquisition that failed, or
     // whose controller died before it recorded the allocation (the sweep names and destroys it
-    // then), gave none.
-    const allocated = final.leases.filter((l) => l.runId === run.id && l.providerLeaseId !== null && l.handedToRun !== false);
+    // then), gave none; nor did an attempt that went back to the queue before its agent started.
+    const allocated = final.leases.filter((l) => l.runId === run.id && l.providerLeaseId !== null && l.handedToRun !== false && l.agentNeverStarted !== true);
     if (run.status === "failed" && !accepted.has(run.id) && coordinator?.phase !== "committed" && allocated.length > 0) {
       const obligations = final.actions.filter((a) => a.runId === run.id && a.cause === FILE_RECOVERY);
       if (obligations.length === 0) add("died_before_result_unrecovered", `run ${run.id} failed before its result (${run.errorCode ?? "no code"}); no file-recovery obligation keeps its sandbox's files`, run.id);
