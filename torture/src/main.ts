@@ -1,6 +1,9 @@
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
 //   [--shared-slots J] [--stop-rate P] [--embedded] [--strict-issue-11 (accepted, relaxes nothing
-//   since issue 11)] [--keep] [--quiet-seconds Q]`
+//   since issue 11)] [--keep] [--quiet-seconds Q] [--aimed-kills P] [--worker-concurrency C]
+//   [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows]`
+// (the workload before issue 20 part 3's aim: --aimed-kills 0 --worker-concurrency 2
+//  --max-queued 1000 --shared-arm-rate 0.8 --wake-in-fault-windows)
 // Issue 12: real PostgreSQL, K real workers, M host workspaces, clients queuing runs through
 // core's wakeAgent, a seeded nemesis, the JSON-lines history and the checker. Prints the counts
 // table at the end; exits 1 on any violation (or when the system never settled).
@@ -24,6 +27,10 @@ import { alive, cmdline, descendants } from "./procs";
 import { Rng } from "./rng";
 import { settleDeadline } from "./settle-deadline";
 import { repoRoot, Workers, type WorkerRecord } from "./system";
+import { readActivity } from "./read-worker-activity";
+import { aimAt, missTarget } from "./nemesis-aim";
+import { hitOf, type WorkerActivity } from "./worker-activity";
+import { formatFigures, workloadFigures } from "./workload-figures";
 import { COMPANY_ID, World, type Slot } from "./world";
 
 const { values: args } = parseArgs({
@@ -41,6 +48,16 @@ const { values: args } = parseArgs({
     "shared-slots": { type: "string", default: "6" },
     // Issue 20: the share of runs a client asks to Stop, at a random moment around the agent's finish.
     "stop-rate": { type: "string", default: "0.2" },
+    // Issue 20 part 3: the clients wake runs inside a full-disk or PostgreSQL-restart window too, as before.
+    "wake-in-fault-windows": { type: "boolean", default: false },
+    // The share of shared-slot wakes that arm failExports on the next allocation (0.8 before issue 20 part 3's queue bound).
+    "shared-arm-rate": { type: "string", default: "1" },
+    // Issue 20 part 3: the most runs the clients keep queued (unbounded before: every idle slot woken).
+    "max-queued": { type: "string", default: "2" },
+    // Issue 20 part 3: runs each worker executes at once (was 2).
+    "worker-concurrency": { type: "string", default: "1" },
+    // Issue 20 part 3: the share of worker kills aimed at a worker copying or finalizing (nemesis-aim.ts); 0: all at random, as before.
+    "aimed-kills": { type: "string", default: "0.9" },
     // The harness's operator discards verified retained sandboxes of runs without a result (operator.ts).
     "no-operator": { type: "boolean", default: false },
     embedded: { type: "boolean", default: false },
@@ -115,7 +132,7 @@ async function main(): Promise<number> {
     workDir: work,
     history,
     env: {
-      WORKER_CONCURRENCY: "2",
+      WORKER_CONCURRENCY: args["worker-concurrency"],
       WORKER_POLL_INTERVAL_MS: "200",
       RECONCILE_INTERVAL_MS: "1000",
       COPYBACK_EXPORT_TIMEOUT_MS: "8000",
@@ -129,7 +146,8 @@ async function main(): Promise<number> {
   const paused = new Set<number>();
   const loops: Promise<void>[] = [];
   loops.push(clientLoop(prisma, world, history, state));
-  loops.push(nemesisLoop(db, workers, history, state, paused, home, diskMount));
+  loops.push(nemesisLoop(prisma, db, workers, history, state, paused, home, diskMount));
+  loops.push(aimLoop(prisma, workers, history, state, paused));
   loops.push(attesterLoop(prisma, workers, history, state));
   loops.push(restartLoop(workers, history, state));
   if (!args["no-operator"]) loops.push(operatorLoop(prisma, history, state, home));
@@ -178,9 +196,10 @@ async function main(): Promise<number> {
     "history events": String(events.length),
     settled: String(settled),
   });
-  process.stdout.write(`\n${table}\n`);
+  const figures = workloadFigures(events, verdict.counts, minutes);
+  process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
-  if (args.report) writeFileSync(args.report, JSON.stringify({ seed, minutes, workers: workerCount, work, settled, counts: verdict.counts, violations: verdict.violations, table }, null, 2));
+  if (args.report) writeFileSync(args.report, JSON.stringify({ seed, minutes, workers: workerCount, work, settled, counts: verdict.counts, figures, violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   if (diskMount) {
     try {
@@ -203,13 +222,20 @@ type State = { chaos: boolean; stopping: boolean; disk: string | null; pgDown: b
 
 /** Clients: keep every slot busy with runs queued through wakeAgent; fake runs get fresh faults. */
 async function clientLoop(prisma: PrismaClient, world: World, history: History, state: State): Promise<void> {
+  let pass = 0;
   while (state.chaos) {
-    // The shared slots first in every pass: once a shared run's export failed and released its
-    // lease, the others are woken (and acquire) soonest, inside its 30 s wait for the retry.
-    const shared = (s: Slot) => (s.sharedEnvironmentId ? 0 : 1);
-    for (const slot of [...world.slots].sort((a, b) => shared(a) - shared(b))) {
+    // Every slot in turn, from a different one each pass: with at most `--max-queued` runs queued
+    // (driveSlot), a fixed order gave the first slots every wake. (Before issue 20 part 3's queue
+    // bound the shared slots went first in every pass, so they were woken soonest after a shared
+    // export failed and released its lease; in turn they still make 6 of the 15 live slots.)
+    const turn = world.slots.length === 0 ? 0 : pass++ % world.slots.length;
+    for (const slot of [...world.slots.slice(turn), ...world.slots.slice(0, turn)]) {
       if (!state.chaos) break;
       if (slot.retired) continue;
+      // Issue 20 part 3: no wake while the instance root is full or PostgreSQL restarts: a run
+      // queued into that window failed at acquisition (ENOSPC, SQLITE_FULL, provider_acquire_failed)
+      // before its agent ran. The runs already in flight still meet the window.
+      if (holdWakes && (state.disk !== null || state.pgDown)) break;
       try {
         await driveSlot(prisma, world, slot, history);
       } catch (error) {
@@ -219,6 +245,10 @@ async function clientLoop(prisma: PrismaClient, world: World, history: History, 
     await sleep(300);
   }
 }
+
+const holdWakes = !args["wake-in-fault-windows"];
+const maxQueued = Number(args["max-queued"]);
+const sharedArmRate = Number(args["shared-arm-rate"]);
 
 const FAKE_FAULTS: Array<[string, Record<string, unknown>]> = [
   ["provider:fail:exportWorkspace", { fail: { exportWorkspace: 2 } }],
@@ -232,9 +262,14 @@ const FAKE_FAULTS: Array<[string, Record<string, unknown>]> = [
 
 async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history: History): Promise<void> {
   if (slot.currentRun) {
-    const run = await prisma.heartbeatRun.findUnique({ where: { id: slot.currentRun }, select: { status: true, errorCode: true } });
+    const run = await prisma.heartbeatRun.findUnique({
+      where: { id: slot.currentRun },
+      select: { status: true, errorCode: true, createdAt: true, startedAt: true, finishedAt: true, results: { where: { schemaStatus: "accepted" }, select: { createdAt: true }, take: 1 }, finalization: { select: { committedAt: true } } },
+    });
     if (run && (run.status === "queued" || run.status === "running")) return;
-    history.append("client.observed", { slot: slot.slot, runId: slot.currentRun, status: run?.status, errorCode: run?.errorCode });
+    // The run's times (issue 20 part 3): how long its turn and its finalization took (workload-figures.ts).
+    const times = run ? { createdAt: run.createdAt, startedAt: run.startedAt, acceptedAt: run.results[0]?.createdAt ?? null, committedAt: run.finalization?.committedAt ?? null, finishedAt: run.finishedAt } : {};
+    history.append("client.observed", { slot: slot.slot, runId: slot.currentRun, status: run?.status, errorCode: run?.errorCode, ...times });
     slot.currentRun = null;
     // Issue 20: a run that failed at acquisition is re-woken only after the fault windows that
     // cause it (a full disk for 1.5-4 s, a PostgreSQL restart, a terminated connection) are over.
@@ -269,6 +304,12 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
     await world.createSlot(world.workspaces.findIndex((w) => w.id === slot.workspaceId), slot.kind, slot.sharedEnvironmentId);
     return;
   }
+  // Issue 20 part 3: at most `--max-queued` runs wait in the queue, counted before each wake (a
+  // pass over every slot takes seconds on a loaded machine). With every idle slot woken at once, a
+  // loaded machine's queue held 14 s of runs, and inside each full-disk window one worker claimed
+  // and failed them one after another (6 to 9 ENOSPC acquisitions in 2 s; seed 1, load 14): runs
+  // beyond what the workers take soon only waited to meet the next fault window.
+  if ((await prisma.heartbeatRun.count({ where: { companyId: COMPANY_ID, status: "queued" } })) >= maxQueued) return;
   let faultKind: string | null = null;
   if (slot.kind === "fake") {
     let faults: Record<string, unknown> = {};
@@ -285,8 +326,10 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
     // succeeds in-process or leaves it retryable_failure; 8 outlasts the live attempt's tries, so
     // the reconciler's retry path (30 s later, in whichever worker) commits it or spends the budget.
     // Armed on 4 of 5 wakes (was 1 of 2): only a new allocation takes the count, and most shared
-    // acquisitions reuse a warm sandbox, so this is what makes such a failure frequent.
-    const failExports = clientRng.next() < 0.8 ? clientRng.pick([3, 8]) : null;
+    // acquisitions reuse a warm sandbox, so this is what makes such a failure frequent. Issue 20
+    // part 3's queue bound and one run per worker leave fewer shared wakes a minute (seed 2, 3
+    // minutes: 18.4 armed a minute, 27.3 before), so every wake arms one now.
+    const failExports = clientRng.next() < sharedArmRate ? clientRng.pick([3, 8]) : null;
     if (failExports) faultKind = `provider:local:failExports:${failExports}`;
     await prisma.environment.update({ where: { id: slot.environmentId }, data: { config: world.localConfig(failExports) as object } });
   }
@@ -294,6 +337,7 @@ async function driveSlot(prisma: PrismaClient, world: World, slot: Slot, history
   slot.currentRun = woken.runId;
   history.append("client.wake", { slot: slot.slot, runId: woken.runId, created: woken.created, kind: slot.kind, workspace: slot.workspace, dir: slot.dir, shared: slot.sharedEnvironmentId !== null });
   if (faultKind) history.append("fault", { kind: faultKind, runId: woken.runId, slot: slot.slot });
+  if (faultKind === "provider:local:failExports:8") armedToRetry.add(woken.runId);
   if (woken.created && clientRng.next() < stopRate) scheduleStop(prisma, history, woken.runId, slot.slot, Math.round(clientRng.between(0, 3_000)));
 }
 
@@ -386,7 +430,7 @@ for (const kind of String(args.without).split(",").map((k) => k.trim()).filter(B
 }
 
 /** The nemesis: one seeded fault after another; pauses and a full disk end on their own timers. */
-async function nemesisLoop(db: TortureDatabase, workers: Workers, history: History, state: State, paused: Set<number>, home: string, diskMount: boolean): Promise<void> {
+async function nemesisLoop(prisma: PrismaClient, db: TortureDatabase, workers: Workers, history: History, state: State, paused: Set<number>, home: string, diskMount: boolean): Promise<void> {
   await sleep(3_000);
   while (state.chaos) {
     await sleep(rng.between(200, 800));
@@ -394,13 +438,17 @@ async function nemesisLoop(db: TortureDatabase, workers: Workers, history: Histo
     const kind = rng.weighted(NEMESIS_WEIGHTS);
     try {
       if (kind === "kill_worker" || kind === "pause_worker") {
-        const live = workers.live().filter((w) => !paused.has(w.pid));
+        // A worker already killed is not killed or paused again before its exit is observed (a zombie's kill hit nothing).
+        const live = workers.live().filter((w) => !paused.has(w.pid) && !killed.has(w));
         if (live.length === 0) continue;
         const w = rng.pick(live);
         if (kind === "kill_worker") {
-          w.lastDescendants = descendants(w.pid);
-          process.kill(w.pid, "SIGKILL");
-          history.append("fault", { kind, pid: w.pid, worker: w.index, descendants: w.lastDescendants.length });
+          // Issue 20 part 3: most kills are aimed (nemesis-aim.ts): they wait, at most AIM_WINDOW_MS,
+          // for a worker copying or finalizing a run, beside the loop, so the kill rate is unchanged;
+          // the rest kill the drawn worker at once, as before. The draw of `w` above is kept either
+          // way, so a seed's sequence of fault kinds is the one it always was.
+          if (aimRng.next() < aimedKillShare) pendingKills.push(Date.now() + AIM_WINDOW_MS);
+          else await killWorker(prisma, w, history, "drawn");
         } else {
           const ms = Math.round(rng.between(3500, 7000));
           process.kill(w.pid, "SIGSTOP");
@@ -457,13 +505,14 @@ async function nemesisLoop(db: TortureDatabase, workers: Workers, history: Histo
         if (!diskMount || state.disk) continue;
         const file = path.join(home, "ballast.bin");
         const free = Number(statfsSync(home).bavail) * Number(statfsSync(home).bsize);
+        // Set before the fill, so the clients hold their wakes from its first byte (issue 20 part 3).
+        state.disk = file;
         const fd = openSync(file, "w");
         try {
           fallocateOrWrite(fd, Math.max(0, free - 4096));
         } finally {
           closeSync(fd);
         }
-        state.disk = file;
         const ms = Math.round(rng.between(1500, 4000));
         history.append("fault", { kind, bytes: free, ms });
         setTimeout(() => {
@@ -476,6 +525,77 @@ async function nemesisLoop(db: TortureDatabase, workers: Workers, history: Histo
       history.append("nemesis.error", { kind, message: error instanceof Error ? error.message.slice(0, 300) : String(error) });
       state.pgDown = false;
     }
+  }
+}
+
+const aimedKillShare = Number(args["aimed-kills"]);
+const AIM_WINDOW_MS = 6_000;
+// Past the window, a miss waits this much longer for a worker without an agent mid-turn.
+const AIM_GRACE_MS = 4_000;
+const aimRng = new Rng(seed ^ 0x2545f491);
+// Workers sent a SIGKILL (by record: a PID may be reused), until their exit is observed and they leave `live()`.
+const killed = new WeakSet<WorkerRecord>();
+// Runs an aimed kill spares (nemesis-aim.ts): those whose copy or finalization a kill met, and
+// those the clients armed with failExports 8 (their export is to fail into the reconciler's retry).
+const hitRuns = new Set<string>();
+const armedToRetry = new Set<string>();
+// The deadlines of the drawn aimed kills not sent yet, oldest first (aimLoop).
+const pendingKills: number[] = [];
+
+/** SIGKILL of one worker, recorded with what it hit (read just before: a copy, a finalization, agents mid-turn, nothing). */
+async function killWorker(prisma: PrismaClient, w: WorkerRecord, history: History, aim: "drawn" | "aimed" | "aim_missed", activity?: WorkerActivity | null): Promise<void> {
+  const seen = activity !== undefined ? activity : ((await activityOf(prisma, [w.pid]))?.get(w.pid) ?? null);
+  if (w.exited || killed.has(w)) return;
+  killed.add(w);
+  for (const runId of [...(seen?.copying ?? []), ...(seen?.finalizing ?? [])]) hitRuns.add(runId);
+  w.lastDescendants = descendants(w.pid);
+  process.kill(w.pid, "SIGKILL");
+  history.append("fault", { kind: "kill_worker", pid: w.pid, worker: w.index, descendants: w.lastDescendants.length, aim, hit: seen ? hitOf(seen) : "unknown", ...(seen ?? {}) });
+}
+
+/**
+ * The aimed kills (issue 20 part 3), beside the nemesis loop: each drawn one waits in
+ * `pendingKills` (its deadline) while this loop polls the workers' activity every 100 ms (one query
+ * for all of them); the oldest is sent to a worker copying or finalizing a run as soon as there is
+ * one (aimAt); past its window to a worker without an agent mid-turn, the one started last
+ * (missTarget); past the grace too, to any. So every drawn kill is sent within 10 s and the rate
+ * stays the nemesis's. Kills still pending when the chaos ends are not sent (none in the quiet period).
+ */
+async function aimLoop(prisma: PrismaClient, workers: Workers, history: History, state: State, paused: Set<number>): Promise<void> {
+  while (state.chaos) {
+    await sleep(100);
+    const deadline = pendingKills[0];
+    if (deadline === undefined || state.pgDown) continue;
+    try {
+      const live = workers.live().filter((w) => !paused.has(w.pid) && !killed.has(w));
+      if (live.length === 0) continue;
+      const activity = await activityOf(prisma, live.map((w) => w.pid));
+      const target = activity ? aimAt(activity, (runId) => hitRuns.has(runId) || armedToRetry.has(runId), aimRng) : null;
+      let w = target !== null ? live.find((l) => l.pid === target) : undefined;
+      let aim: "aimed" | "aim_missed" = "aimed";
+      if (!w && Date.now() >= deadline) {
+        const lastChance = Date.now() >= deadline + AIM_GRACE_MS;
+        const miss = activity ? missTarget(activity, new Map(live.map((l) => [l.pid, Number(l.start)])), lastChance, aimRng) : null;
+        w = live.find((l) => l.pid === miss) ?? (lastChance ? aimRng.pick(live) : undefined);
+        aim = "aim_missed";
+      }
+      if (!w) continue;
+      pendingKills.shift();
+      await killWorker(prisma, w, history, aim, activity?.get(w.pid) ?? null);
+    } catch (error) {
+      history.append("nemesis.error", { kind: "kill_worker", message: error instanceof Error ? error.message.slice(0, 300) : String(error) });
+    }
+  }
+}
+
+/** The workers' activity (worker-activity.ts), or null when the database does not answer within a second (a restart, a load peak). */
+async function activityOf(prisma: PrismaClient, pids: number[]): Promise<Map<number, WorkerActivity> | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 1_000)));
+  try {
+    return await Promise.race([readActivity(prisma, COMPANY_ID, pids).catch(() => null), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
