@@ -26,6 +26,7 @@ import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { DomainError, isDomainError } from "../errors";
 import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_SQL } from "../leases/lease-holds";
+import { lockOpenActionsNamingLease } from "./lease-open-actions";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { requireCapability } from "../providers/registry";
@@ -91,13 +92,7 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
          WHERE nf.run_id = l.run_id AND nf.phase IN ${UNSETTLED_FINALIZATION_SQL}) AS copyback_pending
       FROM environment_leases l WHERE l.id = ${input.leaseId}::uuid AND l.company_id = ${input.companyId}::uuid
       FOR UPDATE OF l`;
-    const actions = lease
-      ? await tx.$queryRaw<{ id: string }[]>`
-          SELECT ra.id FROM issue_recovery_actions ra
-          WHERE ra.company_id = ${input.companyId}::uuid AND ra.status IN ('active', 'escalated')
-            AND (ra.lease_id = ${input.leaseId}::uuid OR ra.evidence -> 'leaseIds' @> jsonb_build_array(${input.leaseId}::text))
-          ORDER BY ra.created_at, ra.id FOR UPDATE`
-      : [];
+    const actionIds = lease ? await lockOpenActionsNamingLease(tx, { companyId: input.companyId, leaseId: input.leaseId }) : [];
     const previous = lease ? readDiscardIntent(lease.metadata) : ({ kind: "absent" } as const);
     const previousRequestId = previous.kind === "present" ? previous.intent.requestId : null;
     const claimedUntil = lease?.claimed_until ?? null;
@@ -113,7 +108,7 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
               copybackPending: lease.copyback_pending,
             }
           : null,
-        openActionIds: actions.map((a) => a.id),
+        openActionIds: actionIds,
       },
       { providerLeaseId: input.providerLeaseId, acknowledgedActionIds: input.acknowledgedActionIds, reason },
     );

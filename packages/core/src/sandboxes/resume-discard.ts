@@ -17,6 +17,7 @@ import { isDomainError } from "../errors";
 import { pluginForLease } from "../leases/plugin-for-lease";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { hasCapability } from "../providers/registry";
+import { lockOpenActionsNamingLease } from "./lease-open-actions";
 import { DISCARD_CLAIM_MS, readDiscardIntent, resumeClaimOf, whileClaimed } from "./discard-intent";
 import { recordDiscard, recordDiscardFailure } from "./record-discard";
 
@@ -68,13 +69,9 @@ export async function resumeDiscard(deps: { db: PrismaClient; registry: LeasePro
     if (lease.provider_lease_id !== intent.providerLeaseId || (intent.pluginId !== undefined && intent.pluginId !== lease.plugin_id)) {
       return refuse("discard_lease_changed", "The lease's allocation or plugin is not the one the Discard named; nothing is destroyed. Discard again after checking the sandbox.");
     }
-    const open = await tx.$queryRaw<{ id: string }[]>`
-      SELECT ra.id FROM issue_recovery_actions ra
-      WHERE ra.status IN ('active', 'escalated')
-        AND (ra.lease_id = ${leaseId}::uuid OR ra.evidence -> 'leaseIds' @> jsonb_build_array(${leaseId}::text))
-      FOR UPDATE`;
+    const open = await lockOpenActionsNamingLease(tx, { companyId: lease.company_id, leaseId });
     const acknowledged = new Set(intent.actionIds);
-    const unacknowledged = open.map((a) => a.id).filter((id) => !acknowledged.has(id));
+    const unacknowledged = open.filter((id) => !acknowledged.has(id));
     if (unacknowledged.length > 0) {
       return refuse("discard_unacknowledged_action", `Recovery action(s) ${unacknowledged.join(", ")} opened on this sandbox after the Discard was admitted; nothing is destroyed: Discard again acknowledging them.`);
     }
