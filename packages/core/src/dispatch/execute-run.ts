@@ -673,6 +673,16 @@ class RunSteps {
    */
   async settleFailure(code: string, message: string, origin: FileRecoveryOrigin = "provider_failure", refusal: { agentNeverStarted?: true } = {}): Promise<void> {
     const outcome = await this.#failBeforeResult({ runId: this.#claimed.runId, code, message, origin, leaseId: this.#boundLeaseId, ...refusal });
+    if (outcome.kind === "unwritten" || outcome.kind === "refused") {
+      // R-ORP-3, R-FO-1: the failure is not recorded (its transaction was cut, or it is not this
+      // executor's to settle), so the run is still `running` and nothing pins its sandbox. Released
+      // now, the lease would be held by no rule and the next run of a reuse_by_environment
+      // environment would reseed the agent's only files. It stays bound and active for the orphan
+      // sweep, which pins it and opens the obligation with the failure (R-ORP-2).
+      this.#log.warn({ runId: this.#claimed.runId, outcome: outcome.kind }, "run failure not recorded; its lease is left bound for the orphan sweep");
+      this.#leaseReleased = true;
+      return;
+    }
     // R-FO-1 scope: a run refused before its agent started (and judged so by the terminal writer)
     // releases its sandbox as its policy says for a run that left nothing (release-policy.ts).
     await this.#release(outcome.kind === "failed" && outcome.reason === "agent_not_started" ? "agent_not_started" : "failed");

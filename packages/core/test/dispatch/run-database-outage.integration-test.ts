@@ -6,10 +6,9 @@
 // policy (a sandbox the lease could not record: its destroy intent for the cleanup sweep; a seeded
 // one: released as a run whose agent never started) and a second execution commits.
 //
-// The failures are real: a trigger on the written table makes the backend that runs the statement
-// terminate itself (pg_terminate_backend(pg_backend_pid()): FATAL 57P01 mid-statement, the socket
-// closed, as a server restart or an administrator's termination does), once per install. The
-// requeue's own failure is a trigger raising 57P01 on the move back to `queued`.
+// The failures are real (terminate-connection.ts: the backend running the statement terminates
+// itself, FATAL 57P01 mid-statement), once per install. The requeue's own failure is a trigger
+// raising 57P01 on the move back to `queued`.
 import { Prisma } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
 import { executeRun } from "../../src/dispatch/execute-run";
@@ -17,6 +16,7 @@ import { leaseHeldSql } from "../../src/leases/lease-holds";
 import { continueLeaseCleanup } from "../../src/leases/release-lease";
 import { orphanSweep } from "../../src/recovery/sweeps/orphan-sweep";
 import { PLAIN_LOCAL_PLUGIN, RESULT_DONE, readTree, submitResult, useFakeFaultWorld, type Task } from "./dispatch-fixture";
+import { terminateConnectionOn, type TerminateOptions } from "./terminate-connection";
 
 const world = useFakeFaultWorld();
 
@@ -24,33 +24,7 @@ const REQUEUED_WHILE_ACQUIRED = "The database was unavailable while the sandbox 
 const REQUEUED_WHILE_PREPARED = "The database was unavailable while the sandbox workspace was being prepared; the run went back to the queue.";
 const REQUEUED_BEFORE_AGENT = "The database was unavailable before the agent could be started; the run went back to the queue.";
 
-let installed = 0;
-
-/**
- * A trigger on `table` whose first `times` firings (for statements matching `when`) terminate the
- * backend running the statement. Returns its removal.
- */
-async function terminateConnection(table: string, when: string, options: { event?: "INSERT" | "UPDATE"; times?: number } = {}): Promise<() => Promise<void>> {
-  installed += 1;
-  const name = `copyback_test_outage_${installed}`;
-  const db = world.db;
-  await db.$executeRawUnsafe(`CREATE SEQUENCE ${name}_seq`);
-  await db.$executeRawUnsafe(`
-    CREATE FUNCTION ${name}() RETURNS trigger AS $$
-    BEGIN
-      IF nextval('${name}_seq') <= ${options.times ?? 1} THEN
-        PERFORM pg_terminate_backend(pg_backend_pid());
-        PERFORM pg_sleep(5); -- ends at the next interrupt check: FATAL 57P01, the connection gone
-      END IF;
-      RETURN NEW;
-    END $$ LANGUAGE plpgsql`);
-  await db.$executeRawUnsafe(`CREATE TRIGGER ${name} BEFORE ${options.event ?? "UPDATE"} ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
-  return async () => {
-    await db.$executeRawUnsafe(`DROP TRIGGER ${name} ON ${table}`);
-    await db.$executeRawUnsafe(`DROP FUNCTION ${name}()`);
-    await db.$executeRawUnsafe(`DROP SEQUENCE ${name}_seq`);
-  };
-}
+const terminateConnection = (table: string, when: string, options?: TerminateOptions) => terminateConnectionOn(world.db, table, when, options);
 
 /** The statement that binds a new allocation to its lease (acquire-lease.ts, after the provider answered). */
 const LEASE_BIND = "OLD.provider_lease_id IS NULL AND NEW.provider_lease_id IS NOT NULL";
