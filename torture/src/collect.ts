@@ -5,6 +5,7 @@ import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
+import { leasesNoAgentRanOn } from "./checker/attempts";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
 /** The reason the harness's operator gives its Discards (operator.ts): how the checker tells them from any other destruction. */
@@ -43,7 +44,7 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true, createdAt: true } });
   // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
   // failed or whose controller died before it named the allocation gave no sandbox to any agent.
   const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
@@ -59,25 +60,13 @@ export async function collectFinalState(
     return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), outcome: String(p.outcome) }] : [];
   });
   const handed = new Set(acquisitions.map((a) => a.leaseId));
-  // Leases no agent ever ran on: handed to a run that went back to the queue before its agent
-  // started (issue 20's requeue after a database outage), read in each run's own event order.
+  // Leases no agent ever ran on (issue 20's requeue after a database outage; attempts.ts).
   const attemptEvents = await prisma.runEvent.findMany({
     where: { ...where, code: { in: ["lease.acquired", "agent.started", "run.requeued"] } },
-    select: { runId: true, code: true, payload: true },
+    select: { runId: true, code: true, payload: true, createdAt: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
-  const agentNeverStarted = new Set<string>();
-  const currentLease = new Map<string, string | null>();
-  for (const e of attemptEvents) {
-    const leaseId = record(e.payload).leaseId;
-    if (e.code === "lease.acquired") currentLease.set(e.runId, typeof leaseId === "string" ? leaseId : null);
-    else if (e.code === "agent.started") currentLease.set(e.runId, null);
-    else {
-      const lease = currentLease.get(e.runId);
-      if (lease) agentNeverStarted.add(lease);
-      currentLease.set(e.runId, null);
-    }
-  }
+  const agentNeverStarted = leasesNoAgentRanOn(attemptEvents, leases, handed);
   // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));

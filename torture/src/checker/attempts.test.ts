@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { leasesNoAgentRanOn, type AttemptEvent } from "./attempts";
+
+const R = "run-1";
+const at = (s: number) => new Date(Date.UTC(2026, 11, 4, 20, 0, s));
+const ev = (code: string, s: number, leaseId?: string): AttemptEvent => ({ runId: R, code, payload: leaseId ? { leaseId } : {}, createdAt: at(s) });
+
+describe("leasesNoAgentRanOn (issue 20: attempts sent back to the queue before their agent)", () => {
+  it("a handed lease whose run was requeued before its agent started held nothing", () => {
+    const events = [ev("lease.acquired", 1, "l1"), ev("run.requeued", 2), ev("lease.acquired", 3, "l2"), ev("agent.started", 4)];
+    const leases = [
+      { id: "l1", runId: R, createdAt: at(1) },
+      { id: "l2", runId: R, createdAt: at(3) },
+    ];
+    expect([...leasesNoAgentRanOn(events, leases, new Set(["l1", "l2"]))]).toEqual(["l1"]);
+  });
+
+  it("a lease never handed (its compare-and-set met the outage) is judged from its creation: requeued next, nothing ran", () => {
+    const events = [ev("run.requeued", 2), ev("lease.acquired", 3, "l2"), ev("agent.started", 4)];
+    const leases = [
+      { id: "l1", runId: R, createdAt: at(1) },
+      { id: "l2", runId: R, createdAt: at(3) },
+    ];
+    expect([...leasesNoAgentRanOn(events, leases, new Set(["l2"]))]).toEqual(["l1"]);
+  });
+
+  it("a never-handed lease on which an agent did start (its lease.acquired event lost) stays judged", () => {
+    const events = [ev("agent.started", 2), ev("run.requeued", 3)];
+    const leases = [{ id: "l1", runId: R, createdAt: at(1) }];
+    expect(leasesNoAgentRanOn(events, leases, new Set()).size).toBe(0);
+  });
+
+  it("a never-handed lease with no later requeue (its controller died) stays judged, and another run's requeue does not count", () => {
+    const events: AttemptEvent[] = [{ runId: "run-2", code: "run.requeued", payload: {}, createdAt: at(2) }];
+    const leases = [{ id: "l1", runId: R, createdAt: at(1) }];
+    expect(leasesNoAgentRanOn(events, leases, new Set()).size).toBe(0);
+  });
+
+  it("a requeue before the lease was created says nothing about it", () => {
+    const events = [ev("run.requeued", 1)];
+    const leases = [{ id: "l1", runId: R, createdAt: at(2) }];
+    expect(leasesNoAgentRanOn(events, leases, new Set()).size).toBe(0);
+  });
+});
