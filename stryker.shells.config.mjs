@@ -46,7 +46,7 @@ export default {
     ),
     linesOf("finalization/finalization-owner.ts", "  async #assert(", "  release(): Promise"),
     // The success barrier (R-OWN-11, R-FO-2).
-    linesOf("finalization/copyback-proven.ts", "export async function copybackProven(", null),
+    linesOf("records/copyback-proven.ts", "export async function copybackProven(", null),
     // Lease compare-and-sets: the cleanup claim, the held-lease and metadata compares (R-EX-5).
     linesOf(
       "leases/transition-lease.ts",

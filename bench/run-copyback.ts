@@ -64,7 +64,8 @@ import { readProcessIdentity } from "@copyback/core/process/read-process-identit
 import { STAGING_ROOT_RELATIVE } from "@copyback/core/finalization/staging";
 import { createLocalProvider } from "@copyback/core/providers/local/index";
 import { ProviderRegistry } from "@copyback/core/providers/registry";
-import { claimQueuedRuns, SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { claimQueuedRuns } from "@copyback/core/dispatch/claim-runs";
 import { createBenchDatabase } from "./lib/bench-database";
 import { tarPipeline, settle } from "./lib/pipeline";
 import { median, ms, peakRssMiB, renderTable } from "./lib/stats";

@@ -10,8 +10,8 @@ import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "@copyback/core/leases/lease-metadata";
 import { retainLeaseOnFailure } from "@copyback/core/leases/retained-source";
-import { openFileRecoveryObligation, openLegacyCopybackRepairAction } from "@copyback/core/recovery/actions";
-import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "@copyback/core/runs/stopped-execution-receipt";
+import { openFileRecoveryObligation, openLegacyCopybackRepairAction } from "@copyback/core/records/actions";
+import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "@copyback/core/records/stopped-execution-receipt";
 
 export interface FileHoldPlace {
   companyId: string;

@@ -12,7 +12,8 @@ import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
 import { executeRun } from "@copyback/core/dispatch/execute-run";
 import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
 import { createDefaultRegistry } from "@copyback/core/providers/index";
-import { SYSTEM_ACTOR, claimQueuedRuns, wakeAgent } from "@copyback/core/runs/index";
+import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { claimQueuedRuns } from "@copyback/core/dispatch/claim-runs";
 import { callerFor, configureWebApp, disconnectWebApp, sessionPrincipal } from "./auth-fixture";
 
 const testDb = useTestDatabase();

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID } from "@copyback/db";
-import { readStopAcknowledgement, readStopRetention } from "@copyback/core/runs/run-stop-records";
+import { readStopAcknowledgement, readStopRetention } from "@copyback/core/records/run-stop-records";
 import { stopRun } from "@copyback/core/runs/stop-run";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
 import { useDemoWorkerInstance } from "./worker-child";

@@ -26,3 +26,9 @@ export const invalid = (code: string, message: string, details?: Record<string, 
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
 }
+
+/** The errno code of a Node.js system error (ENOENT, EEXIST, ...), or undefined. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -18,10 +18,10 @@ import type { FinalState, HostEntry } from "./final-state";
 import { applyFakeRun, applyLocalRun, pathsRunMayWrite, type DirModel } from "./model";
 
 export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
-/** R-FO-1: the obligation a run that failed before its result opens (recovery/causes.ts). */
+/** R-FO-1: the obligation a run that failed before its result opens (records/causes.ts). */
 export const FILE_RECOVERY = "native_workspace_file_recovery_required";
 /**
- * The causes that hold an accepted result (recovery/causes.ts): an unverified owner, an exhausted
+ * The causes that hold an accepted result (records/causes.ts): an unverified owner, an exhausted
  * export retry budget (issue 10), an export over a limit, and (issue 20) a copyback that failed for
  * good (a merge conflict, a changed binding, a terminal failure): each keeps the result and its
  * sandbox for an operator. Any other cause (a file-recovery obligation) does not apply the result.

@@ -12,7 +12,7 @@ import { link, lstat, mkdir, open, realpath, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
-import { recordActivity, type Actor } from "../runs/record-activity";
+import { recordActivity, type Actor } from "../records/record-activity";
 import { decideAttachmentFileName } from "./file-name";
 import { DEFAULT_MAX_ATTACHMENT_BYTES } from "./limits";
 import type { AttachmentSummary } from "./read-attachment";

@@ -9,7 +9,7 @@
 // Bounded: a run requeued this many times for the database fails with `database_unavailable` the
 // next time (through the ordinary setup-failure handlers), so a deterministic error that merely
 // looks like the database's never keeps a run cycling through the queue.
-import type { PreparationClaim } from "../workspace/preparation-claim";
+import type { PreparationClaim } from "../records/preparation-claim";
 import { decidePreparationClaim, type ClaimVerdict } from "../recovery/policies/decide-file-recovery";
 import type { ProcessIdentity } from "../process/process-identity";
 

@@ -42,13 +42,13 @@ import { hasCapability, requireCapability, type ProviderRegistry } from "../prov
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { publishRunResult } from "../runs/publish-result";
 import { mintRunAgentKey, revokeRunAgentKeys, RUN_AGENT_KEY_VARIABLE } from "../runs/run-agent-key";
-import { recordRunEvent } from "../runs/run-log";
-import type { FileRecoveryOrigin } from "../recovery/actions";
+import { recordRunEvent } from "../records/run-log";
+import type { FileRecoveryOrigin } from "../records/actions";
 import { failRunBeforeResult, type FailBeforeResultInput, type FailBeforeResultOutcome } from "../recovery/file-recovery";
 import { isPreparationFailed, prepareRunWorkspace, type PreparedRunWorkspace } from "../workspace/prepare-run-workspace";
 import { AgentOutputRecorder, DEFAULT_OUTPUT_LIMITS, type OutputLimits } from "./agent-output";
 import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "./agent-outcome";
-import { recordAgentProcess } from "./agent-process";
+import { recordAgentProcess } from "../records/agent-process";
 import type { ClaimedRunRef } from "./claimed-run";
 import { silentDispatchLog, type DispatchLog } from "./dispatch-log";
 import { waitForLease } from "./lease-wait";
@@ -64,7 +64,7 @@ import { placeReconstructionSources, type SourcesPlacement } from "../recovery/r
 import { contextDocument, decideContextDelivery, type ContextDelivery } from "../recovery/reconstruction/context-delivery";
 import { withSourcesByUrlOnly } from "../recovery/reconstruction/sandbox-sources";
 import { cancelStoppedRun } from "../runs/cancel-stopped-run";
-import type { StopRequestRecord } from "../runs/run-stop-records";
+import type { StopRequestRecord } from "../records/run-stop-records";
 import { watchForStop, type StopWatch } from "./stop-watch";
 
 export interface ExecuteRunDeps {

@@ -1,4 +1,4 @@
-export * from "./adapter-config";
+export * from "../records/adapter-config";
 export * from "./agent-outcome";
 export * from "./agent-output";
 export * from "./claimed-run";

@@ -21,8 +21,8 @@ import { createStagingDir, removeStagingDir } from "../finalization/staging";
 import { loadPreparedWorkspace } from "../finalization/workspace-descriptor";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { recordRunEvent } from "../runs/run-log";
-import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
+import { recordRunEvent } from "../records/run-log";
+import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../records/workspace-operations";
 
 export const LEGACY_COPYBACK_FAILED_CODE = "legacy_workspace_copyback_failed";
 

@@ -10,15 +10,15 @@
 //   - the run was cancelled meanwhile (Stop) and the copy-back failed: the late-report path
 //     (R-LG-1), which records a repair hold only for an exactly matching, stopped ephemeral source.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { arbitrateLegacyOutcome } from "../finalization/status-arbiter";
+import { arbitrateLegacyOutcome } from "../records/status-arbiter";
 import type { CopybackRetryOptions } from "../copyback/merge/retries";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { recordLegacyCopybackFailure } from "../recovery/legacy/record-copyback-failure";
 import { recordLateLegacyCopybackFailure } from "../recovery/legacy/record-late-copyback-failure";
-import { recordActivity, SYSTEM_ACTOR } from "../runs/record-activity";
-import { runResultDocument, type RunResultOutcome } from "../runs/result-document";
-import { recordRunEvent } from "../runs/run-log";
+import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
+import { runResultDocument, type RunResultOutcome } from "../records/result-document";
+import { recordRunEvent } from "../records/run-log";
 import { failRun } from "../runs/settle-run";
 import { decideAfterAgent } from "./agent-outcome";
 import { copyBackLegacyWorkspace, LEGACY_COPYBACK_FAILED_CODE } from "./legacy-copyback";

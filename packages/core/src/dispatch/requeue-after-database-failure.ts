@@ -30,7 +30,7 @@ import { releaseLeaseByPolicy } from "../leases/release-lease";
 import { transitionLease } from "../leases/transition-lease";
 import type { ProcessIdentity } from "../process/process-identity";
 import type { ClaimVerdict } from "../recovery/policies/decide-file-recovery";
-import { lockRunningPreparations, settlePreparation } from "../workspace/preparation-claim";
+import { lockRunningPreparations, settlePreparation } from "../records/preparation-claim";
 import { DATABASE_UNAVAILABLE, decideAttemptLease, decideOwnPreparation, decideRequeueBudget, requeueMessage, type SetupStep } from "./database-outage-policy";
 import { requeueRun } from "./requeue-run";
 

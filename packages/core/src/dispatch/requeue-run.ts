@@ -6,7 +6,7 @@
 // database failure before its agent started (requeue-after-database-failure.ts).
 import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
-import { recordRunEvent } from "../runs/run-log";
+import { recordRunEvent } from "../records/run-log";
 
 export async function requeueRun(
   db: PrismaClient,

@@ -3,8 +3,8 @@
 // start is the pure `decideRunContext`, so every refusal has one stable code.
 import type { PrismaClient } from "@copyback/db";
 import { z } from "zod";
-import { readReconstructionAuthority } from "../recovery/reconstruction/authority";
-import { agentAdapterConfig, type AgentAdapterConfig } from "./adapter-config";
+import { readReconstructionAuthority } from "../records/reconstruction-authority";
+import { agentAdapterConfig, type AgentAdapterConfig } from "../records/adapter-config";
 
 export interface RunContextSnapshot {
   run: { id: string; companyId: string; status: string; agentId: string; issueId: string; runtimeMode?: "native" | "legacy"; carriesReconstruction?: boolean } | null;

@@ -5,7 +5,7 @@
 // same signal also follows the worker's own abort (a drain), so the executor passes one signal on.
 // A poll that fails (a database blip) is skipped; the next one tries again.
 import type { PrismaClient } from "@copyback/db/client";
-import { readStopRequest, type StopRequestRecord } from "../runs/run-stop-records";
+import { readStopRequest, type StopRequestRecord } from "../records/run-stop-records";
 
 export const STOP_POLL_MS = 1_000;
 

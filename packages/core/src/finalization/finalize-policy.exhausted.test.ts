@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../errors";
-import { decideCopybackFailure, EXPORT_RETRY_EXHAUSTED_CODE, MAX_TRANSIENT_EXPORT_FAILURES, transientFailuresOf } from "./finalize-policy";
+import { decideCopybackFailure, MAX_TRANSIENT_EXPORT_FAILURES, transientFailuresOf } from "./finalize-policy";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../records/coordinator-phases";
 
 describe("decideCopybackFailure: the retry budget", () => {
   const transient = new DomainError("unavailable", "provider_export_failed", "the provider dropped the export");

@@ -3,16 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { FinalizationPhase } from "@copyback/db/client";
 import { DomainError } from "../errors";
-import {
-  decideCommitRetry,
-  decideCopybackFailure,
-  decideFinalizeStart,
-  EXPORT_RETRY_EXHAUSTED_CODE,
-  MAX_TRANSIENT_EXPORT_FAILURES,
-  MERGE_CONFLICT_CODE,
-  nextFinalizationAttemptAt,
-  type FinalizeSnapshot,
-} from "./finalize-policy";
+import { decideCommitRetry, decideCopybackFailure, decideFinalizeStart, MAX_TRANSIENT_EXPORT_FAILURES, MERGE_CONFLICT_CODE, nextFinalizationAttemptAt, type FinalizeSnapshot } from "./finalize-policy";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../records/coordinator-phases";
 
 const now = new Date("2026-11-30T12:00:00Z");
 const at = (offsetMs: number) => new Date(now.getTime() + offsetMs);

@@ -3,7 +3,8 @@
 import type { FinalizationPhase } from "@copyback/db/client";
 import { MergeConflictError, type MergeConflict } from "../copyback/merge/errors";
 import { classifyCopybackFailure } from "../copyback/merge/classify";
-import { errorCodeOf } from "../workspace/workspace-operations";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../records/coordinator-phases";
+import { errorCodeOf } from "../records/workspace-operations";
 import { exportLimitFailureOf, type ExportLimitDetail } from "./export-policy";
 
 export interface FinalizeSnapshot {
@@ -69,7 +70,6 @@ export const MERGE_CONFLICT_CODE = "workspace_merge_conflict";
  *     an export-only retry's re-admission starts a fresh budget (readmitFinalization).
  */
 export const MAX_TRANSIENT_EXPORT_FAILURES = 3;
-export const EXPORT_RETRY_EXHAUSTED_CODE = "native_workspace_sync_out_retry_exhausted";
 
 export type CopybackFailureDecision =
   | { kind: "conflict"; code: typeof MERGE_CONFLICT_CODE; conflicts: MergeConflict[] }

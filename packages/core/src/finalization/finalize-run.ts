@@ -28,17 +28,17 @@ import { readProcessIdentity } from "../process/read-process-identity";
 import { requireCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
-import { openCopybackFailedAction, openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../recovery/actions";
-import { resolveExportRetryOnCommit } from "../recovery/actions-export-retry";
-import { checkRunBinding, loadRunBinding } from "../recovery/binding";
-import type { UnverifiedReason } from "../recovery/policies/decide-takeover";
+import { openCopybackFailedAction, openExportLimitAction, openExportRetryExhaustedAction, openOwnerUnverifiedAction, resolveOwnerHoldsOnCommit } from "../records/actions";
+import { resolveExportRetryOnCommit } from "../records/actions-export-retry";
+import { checkRunBinding, loadRunBinding } from "./binding";
+import type { UnverifiedReason } from "../records/finalization-owner-receipt";
 import { completeRun, failRunInTransaction } from "../runs/settle-run";
-import { recordRunEvent, type RunEventEntry } from "../runs/run-log";
-import { closeInterruptedFinalizeOperations, errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../workspace/workspace-operations";
+import { recordRunEvent, type RunEventEntry } from "../records/run-log";
+import { closeInterruptedFinalizeOperations, errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../records/workspace-operations";
 import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
-import { advanceFinalization } from "./coordinator";
-import type { FinalizationPhase } from "./coordinator-phases";
-import { copybackProven } from "./copyback-proven";
+import { advanceFinalization } from "../records/coordinator";
+import type { FinalizationPhase } from "../records/coordinator-phases";
+import { copybackProven } from "../records/copyback-proven";
 import { exportTimeoutOf } from "./export-deadline";
 import { EXPORT_OMITTED_MESSAGE, type ExportLimitDetail } from "./export-policy";
 import { exportForMerge, type ExportReport } from "./export-for-merge";
@@ -57,7 +57,7 @@ import {
 } from "./finalization-owner";
 import { decideCommitRetry, decideCopybackFailure, decideFinalizeStart, transientFailuresOf, type NotFinalizableReason } from "./finalize-policy";
 import { createStagingDir, removeStagingDir } from "./staging";
-import { arbitrateRunResult, type ArbiterOutcome } from "./status-arbiter";
+import { arbitrateRunResult, type ArbiterOutcome } from "../records/status-arbiter";
 import { loadPreparedWorkspace } from "./workspace-descriptor";
 
 /** What finalizeRun needs from the provider registry (ProviderRegistry fits as is). */
@@ -439,7 +439,7 @@ class Finalization {
 
   /**
    * R-RW-4: "publication repeats the checks". Right before the merge's first host write (under the
-   * directory-merge lock, after the export), THE binding check (recovery/binding.ts) is asked again:
+   * directory-merge lock, after the export), THE binding check (finalization/binding.ts) is asked again:
    * a task closed, reassigned or taken by a newer execution since the finalization was admitted
    * (live, or by attestation, takeover or export-only retry) never receives the run's old files.
    * The snapshot is read under short row locks in its own transaction, committed before any host

@@ -5,9 +5,9 @@
 // R-FO-2: the descriptor is the merge baseline, not a proof of copyback (see copyback-proven.ts).
 import { Prisma } from "@copyback/db/client";
 import { DomainError } from "../errors";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "../records/run-log";
 import { preparedWorkspaceDescriptor, type PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
-import type { CopybackBarrierKey } from "./copyback-proven";
+import type { CopybackBarrierKey } from "../records/copyback-proven";
 import { DescriptorCache } from "./descriptor-cache";
 
 const parsedLately = new DescriptorCache();

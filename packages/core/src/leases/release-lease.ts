@@ -37,7 +37,7 @@ import { newStopIntent } from "./stop-intent";
 import { recordRetainedSandboxSize } from "./sandbox-size";
 import { decideLeaseRelease } from "./release-policy";
 import { claimPendingCleanup, deferCleanup, patchLease, recordCleanupAttempt, transitionLease, type LeaseMetadataPatch } from "./transition-lease";
-import { copybackProven } from "../finalization/copyback-proven";
+import { copybackProven } from "../records/copyback-proven";
 
 const releaseInput = z.object({
   leaseId: z.uuid(),

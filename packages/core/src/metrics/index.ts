@@ -1,9 +1,7 @@
-// Prometheus metrics (issue 14 section 2): definitions, observers, the database gauges, one
-// scrape endpoint and who may read the console's.
+// Prometheus metrics: definitions, observers, the exposition parser and who may read the
+// console's. The database gauges and the scrape endpoint are a shell above the engine
+// (monitoring/); the provider instrumentation lives with the providers.
 export * from "./definitions";
 export * from "./observe";
-export * from "./database-gauges";
-export * from "./endpoint";
 export * from "./access";
-export * from "./instrument-provider";
 export * from "./exposition";

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { errnoOf } from "../copyback/archive/errors";
+import { errnoOf } from "../errors";
 import { decideLiveness, type ProcessObservation } from "./liveness-policy";
 import { parseProcStat, type ProcStat } from "./proc-stat";
 import type { ProcessIdentity, ProcessLiveness } from "./process-identity";

@@ -2,7 +2,7 @@
 // `builtin.fake` (in memory, R-SO-3). Other plugins are registered next to them.
 import { createFakeProvider } from "./fake/fake-provider";
 import { createLocalProvider, type LocalIsolation } from "./local/local-provider";
-import { instrumentProvider } from "../metrics/instrument-provider";
+import { instrumentProvider } from "./instrument-provider";
 import { ProviderRegistry } from "./registry";
 
 export interface DefaultRegistryOptions {
@@ -13,7 +13,7 @@ export interface DefaultRegistryOptions {
 
 export function createDefaultRegistry(options: DefaultRegistryOptions): ProviderRegistry {
   const registry = new ProviderRegistry();
-  // Calls and failures by plugin feed the metrics (metrics/instrument-provider.ts).
+  // Calls and failures by plugin feed the metrics (providers/instrument-provider.ts).
   registry.register(instrumentProvider(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation })));
   registry.register(instrumentProvider(createFakeProvider({ measureSandbox: true })));
   return registry;

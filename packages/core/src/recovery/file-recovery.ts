@@ -15,14 +15,14 @@
 // restart) continues the recorded stop-only intent afterwards, so a crash anywhere leaves either
 // nothing or all of it.
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
-import { AGENT_PROCESS_KEY } from "../dispatch/agent-process";
-import { copybackProven } from "../finalization/copyback-proven";
+import { AGENT_PROCESS_KEY } from "../records/agent-process";
+import { copybackProven } from "../records/copyback-proven";
 import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
 import type { ProcessIdentity } from "../process/process-identity";
-import { recordRunEvent } from "../runs/run-log";
+import { recordRunEvent } from "../records/run-log";
 import { failRunInTransaction } from "../runs/settle-run";
-import { lockPreparation, lockRunningPreparations, settlePreparation } from "../workspace/preparation-claim";
-import { openFileRecoveryObligation, type FileRecoveryEvidence, type FileRecoveryOrigin } from "./actions";
+import { lockPreparation, lockRunningPreparations, settlePreparation } from "../records/preparation-claim";
+import { openFileRecoveryObligation, type FileRecoveryEvidence, type FileRecoveryOrigin } from "../records/actions";
 import { decideFailBeforeResult, decideOrphanPreparation, decidePreparationClaim, type ClaimVerdict, type FailBeforeResultDecision } from "./policies/decide-file-recovery";
 
 export interface FailBeforeResultInput {
@@ -154,7 +154,7 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
   return retained ?? { kind: "failed", reason: decision.kind === "fail_only" ? decision.reason : "no_allocation" };
 }
 
-/** Whether an agent process was ever recorded on the run (dispatch/agent-process.ts): then an agent did start. */
+/** Whether an agent process was ever recorded on the run (records/agent-process.ts): then an agent did start. */
 function agentProcessRecorded(runnerProfileJson: unknown): boolean {
   return typeof runnerProfileJson === "object" && runnerProfileJson !== null && AGENT_PROCESS_KEY in runnerProfileJson;
 }

@@ -1,8 +1,8 @@
 // Reads of open recovery holds (the writer is actions.ts): what the task view, the board's
 // recovery chip, the company Recovery page and the wake refusal look at.
 import type { Prisma } from "@copyback/db/client";
-import type { DbOrTx } from "../runs/run-log";
-import { readFilesGivenUp, readOwnerUnverifiedEvidence } from "./actions";
+import type { DbOrTx } from "../records/run-log";
+import { readFilesGivenUp, readOwnerUnverifiedEvidence } from "../records/actions";
 import { reconstructionStates, type ReconstructionState } from "./reconstruction-state";
 import type { NoticeAction } from "./task-notice";
 

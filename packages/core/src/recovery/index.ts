@@ -1,11 +1,11 @@
 // The recovery core (DESIGN.md section 8): pure policies, the one binding check, the one
 // recovery-action writer, the reconciler's sweeps and the operator actions.
-export * from "./causes";
-export * from "./actions";
-export * from "./binding";
+export * from "../records/causes";
+export * from "../records/actions";
+export * from "../finalization/binding";
 export * from "./holds";
 export * from "./task-notice";
-export * from "./policies/decide-takeover";
+export * from "../finalization/decide-takeover";
 export * from "./policies/decide-attestation";
 export * from "./policies/decide-orphan";
 export * from "./sweeps/sweep";
@@ -21,7 +21,7 @@ export * from "./sweeps/settled-run-leases-sweep";
 export * from "./policies/decide-unsafe-replay";
 export * from "./sweeps/historical-unsafe-sweep";
 export * from "./policies/decide-export-retry";
-export * from "./actions-export-retry";
+export * from "../records/actions-export-retry";
 export * from "./operator/retry-workspace-export";
 export * from "./operator/resolve-recovery-action";
 export * from "./policies/decide-late-legacy-report";
@@ -31,4 +31,4 @@ export * from "./legacy/record-late-copyback-failure";
 export * from "./sweeps/stop-retention-sweep";
 export * from "./sweeps/reconstruction-delivery-sweep";
 export * from "./sweeps/leftover-staging-sweep";
-export * from "./policies/decide-stop-retention";
+export * from "../runs/decide-stop-retention";

@@ -8,7 +8,7 @@
 // by a newer row. A pending intent's deferral (why its delivery waits, R-RC-3) is on the intent
 // row itself (deferral_code, deferred_since, deferral_seen_at; deliver-intent.ts). Reads only; deriveTaskNotice (task-notice.ts) decides what it means.
 import { z } from "zod";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "../records/run-log";
 import type { NoticeAction, ReconstructionDeferral } from "./task-notice";
 
 /** The activity a refusal at delivery writes (reconstruction/deliver-intent.ts). */

@@ -12,7 +12,7 @@
 // A delivered intent resolved its hold, so the task shows normal work (or its other holds).
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "./causes";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
 
 export interface NoticeAction {
   id: string;

@@ -18,11 +18,11 @@
 // or the lease: the source stays active, and the stop-retention sweep pins it on a later pass.
 import { setTimeout as sleep } from "node:timers/promises";
 import { Prisma, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
-import { canTransition, type FinalizationPhase } from "../finalization/coordinator-phases";
-import { mergedJsonObject } from "./run-json";
+import { canTransition, type FinalizationPhase } from "../records/coordinator-phases";
+import { mergedJsonObject } from "../records/run-json";
 import type { ProcessIdentity } from "../process/process-identity";
-import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
-import { recordRunEvent } from "./run-log";
+import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
+import { recordRunEvent } from "../records/run-log";
 import {
   RUN_STOPPED_CODE,
   STOP_ACKNOWLEDGEMENT_SCHEMA,
@@ -30,7 +30,7 @@ import {
   type StopAcknowledgementRecord,
   type StopRequestRecord,
   type StopRetentionRecord,
-} from "./run-stop-records";
+} from "../records/run-stop-records";
 import { retainStoppedSource } from "./stop-retention";
 
 export interface CancelStoppedRunInput {

@@ -8,7 +8,7 @@
 // one transaction under the task's row lock.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { invalid, notFound } from "../errors";
-import { recordActivity, type Actor } from "./record-activity";
+import { recordActivity, type Actor } from "../records/record-activity";
 import { findOpenHold, holdReason } from "./recovery-hold";
 
 export const MAX_MESSAGE_LENGTH = 20_000;

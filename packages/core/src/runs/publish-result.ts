@@ -4,10 +4,10 @@
 // orphan recovery's conditional write on the heartbeat's xmin sees the acceptance or loses.
 import { Prisma, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { conflict, DomainError, invalid, notFound } from "../errors";
-import { advanceFinalization } from "../finalization/coordinator";
-import { canonicalJson, validateRunResult, type ResultValidation } from "./result-document";
-import { mergedJsonObject } from "./run-json";
-import { recordRunEvent } from "./run-log";
+import { advanceFinalization } from "../records/coordinator";
+import { canonicalJson, validateRunResult, type ResultValidation } from "../records/result-document";
+import { mergedJsonObject } from "../records/run-json";
+import { recordRunEvent } from "../records/run-log";
 
 export type ResultSource = "finish_api" | "result_file";
 

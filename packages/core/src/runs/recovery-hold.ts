@@ -2,7 +2,7 @@
 // `/new` and Wake all read the task's open actions here, under the task's row lock, and either
 // refuse (a new run: wake, Retry) or defer (a saved message, a new conversation generation: kept,
 // but no agent sees them until the hold clears). Nothing here writes a recovery action: they are
-// resolved only through their own recovery paths (recovery/actions.ts is their one writer).
+// resolved only through their own recovery paths (records/actions.ts is their one writer).
 import { conflict, type DomainError } from "../errors";
 import {
   COPYBACK_FAILED_CAUSE,
@@ -11,8 +11,8 @@ import {
   FILE_RECOVERY_CAUSE,
   LEGACY_COPYBACK_REPAIR_CAUSE,
   OWNER_UNVERIFIED_CAUSE,
-} from "../recovery/causes";
-import type { DbOrTx } from "./run-log";
+} from "../records/causes";
+import type { DbOrTx } from "../records/run-log";
 
 export interface OpenHold {
   id: string;

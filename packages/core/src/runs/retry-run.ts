@@ -5,8 +5,8 @@
 // never replayed. Only the task's latest run can be retried (a newer run says the task moved on).
 import type { PrismaClient } from "@copyback/db/client";
 import { conflict, notFound } from "../errors";
-import { readReconstructionAuthority, reconstructionAuthority } from "../recovery/reconstruction/authority";
-import type { Actor } from "./record-activity";
+import { readReconstructionAuthority, reconstructionAuthority } from "../records/reconstruction-authority";
+import type { Actor } from "../records/record-activity";
 import { wakeAgent } from "./wake-agent";
 
 export const RETRYABLE_RUN_STATUSES = ["failed", "timed_out", "cancelled"] as const;

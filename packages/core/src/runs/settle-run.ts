@@ -4,11 +4,11 @@
 import type { PrismaClient, RunStatus, TransactionClient } from "@copyback/db/client";
 import { withTransaction } from "@copyback/db/client";
 import { conflict, notFound } from "../errors";
-import { advanceFinalization } from "../finalization/coordinator";
-import type { FinalizationPhase } from "../finalization/coordinator-phases";
-import { arbitrateRunFailure, type ArbiterOutcome } from "../finalization/status-arbiter";
-import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
-import { recordRunEvent } from "./run-log";
+import { advanceFinalization } from "../records/coordinator";
+import type { FinalizationPhase } from "../records/coordinator-phases";
+import { arbitrateRunFailure, type ArbiterOutcome } from "../records/status-arbiter";
+import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
+import { recordRunEvent } from "../records/run-log";
 
 export interface FailRunInput {
   runId: string;

@@ -6,11 +6,11 @@
 import type { TransactionClient } from "@copyback/db/client";
 import { confirmedStopReceipt, readStopIntent } from "../leases/lease-metadata";
 import { pinLeaseForRecovery } from "../leases/stop-intent";
-import { decideStopRetention, type StopRetentionLease } from "../recovery/policies/decide-stop-retention";
+import { decideStopRetention, type StopRetentionLease } from "./decide-stop-retention";
 import { z } from "zod";
-import { AGENT_PROCESS_KEY } from "../dispatch/agent-process";
-import { openFileRecoveryObligation } from "../recovery/actions";
-import { RUN_STOPPED_CODE, STOP_RETENTION_SCHEMA, type StopRetentionRecord } from "./run-stop-records";
+import { AGENT_PROCESS_KEY } from "../records/agent-process";
+import { openFileRecoveryObligation } from "../records/actions";
+import { RUN_STOPPED_CODE, STOP_RETENTION_SCHEMA, type StopRetentionRecord } from "../records/run-stop-records";
 
 /** The run's own lease (the one named, else the newest the run acquired), under its row lock. */
 export async function loadStopRetentionLease(tx: TransactionClient, runId: string, leaseId: string | null): Promise<StopRetentionLease | null> {

@@ -20,8 +20,8 @@ import { randomUUID } from "node:crypto";
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import { conflict, invalid, notFound } from "../errors";
-import { recordActivity, type Actor } from "./record-activity";
-import { recordRunEvent } from "./run-log";
+import { recordActivity, type Actor } from "../records/record-activity";
+import { recordRunEvent } from "../records/run-log";
 import {
   readStopRequest,
   RUN_STOPPED_CODE,
@@ -32,7 +32,7 @@ import {
   type StopAcknowledgementRecord,
   type StopRequestRecord,
   type StopRetentionRecord,
-} from "./run-stop-records";
+} from "../records/run-stop-records";
 
 export interface StopRunInput {
   companyId: string;

@@ -4,11 +4,11 @@
 // transaction (pg_notify triggers announce the rows to live consoles).
 import type { Issue, Prisma, PrismaClient, TransactionClient } from "@copyback/db/client";
 import { withTransaction } from "@copyback/db/client";
-import { runtimeModeOfAdapter } from "../dispatch/adapter-config";
+import { runtimeModeOfAdapter } from "../records/adapter-config";
 import { conflict, notFound } from "../errors";
-import { recordActivity, type Actor } from "./record-activity";
+import { recordActivity, type Actor } from "../records/record-activity";
 import { findOpenHold, holdRefusal } from "./recovery-hold";
-import { recordRunEvent } from "./run-log";
+import { recordRunEvent } from "../records/run-log";
 
 export interface AssignAgentInput {
   companyId: string;

@@ -30,8 +30,8 @@ import { lockOpenActionsNamingLease } from "./lease-open-actions";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { requireCapability } from "../providers/registry";
-import { decideDiscard } from "../recovery/policies/decide-discard";
-import type { Actor } from "../runs/record-activity";
+import { decideDiscard } from "./decide-discard";
+import type { Actor } from "../records/record-activity";
 import { DISCARD_CLAIM_MS, DISCARD_INTENT_SCHEMA, discardClaimOf, readDiscardIntent, whileClaimed, type DiscardIntent } from "./discard-intent";
 import { recordDiscard, recordDiscardFailure, type DestructionReceipt, type DiscardedLease } from "./record-discard";
 

@@ -15,8 +15,8 @@ import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/
 import { DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { LEASE_METADATA_KEYS } from "../leases/lease-metadata";
 import { CLEANUP_BACKOFF_MS, CLEANUP_DEFER_MS } from "../leases/provider-retry-policy";
-import { recordFilesGivenUp } from "../recovery/actions";
-import { recordActivity, type Actor } from "../runs/record-activity";
+import { recordFilesGivenUp } from "../records/actions";
+import { recordActivity, type Actor } from "../records/record-activity";
 import type { DiscardIntent } from "./discard-intent";
 
 export interface DestructionReceipt {

@@ -12,12 +12,12 @@ import os from "node:os";
 import path from "node:path";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { takeManifest } from "../copyback/manifest/index";
-import { EXPORT_RETRY_EXHAUSTED_CODE } from "../finalization/finalize-policy";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../records/coordinator-phases";
 import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../leases/lease-metadata";
 import { createLocalProvider } from "../providers/local/index";
-import { openExportRetryExhaustedAction } from "../recovery/actions";
+import { openExportRetryExhaustedAction } from "../records/actions";
 import { publishRunResult } from "../runs/publish-result";
-import { RUN_RESULT_SCHEMA } from "../runs/result-document";
+import { RUN_RESULT_SCHEMA } from "../records/result-document";
 import { PREPARED_WORKSPACE_SCHEMA } from "../workspace/prepared-descriptor";
 
 export interface ExportHoldPlace {

@@ -1,4 +1,4 @@
 // Host workspaces of runs: the prepared workspace descriptor and the preparation step.
 export * from "./prepared-descriptor";
 export * from "./prepare-run-workspace";
-export * from "./workspace-operations";
+export * from "../records/workspace-operations";

@@ -5,7 +5,7 @@
 // time, operation) is the lookup, so it reads only the rows of that path however many commits
 // the workspace has. A run whose barrier landed but that never committed is left out at read time.
 import type { PrismaClient } from "@copyback/db/client";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "../records/run-log";
 import { isSafeRelativePath } from "../copyback/manifest/paths";
 import { invalid } from "../errors";
 

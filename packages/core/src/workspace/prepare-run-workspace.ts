@@ -4,7 +4,7 @@
 // them), and stores the prepared workspace descriptor in the operation's metadata.
 //
 // R-FO-2: the descriptor is the merge baseline, not an export receipt; finalization still
-// exports (finalization/copyback-proven.ts holds the only proof of copyback).
+// exports (records/copyback-proven.ts holds the only proof of copyback).
 //
 // R-FO-4: with `recoveryClaim`, the operation carries the caller's recovery claim
 // (preparation-claim.ts), renewed while the work runs. A failure then leaves the operation
@@ -23,10 +23,10 @@ import { DomainError, isDomainError, notFound } from "../errors";
 import { requireCapability } from "../providers/registry";
 import type { ProcessIdentity } from "../process/process-identity";
 import type { EnvironmentProvider, LeaseHandle, SandboxIdentity } from "../providers/types";
-import { recordRunEvent } from "../runs/run-log";
+import { recordRunEvent } from "../records/run-log";
 import { manifestCounts, PREPARED_WORKSPACE_SCHEMA, preparedWorkspaceDescriptor, type PreparedWorkspaceDescriptor } from "./prepared-descriptor";
-import { newPreparationClaim, PREPARATION_CLAIM_KEY, PREPARATION_CLAIM_MS, renewPreparationClaim } from "./preparation-claim";
-import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "./workspace-operations";
+import { newPreparationClaim, PREPARATION_CLAIM_KEY, PREPARATION_CLAIM_MS, renewPreparationClaim } from "../records/preparation-claim";
+import { errorCodeOf, finishWorkspaceOperation, startWorkspaceOperation } from "../records/workspace-operations";
 
 /** R-FO-4: a preparation failure owned by a recovery claim; only its holder (this token) settles it. */
 export class PreparationFailedError extends DomainError {

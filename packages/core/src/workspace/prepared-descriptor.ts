@@ -4,7 +4,7 @@
 // seeded the sandbox).
 //
 // R-FO-2: a prepared workspace reference is NEVER an export receipt. Nothing here proves that a
-// sandbox's files reached the host; only the success barrier (finalization/copyback-proven.ts)
+// sandbox's files reached the host; only the success barrier (records/copyback-proven.ts)
 // does. The descriptor is an input of finalization, never a shortcut around it.
 import { z } from "zod";
 import { parseManifest } from "../copyback/manifest/parse";

@@ -4,12 +4,9 @@
 // snapshot of everything an attestation could write, for "nothing written" checks.
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@copyback/db/client";
-import {
-  FINALIZATION_OWNER_KEY,
-  type FinalizationOwnerReceipt,
-} from "../../src/finalization/finalization-owner";
+import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
-import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
 import { preparedRun, type World } from "../finalization/finalization-fixture";
 
 export interface HeldRun {

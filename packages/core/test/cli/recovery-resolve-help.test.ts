@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
 import { RETAINED_SOURCE_SCHEMA } from "../../src/leases/retained-source";
-import * as causes from "../../src/recovery/causes";
+import * as causes from "../../src/records/causes";
 import { decideResolve, type ResolveSnapshot } from "../../src/recovery/policies/decide-resolve";
 import { HISTORICAL_UNSAFE_NOTICE_CAUSE } from "../../src/recovery/policies/decide-unsafe-replay";
 import { EXIT } from "../../src/cli/exit-codes";

@@ -8,7 +8,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
 import { retainLeaseOnFailure } from "../../src/leases/retained-source";
-import { openLegacyCopybackRepairAction } from "../../src/recovery/actions";
+import { openLegacyCopybackRepairAction } from "../../src/records/actions";
 import { parseJson, runCli } from "./helpers";
 
 const db = useTestDatabase();

@@ -10,12 +10,10 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
-import {
-  finalizationLockKey,
-  readFinalizationOwner,
-} from "../../src/finalization/finalization-owner";
+import { finalizationLockKey } from "../../src/finalization/finalization-owner";
+import { readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
-import { COPYBACK_FAILED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { COPYBACK_FAILED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
 import { buildWorld, preparedRun, writeTree, type World } from "../finalization/finalization-fixture";
 import { selfIdentity } from "../recovery/recovery-fixture";
 import { parseJson, runCli, spawnCli, type CliRun } from "./helpers";

@@ -10,7 +10,7 @@ import {
   MAX_DATABASE_REQUEUES,
   requeueMessage,
 } from "../../src/dispatch/database-outage-policy";
-import { newPreparationClaim } from "../../src/workspace/preparation-claim";
+import { newPreparationClaim } from "../../src/records/preparation-claim";
 
 const self = { pid: 10, startTime: "100", bootId: "boot", host: "h" };
 const now = new Date("2026-12-04T12:00:00Z");

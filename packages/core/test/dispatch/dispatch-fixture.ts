@@ -14,7 +14,8 @@ import { readProcessIdentity } from "../../src/process/read-process-identity";
 import { createFakeProvider, type FakeExecScript, type FakeProvider } from "../../src/providers/fake/index";
 import { createLocalProvider } from "../../src/providers/local/index";
 import { ProviderRegistry } from "../../src/providers/registry";
-import { claimQueuedRuns, SYSTEM_ACTOR, wakeAgent } from "../../src/runs/index";
+import { SYSTEM_ACTOR, wakeAgent } from "../../src/runs/index";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 
 export const PLAIN_LOCAL_PLUGIN = "test.local-plain";
 

@@ -2,7 +2,7 @@
 // settings, the output line cut and the busy-lease wait.
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors";
-import { agentAdapterConfig } from "../../src/dispatch/adapter-config";
+import { agentAdapterConfig } from "../../src/records/adapter-config";
 import { decideAfterAgent, decideAfterExecFailure, type AgentExit } from "../../src/dispatch/agent-outcome";
 import { cutToBytes } from "../../src/dispatch/agent-output";
 import { waitForLease } from "../../src/dispatch/lease-wait";

@@ -11,8 +11,8 @@ import { Prisma } from "@copyback/db";
 import { executeRun } from "../../src/dispatch/execute-run";
 import { leaseHeldSql } from "../../src/leases/lease-holds";
 import { confirmedStopReceipt } from "../../src/leases/lease-metadata";
-import { readFileRecoveryEvidence } from "../../src/recovery/actions";
-import { FILE_RECOVERY_CAUSE } from "../../src/recovery/causes";
+import { readFileRecoveryEvidence } from "../../src/records/actions";
+import { FILE_RECOVERY_CAUSE } from "../../src/records/causes";
 import { orphanSweep } from "../../src/recovery/sweeps/orphan-sweep";
 import { PLAIN_LOCAL_PLUGIN, submitResult, useFakeFaultWorld } from "./dispatch-fixture";
 

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { executeRun } from "../../src/dispatch/execute-run";
 import { readRetainedSource } from "../../src/leases/retained-source";
-import { readLegacyRepairEvidence } from "../../src/recovery/actions";
-import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../src/recovery/causes";
-import { readStoppedExecutionReceipt } from "../../src/runs/stopped-execution-receipt";
+import { readLegacyRepairEvidence } from "../../src/records/actions";
+import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../src/records/causes";
+import { readStoppedExecutionReceipt } from "../../src/records/stopped-execution-receipt";
 import { stopRun } from "../../src/runs/stop-run";
 import { DispatchWorld, PLAIN_LOCAL_PLUGIN } from "./dispatch-fixture";
 

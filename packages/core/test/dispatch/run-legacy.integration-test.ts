@@ -9,8 +9,8 @@ import { LEGACY_COPYBACK_FAILED_CODE } from "../../src/dispatch/legacy-copyback"
 import { reuseCandidatesSql } from "../../src/leases/acquire-lease";
 import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { readRetainedSource } from "../../src/leases/retained-source";
-import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, readLegacyRepairEvidence } from "../../src/recovery/actions";
-import { LEGACY_COPYBACK_REPAIR_CAUSE, LEGACY_COPYBACK_REPAIR_NEXT_ACTION } from "../../src/recovery/causes";
+import { openExportRetryExhaustedAction, openOwnerUnverifiedAction, readLegacyRepairEvidence } from "../../src/records/actions";
+import { LEGACY_COPYBACK_REPAIR_CAUSE, LEGACY_COPYBACK_REPAIR_NEXT_ACTION } from "../../src/records/causes";
 import { readLegacyLeaseSnapshot } from "../../src/recovery/legacy/lease-snapshot";
 import { resolveRecoveryActionBody } from "../../src/recovery/operator/resolve-recovery-action";
 import { executeRun } from "../../src/dispatch/execute-run";

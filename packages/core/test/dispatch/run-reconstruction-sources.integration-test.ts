@@ -19,7 +19,7 @@ import { usableBubblewrap } from "../../src/providers/local/bubblewrap";
 import { hostSearchPath } from "../../src/providers/local/env";
 import { reconstructWorkspace, type ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { createDestroyedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
 import { readTree, RESULT_IN_REVIEW } from "./dispatch-fixture";

@@ -14,7 +14,7 @@ import { readProcessIdentity } from "../../src/process/read-process-identity";
 import { createDefaultRegistry } from "../../src/providers/index";
 import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
 import { submitResult } from "./dispatch-fixture";

@@ -14,7 +14,7 @@ import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep
 import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import { stopRetentionSweep } from "../../src/recovery/sweeps/stop-retention-sweep";
 import { publishRunResult } from "../../src/runs/publish-result";
-import { readStopAcknowledgement, readStopRetention } from "../../src/runs/run-stop-records";
+import { readStopAcknowledgement, readStopRetention } from "../../src/records/run-stop-records";
 import { stopRun } from "../../src/runs/stop-run";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { DispatchWorld, PLAIN_LOCAL_PLUGIN, RESULT_IN_REVIEW, type Task } from "./dispatch-fixture";

@@ -11,7 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Prisma } from "@copyback/db";
 import { leaseHeldSql } from "../../src/leases/lease-holds";
-import { FILE_RECOVERY_CAUSE } from "../../src/recovery/causes";
+import { FILE_RECOVERY_CAUSE } from "../../src/records/causes";
 import { orphanSweep } from "../../src/recovery/sweeps/orphan-sweep";
 import { PLAIN_LOCAL_PLUGIN, submitResult, useFakeFaultWorld } from "./dispatch-fixture";
 import { terminateConnectionOn } from "./terminate-connection";

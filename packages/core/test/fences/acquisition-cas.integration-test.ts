@@ -10,7 +10,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { acquireLease, releaseLeaseByPolicy } from "../../src/leases/index";
 import { LEASE_METADATA_KEYS } from "../../src/leases/lease-metadata";
 import { createFakeProvider } from "../../src/providers/fake/index";
-import { openExportRetryExhaustedAction } from "../../src/recovery/actions";
+import { openExportRetryExhaustedAction } from "../../src/records/actions";
 import { buildLeaseWorld, registryOf } from "../leases/lease-fixture";
 import { holdTableLock, waitForLockWaiters } from "./fences-fixture";
 

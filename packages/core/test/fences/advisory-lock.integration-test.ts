@@ -9,7 +9,8 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { finalizationLockKey, readFinalizationOwner, takeFinalizationOwnership } from "../../src/finalization/finalization-owner";
+import { finalizationLockKey, takeFinalizationOwnership } from "../../src/finalization/finalization-owner";
+import { readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { CONTROLLER, preparedRun, readTree, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { AGENT_PROCESS_KEY } from "../../src/dispatch/agent-process";
+import { AGENT_PROCESS_KEY } from "../../src/records/agent-process";
 import { probeProcess, readProcessIdentity } from "../../src/process/read-process-identity";
 import { orphanSweep } from "../../src/recovery/sweeps/orphan-sweep";
 import { claimedRun, type World, useWorld } from "../finalization/finalization-fixture";

@@ -11,8 +11,9 @@
 // row lock (`FOR UPDATE`) publication's token read holds until its transaction ends.
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { copybackProven } from "../../src/finalization/copyback-proven";
-import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner, takeFinalizationOwnership } from "../../src/finalization/finalization-owner";
+import { copybackProven } from "../../src/records/copyback-proven";
+import { finalizationLockKey, takeFinalizationOwnership } from "../../src/finalization/finalization-owner";
+import { FINALIZATION_OWNER_KEY, readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { withTransaction } from "@copyback/db/client";
 import { CONTROLLER, preparedRun, readTree, writeTree, type World, useWorld } from "../finalization/finalization-fixture";

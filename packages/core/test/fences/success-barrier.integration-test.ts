@@ -8,10 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { copybackProven } from "../../src/finalization/copyback-proven";
-import { readFinalizationOwner } from "../../src/finalization/finalization-owner";
+import { copybackProven } from "../../src/records/copyback-proven";
+import { readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
-import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
 import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, writeBarrier } from "../recovery/recovery-fixture";
 

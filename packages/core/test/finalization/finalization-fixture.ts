@@ -11,9 +11,9 @@ import { DirectoryMergeLocks } from "../../src/copyback/locks/directory-merge-lo
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import type { ProcessIdentity } from "../../src/process/process-identity";
 import type { EnvironmentProvider, LeaseHandle } from "../../src/providers/types";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { publishRunResult } from "../../src/runs/publish-result";
-import { RUN_RESULT_SCHEMA } from "../../src/runs/result-document";
+import { RUN_RESULT_SCHEMA } from "../../src/records/result-document";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { prepareRunWorkspace } from "../../src/workspace/prepare-run-workspace";
 import { DirProvider } from "./dir-provider";

@@ -2,7 +2,8 @@ import { mkdtemp, readdir, rm, symlink, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner } from "../../src/finalization/finalization-owner";
+import { finalizationLockKey } from "../../src/finalization/finalization-owner";
+import { FINALIZATION_OWNER_KEY, readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { createStagingDir, removeStagingDir } from "../../src/finalization/staging";
 
 const receipt = { token: "x".repeat(32), host: "h", pid: 12, processStart: "99", bootId: "b" };

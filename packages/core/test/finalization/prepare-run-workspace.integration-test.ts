@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { takeManifest } from "../../src/copyback/manifest/take-manifest";
 import { loadPreparedWorkspace } from "../../src/finalization/workspace-descriptor";
-import { copybackProven } from "../../src/finalization/copyback-proven";
+import { copybackProven } from "../../src/records/copyback-proven";
 import { prepareRunWorkspace } from "../../src/workspace/prepare-run-workspace";
 import { PREPARED_WORKSPACE_SCHEMA } from "../../src/workspace/prepared-descriptor";
 import type { MergeLockProvider } from "../../src/copyback/merge/types";

@@ -17,8 +17,8 @@ import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { lostReply } from "../../src/providers/fake/faults";
 import { createLocalProvider } from "../../src/providers/local/index";
 import type { EnvironmentProvider } from "../../src/providers/types";
-import { readExportRetry } from "../../src/recovery/actions-export-retry";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
+import { readExportRetry } from "../../src/records/actions-export-retry";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/records/causes";
 import { retryWorkspaceExport, type RetryWorkspaceExportInput } from "../../src/recovery/operator/retry-workspace-export";
 import { DispatchWorld, RESULT_DONE, submitResult, type Task } from "../dispatch/dispatch-fixture";
 

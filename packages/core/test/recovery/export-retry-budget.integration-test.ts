@@ -7,7 +7,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { readStopIntent } from "../../src/leases/lease-metadata";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/records/causes";
 import { attestOwnerStop } from "../../src/recovery/operator/attest-owner-stop";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";

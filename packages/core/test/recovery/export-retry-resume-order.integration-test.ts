@@ -13,7 +13,7 @@ import { readStopIntent, readStopReceipt } from "../../src/leases/lease-metadata
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { createLocalProvider } from "../../src/providers/local/index";
 import type { EnvironmentProvider } from "../../src/providers/types";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/recovery/causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/records/causes";
 import { retryWorkspaceExport } from "../../src/recovery/operator/retry-workspace-export";
 import { DispatchWorld, RESULT_DONE, submitResult } from "../dispatch/dispatch-fixture";
 

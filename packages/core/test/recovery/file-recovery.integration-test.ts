@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { failRunBeforeResult } from "../../src/recovery/file-recovery";
-import { FILE_RECOVERY_CAUSE } from "../../src/recovery/causes";
-import { readFileRecoveryEvidence } from "../../src/recovery/actions";
-import { newPreparationClaim } from "../../src/workspace/preparation-claim";
+import { FILE_RECOVERY_CAUSE } from "../../src/records/causes";
+import { readFileRecoveryEvidence } from "../../src/records/actions";
+import { newPreparationClaim } from "../../src/records/preparation-claim";
 import { acceptResult, claimedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { selfIdentity, writeBarrier } from "./recovery-fixture";
 

@@ -5,7 +5,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { advanceFinalization } from "../../src/finalization/coordinator";
+import { advanceFinalization } from "../../src/records/coordinator";
 import { finalizationLockKey } from "../../src/finalization/finalization-owner";
 import { finalizeRun } from "../../src/finalization/finalize-run";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";

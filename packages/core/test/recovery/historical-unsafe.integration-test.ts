@@ -7,7 +7,7 @@
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../src/finalization/coordinator-phases";
+import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../src/records/coordinator-phases";
 import { takeFinalizationOwnership } from "../../src/finalization/finalization-owner";
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import { LEASE_METADATA_KEYS, readStopIntent } from "../../src/leases/lease-metadata";

@@ -7,11 +7,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { acquireLease } from "../../src/leases/acquire-lease";
 import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
 import { readRetainedSource } from "../../src/leases/retained-source";
-import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../src/recovery/causes";
+import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../src/records/causes";
 import { LEGACY_LEASE_SNAPSHOT_KEY, recordLegacyLeaseSnapshot } from "../../src/recovery/legacy/lease-snapshot";
 import { recordLegacyCopybackFailure } from "../../src/recovery/legacy/record-copyback-failure";
 import { recordLateLegacyCopybackFailure } from "../../src/recovery/legacy/record-late-copyback-failure";
-import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../src/runs/stopped-execution-receipt";
+import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../src/records/stopped-execution-receipt";
 import { prepareRunWorkspace } from "../../src/workspace/prepare-run-workspace";
 import { useFakeFaultWorld, type Task } from "../dispatch/dispatch-fixture";
 

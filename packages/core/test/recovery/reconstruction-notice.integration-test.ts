@@ -10,7 +10,7 @@ import { listOpenActionsForIssue, noticeActionsOf, openActionsByIssue } from "..
 import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { CONTINUING_MESSAGE, FILES_GIVEN_UP_MESSAGE, RECONSTRUCTION_STOPPED_PREFIX, deriveTaskNotice, type TaskNotice } from "../../src/recovery/task-notice";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";

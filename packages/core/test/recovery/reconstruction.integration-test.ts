@@ -17,9 +17,9 @@ import { RECONSTRUCTION_RETRY_BUDGET } from "../../src/recovery/policies/decide-
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { reconstructionGate } from "../../src/recovery/reconstruction/dispatch-gate";
 import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstruction-delivery-sweep";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { retryRun } from "../../src/runs/retry-run";
-import { STOP_ACKNOWLEDGEMENT_SCHEMA, STOP_RETENTION_SCHEMA } from "../../src/runs/run-stop-records";
+import { STOP_ACKNOWLEDGEMENT_SCHEMA, STOP_RETENTION_SCHEMA } from "../../src/records/run-stop-records";
 import { createDestroyedSource, createRetainedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";

@@ -12,9 +12,9 @@ import {
   openFileRecoveryObligation,
   openLegacyCopybackRepairAction,
   openOwnerUnverifiedAction,
-} from "../../src/recovery/actions";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
-import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "../../src/finalization/finalization-owner";
+} from "../../src/records/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
+import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "../../src/records/finalization-owner-receipt";
 import type { FinalizeRunDeps } from "../../src/finalization/finalize-run";
 import type { ProcessIdentity } from "../../src/process/process-identity";
 import { readProcessIdentity } from "../../src/process/read-process-identity";

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { readFinalizationOwner } from "../../src/finalization/finalization-owner";
+import { readFinalizationOwner } from "../../src/records/finalization-owner-receipt";
 import { finalizeRun } from "../../src/finalization/finalize-run";
-import { OWNER_UNVERIFIED_CAUSE } from "../../src/recovery/causes";
+import { OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
 import { preparedRun, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity, writeBarrier } from "./recovery-fixture";
 

@@ -3,8 +3,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
-import { readNativeClaim } from "../../src/runs/run-json";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
+import { readNativeClaim } from "../../src/records/run-json";
 import { wakeAgent } from "../../src/runs/wake-agent";
 import { buildCompany, CONTROLLER, USER_ACTOR, type Company } from "./runs-fixture";
 

@@ -4,8 +4,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
-import { advanceFinalization } from "../../src/finalization/coordinator";
-import { arbitrateRunResult } from "../../src/finalization/status-arbiter";
+import { advanceFinalization } from "../../src/records/coordinator";
+import { arbitrateRunResult } from "../../src/records/status-arbiter";
 import { publishRunResult } from "../../src/runs/publish-result";
 import { completeRun, failRun } from "../../src/runs/settle-run";
 import { buildCompany, resultDoc, runningRun, type Company } from "./runs-fixture";

@@ -4,8 +4,8 @@
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../../src/process/process-identity";
-import { claimQueuedRuns } from "../../src/runs/claim-runs";
-import { RUN_RESULT_SCHEMA } from "../../src/runs/result-document";
+import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
+import { RUN_RESULT_SCHEMA } from "../../src/records/result-document";
 import { wakeAgent } from "../../src/runs/wake-agent";
 
 export const CONTROLLER: ProcessIdentity = { pid: 4242, startTime: "123456789", bootId: "boot-1", host: "test-host" };

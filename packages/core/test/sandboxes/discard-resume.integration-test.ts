@@ -16,7 +16,7 @@ import type { LeaseProviderRegistry } from "../../src/leases/lease-types";
 import { createDefaultRegistry } from "../../src/providers/index";
 import { createLocalProvider } from "../../src/providers/local/index";
 import { ProviderRegistry } from "../../src/providers/registry";
-import { openFileRecoveryObligation } from "../../src/recovery/actions";
+import { openFileRecoveryObligation } from "../../src/records/actions";
 import { Reconciler } from "../../src/recovery/reconciler";
 import { dueDiscardResumptionsSql, leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { DESTRUCTION_RECEIPT_SCHEMA, discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";

@@ -5,8 +5,8 @@
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/recovery/causes";
-import { OWNER_UNVERIFIED_EVIDENCE_SCHEMA, OWNER_ATTESTATION_SCHEMA } from "@copyback/core/recovery/actions";
+import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/records/causes";
+import { OWNER_UNVERIFIED_EVIDENCE_SCHEMA, OWNER_ATTESTATION_SCHEMA } from "@copyback/core/records/actions";
 import { toNoticeAction, type OpenActionRow } from "@copyback/core/recovery/holds";
 import { CONTINUING_MESSAGE, deferralMessage, deriveTaskNotice } from "@copyback/core/recovery/task-notice";
 import { actionDetails } from "~/server/routers/recovery/action-details";

@@ -5,7 +5,8 @@
 import "server-only";
 import { timingSafeEqual } from "node:crypto";
 import { decideMetricsAccess } from "@copyback/core/metrics/access";
-import { createMetricsEndpoint, setLiveConnectionSource, type MetricsEndpoint } from "@copyback/core/metrics/index";
+import { setLiveConnectionSource } from "@copyback/core/metrics/index";
+import { createMetricsEndpoint, type MetricsEndpoint } from "@copyback/core/monitoring/index";
 import { isDomainError } from "@copyback/core/errors";
 import { env } from "~/env";
 import { bearerTokenOf } from "~/server/auth/api-keys";

@@ -16,7 +16,7 @@ import { retireWarmSandboxes } from "../../leases/retire-warm-sandboxes";
 import type { LeasePolicy } from "../../leases/lease-types";
 import { nextEnvironmentConfig, type ConfigChange } from "../../providers/environment-config";
 import type { ProviderKind } from "../../providers/types";
-import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
+import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";
 import { EXIT } from "../exit-codes";

@@ -8,7 +8,7 @@
 // its attestations with the system actor. The request is checked by the same schema as the REST
 // body before the database is opened, so malformed input writes nothing.
 import { notFound } from "../../errors";
-import { SYSTEM_ACTOR } from "../../runs/record-activity";
+import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { attestOwnerStop, attestOwnerStopBody } from "../../recovery/operator/attest-owner-stop";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";

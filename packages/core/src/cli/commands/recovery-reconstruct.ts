@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { notFound } from "../../errors";
 import { reconstructWorkspace, reconstructWorkspaceBody } from "../../recovery/operator/reconstruct-workspace";
-import { SYSTEM_ACTOR } from "../../runs/record-activity";
+import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";
 import { EXIT } from "../exit-codes";

@@ -10,7 +10,7 @@
 // malformed input writes nothing.
 import { notFound } from "../../errors";
 import { resolveRecoveryAction, resolveRecoveryActionBody } from "../../recovery/operator/resolve-recovery-action";
-import { SYSTEM_ACTOR } from "../../runs/record-activity";
+import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";
 import { EXIT } from "../exit-codes";

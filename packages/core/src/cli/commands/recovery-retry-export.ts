@@ -11,7 +11,7 @@
 import { notFound } from "../../errors";
 import { createDefaultRegistry } from "../../providers/default-registry";
 import { retryWorkspaceExport, retryWorkspaceExportBody } from "../../recovery/operator/retry-workspace-export";
-import { SYSTEM_ACTOR } from "../../runs/record-activity";
+import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";
 import { EXIT } from "../exit-codes";

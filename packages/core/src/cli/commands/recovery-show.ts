@@ -7,10 +7,10 @@
 // resolution path prefilled (restored with the stop receipt, or a disposition). Reads only.
 import type { PrismaClient } from "@copyback/db/client";
 import { notFound } from "../../errors";
-import { readFinalizationOwner, readReceiptSha256 } from "../../finalization/finalization-owner";
+import { readFinalizationOwner, readReceiptSha256 } from "../../records/finalization-owner-receipt";
 import { confirmedStopReceipt, readStopIntent } from "../../leases/lease-metadata";
-import { attestationTokenOf, readCopybackFailedEvidence, readOwnerUnverifiedEvidence, type CopybackFailedEvidence, type OwnerUnverifiedEvidence } from "../../recovery/actions";
-import { COPYBACK_FAILED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../recovery/causes";
+import { attestationTokenOf, readCopybackFailedEvidence, readOwnerUnverifiedEvidence, type CopybackFailedEvidence, type OwnerUnverifiedEvidence } from "../../records/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { notFound } from "../../errors";
 import { createDefaultRegistry } from "../../providers/default-registry";
-import { SYSTEM_ACTOR } from "../../runs/record-activity";
+import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { discardRetainedSandbox } from "../../sandboxes/discard-sandbox";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";

@@ -1,5 +1,5 @@
 // What the `recovery` commands read of a recovery action: the row (written only by
-// recovery/actions.ts), its company and task, as one flat view for text and --json. Reads only.
+// records/actions.ts), its company and task, as one flat view for text and --json. Reads only.
 import type { Prisma, PrismaClient } from "@copyback/db/client";
 import { OPEN_ACTION_STATUSES, recoveryActionSelect, recoveryQueued } from "../../recovery/holds";
 

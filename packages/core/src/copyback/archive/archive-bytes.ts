@@ -5,7 +5,8 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { ArchiveReadError, errnoOf } from "./errors";
+import { ArchiveReadError } from "./errors";
+import { errnoOf } from "../../errors";
 import type { ArchiveLimits } from "./limits";
 import { fatal } from "./tar-walker";
 

@@ -75,11 +75,6 @@ export class WorkspaceExportError extends Error {
   }
 }
 
-export function errnoOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
 /**
  * The export stream ended before its end-of-archive marker (R-RR-1): a transport failure, not a
  * verdict on the workspace. Nothing was extracted; the same export again may succeed, so it is

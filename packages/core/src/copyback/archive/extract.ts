@@ -21,13 +21,8 @@ import { chmodSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { openArchive } from "./archive-bytes";
-import {
-  ArchiveDestinationError,
-  ArchiveExtractionError,
-  ArchiveReadError,
-  UnsafeArchiveError,
-  errnoOf,
-} from "./errors";
+import { ArchiveDestinationError, ArchiveExtractionError, ArchiveReadError, UnsafeArchiveError } from "./errors";
+import { errnoOf } from "../../errors";
 import { resolveLimits, type ArchiveLimits } from "./limits";
 import { entryComponents, inspectArchive, type ArchiveValidation, type ValidatedEntry } from "./validate";
 import { PERMISSIONS, writeValidatedEntries } from "./write-entries";

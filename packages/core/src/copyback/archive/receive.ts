@@ -13,7 +13,8 @@
 //        mergeSnapshot({ snapshotDir: stagingDir, snapshotManifest, consumeSnapshot: true })
 // Any failure after the first write empties the staging directory again.
 import { performance } from "node:perf_hooks";
-import { ArchiveExtractionError, ArchiveReadError, errnoOf } from "./errors";
+import { ArchiveExtractionError, ArchiveReadError } from "./errors";
+import { errnoOf } from "../../errors";
 import { streamArchiveBytes, type ByteStats } from "./archive-bytes";
 import {
   applyDirectoryModes,

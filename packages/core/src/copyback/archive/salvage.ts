@@ -7,7 +7,8 @@
 import { lstat, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { checkLinkTarget } from "./entry-path";
-import { errnoOf, WorkspaceExportError } from "./errors";
+import { WorkspaceExportError } from "./errors";
+import { errnoOf } from "../../errors";
 import { compileExclude } from "../manifest/exclude";
 import { tarStream } from "./export";
 import { resolveLimits, type ArchiveLimits } from "./limits";

@@ -6,7 +6,8 @@
 // buffer (open, fstat, read, close: no promise, no copy), and the event loop gets control back
 // each time a buffer is handed on, so it is never blocked for more than about 1 MiB of reads.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
-import { errnoOf, WorkspaceExportError } from "./errors";
+import { WorkspaceExportError } from "./errors";
+import { errnoOf } from "../../errors";
 import { handOver } from "./spool";
 import { takeBlock, type SpoolBlock } from "./spool-memory";
 import { encodeHeader, type HeaderFields } from "./tar-header";

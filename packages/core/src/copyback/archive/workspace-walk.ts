@@ -7,7 +7,8 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent, type Stats } from "n
 import { join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { ExcludeMatcher } from "../manifest/exclude";
-import { errnoOf, WorkspaceExportError } from "./errors";
+import { WorkspaceExportError } from "./errors";
+import { errnoOf } from "../../errors";
 
 export type WorkspaceEntryKind = "directory" | "file" | "symlink" | "fifo" | "device" | "socket";
 

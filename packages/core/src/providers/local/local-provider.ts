@@ -8,7 +8,8 @@ import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:f
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { errnoOf, UnsafeArchiveError } from "../../copyback/archive/errors";
+import { UnsafeArchiveError } from "../../copyback/archive/errors";
+import { errnoOf } from "../../errors";
 import { emptyDirectory, extractValidatedArchive } from "../../copyback/archive/extract";
 import { exportWorkspaceArchive } from "../../copyback/archive/export";
 import { DEFAULT_SPOOL_MEMORY_BYTES } from "../../copyback/archive/spool";

@@ -3,7 +3,7 @@
 // else is refused (null) with a note in the run's stderr, never truncated or followed.
 import { constants } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { errnoOf } from "../../copyback/archive/errors";
+import { errnoOf } from "../../errors";
 
 export const MAX_RESULT_FILE_BYTES = 1024 * 1024;
 

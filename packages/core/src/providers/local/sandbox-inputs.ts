@@ -14,7 +14,7 @@ import { lstat, mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { errnoOf } from "../../copyback/archive/errors";
+import { errnoOf } from "../../errors";
 import { DomainError } from "../../errors";
 import { checkInputPaths, checkInputRelativePath } from "../input-paths";
 import { isRenderedInput, type PlacedInputs, type SandboxInput, type StreamedSandboxInput } from "../types";

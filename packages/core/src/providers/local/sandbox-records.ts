@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { z } from "zod";
-import { errnoOf } from "../../copyback/archive/errors";
+import { errnoOf } from "../../errors";
 import { DomainError } from "../../errors";
 import { resourceLimits } from "./resource-limits";
 

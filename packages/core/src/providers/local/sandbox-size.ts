@@ -16,7 +16,7 @@
 // as an entry and makes the result a lower bound ("unreadable").
 import { lstatSync, readdirSync, type BigIntStats } from "node:fs";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { errnoOf } from "../../copyback/archive/errors";
+import { errnoOf } from "../../errors";
 import type { MeasureBudget, SandboxMeasurement, TreeSize } from "../types";
 
 const ENTRIES_PER_TURN = 500;

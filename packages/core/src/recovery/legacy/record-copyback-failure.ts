@@ -7,9 +7,9 @@
 // pending_cleanup for the cleanup sweep's retry and backoff (R-RR-3). Never a destroy or a reuse.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { retainLeaseOnFailure, type RetainOutcome } from "../../leases/retained-source";
-import { recordRunEvent } from "../../runs/run-log";
+import { recordRunEvent } from "../../records/run-log";
 import { failRunInTransaction } from "../../runs/settle-run";
-import { openLegacyCopybackRepairAction } from "../actions";
+import { openLegacyCopybackRepairAction } from "../../records/actions";
 
 export interface LegacyCopybackFailureInput {
   runId: string;

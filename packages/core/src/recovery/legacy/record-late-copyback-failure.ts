@@ -11,9 +11,9 @@
 import { realpath } from "node:fs/promises";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { retainLeaseOnFailure } from "../../leases/retained-source";
-import { recordRunEvent } from "../../runs/run-log";
-import { openLegacyCopybackRepairAction } from "../actions";
-import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../causes";
+import { recordRunEvent } from "../../records/run-log";
+import { openLegacyCopybackRepairAction } from "../../records/actions";
+import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../records/causes";
 import { decideLateLegacyReport, type LateLegacyRejectCode, type SnapshotField } from "../policies/decide-late-legacy-report";
 import { readLegacyLeaseSnapshot } from "./lease-snapshot";
 

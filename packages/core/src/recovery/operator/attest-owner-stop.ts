@@ -11,12 +11,13 @@
 import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { conflict, notFound } from "../../errors";
-import { FINALIZATION_OWNER_KEY, finalizationLockKey, readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../../finalization/finalization-owner";
+import { finalizationLockKey } from "../../finalization/finalization-owner";
+import { FINALIZATION_OWNER_KEY, readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../../records/finalization-owner-receipt";
 import { probeProcess } from "../../process/read-process-identity";
-import { recordActivity, type Actor } from "../../runs/record-activity";
-import { recordRunEvent } from "../../runs/run-log";
-import { attestationTokenOf, readOwnerUnverifiedEvidence, recordOwnerAttestation } from "../actions";
-import { loadRunBinding } from "../binding";
+import { recordActivity, type Actor } from "../../records/record-activity";
+import { recordRunEvent } from "../../records/run-log";
+import { attestationTokenOf, readOwnerUnverifiedEvidence, recordOwnerAttestation } from "../../records/actions";
+import { loadRunBinding } from "../../finalization/binding";
 import { decideAttestation } from "../policies/decide-attestation";
 
 /** R-ATT-1: the body of the request, shared by the REST route, the tRPC procedure and the CLI. */

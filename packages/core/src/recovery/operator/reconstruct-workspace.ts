@@ -20,7 +20,7 @@
 import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { DomainError } from "../../errors";
-import { recordActivity, type Actor } from "../../runs/record-activity";
+import { recordActivity, type Actor } from "../../records/record-activity";
 import { decideReconstruction, type AttachmentHash } from "../policies/decide-reconstruction";
 import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attachment-bytes";
 import { outcomesDocument } from "../reconstruction/intent-document";

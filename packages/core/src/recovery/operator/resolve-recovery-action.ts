@@ -11,9 +11,9 @@
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { conflict, notFound } from "../../errors";
-import { recordActivity, type Actor } from "../../runs/record-activity";
-import { recordRunEvent } from "../../runs/run-log";
-import { recordRecoveryResolution } from "../actions";
+import { recordActivity, type Actor } from "../../records/record-activity";
+import { recordRunEvent } from "../../records/run-log";
+import { recordRecoveryResolution } from "../../records/actions";
 import { decideResolve, type RecordedSource } from "../policies/decide-resolve";
 import { OUTCOME_REQUIRES, RESOLVE_OUTCOMES } from "../resolvable-holds";
 

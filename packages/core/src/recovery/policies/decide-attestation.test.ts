@@ -3,8 +3,8 @@
 import type { FinalizationPhase } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
 import type { ProcessLiveness } from "../../process/process-identity";
-import type { BindingSnapshot } from "../binding";
-import { OWNER_UNVERIFIED_CAUSE } from "../causes";
+import type { BindingSnapshot } from "../../finalization/binding";
+import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 import {
   ATTESTABLE_PHASES,
   decideAttestation,

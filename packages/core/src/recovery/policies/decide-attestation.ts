@@ -3,8 +3,8 @@
 // lock and short row locks, and writes the admitted outcome in that same transaction.
 import type { FinalizationPhase } from "@copyback/db/client";
 import type { ProcessLiveness } from "../../process/process-identity";
-import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../binding";
-import { OWNER_UNVERIFIED_CAUSE } from "../causes";
+import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
+import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 
 /** R-ATT-3: saved-result copyback may resume from these phases; the retry schedule stays as it is. */
 export const ATTESTABLE_PHASES: readonly FinalizationPhase[] = ["result_accepted", "workspace_finalizing", "retryable_failure"];

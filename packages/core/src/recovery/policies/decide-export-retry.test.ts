@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../causes";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 import { decideExportRetry, EXPORT_RETRY_REJECT_STATUS, RETRYABLE_EXPORT_FAILURE_CODE, type ExportRetrySnapshot } from "./decide-export-retry";
 
 const RUN = "11111111-1111-4111-8111-111111111111";

@@ -5,8 +5,8 @@
 // nothing. The same function judges the second look after the sandbox was resumed and verified
 // (`stage: "readmit"`): the retry's own stop-only intent replaces the stopped receipt then.
 import type { FinalizationPhase, LeasePolicy, LeaseStatus } from "@copyback/db/client";
-import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../binding";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../causes";
+import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 
 /** R-EX-1's failure code: the only terminal coordinator an export-only retry may reopen. */
 export const RETRYABLE_EXPORT_FAILURE_CODE = "native_workspace_sync_out_retry_exhausted";

@@ -1,6 +1,6 @@
 // R-FO-1, R-FO-2, R-FO-4, R-FO-6: what a run that fails before its result leaves behind, table-driven.
 import { describe, expect, it } from "vitest";
-import { newPreparationClaim, type PreparationClaim } from "../../workspace/preparation-claim";
+import { newPreparationClaim, type PreparationClaim } from "../../records/preparation-claim";
 import { decideFailBeforeResult, decideOrphanPreparation, decidePreparationClaim, type FailBeforeResultSnapshot } from "./decide-file-recovery";
 
 const NOW = new Date("2026-12-01T12:00:00Z");

@@ -11,7 +11,7 @@
 //     nothing but the seed and the controller's inputs is in the sandbox (R-FO-1's scope).
 // An owned preparation failure is settled only through its exact live recovery claim: another
 // owner, a stale (expired) claim or a missing one writes nothing and prevents cleanup (R-FO-4).
-import type { PreparationClaim } from "../../workspace/preparation-claim";
+import type { PreparationClaim } from "../../records/preparation-claim";
 
 export type ClaimVerdict =
   | { kind: "live" }

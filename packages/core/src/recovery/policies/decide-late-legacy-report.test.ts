@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LEGACY_LEASE_SNAPSHOT_SCHEMA, type LegacyLeaseSnapshot } from "../legacy/lease-snapshot";
 import { STOP_RECEIPT_SCHEMA } from "../../leases/lease-metadata";
-import { STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../runs/stopped-execution-receipt";
+import { STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../records/stopped-execution-receipt";
 import { decideLateLegacyReport, SNAPSHOT_FIELDS, type LateLegacyReportSnapshot, type SnapshotField } from "./decide-late-legacy-report";
 
 const C = "00000000-0000-4000-8000-00000000000c";

@@ -4,7 +4,7 @@
 // the lease's row locks and writes the admitted outcome in the same transaction. Every mismatch
 // fails closed: nothing is written, no other lease is ever looked at (the snapshot names its own).
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
-import { readStoppedExecutionReceipt } from "../../runs/stopped-execution-receipt";
+import { readStoppedExecutionReceipt } from "../../records/stopped-execution-receipt";
 import type { LegacyLeaseSnapshot, SnapshotRead } from "../legacy/lease-snapshot";
 
 export interface LateLegacyLease {

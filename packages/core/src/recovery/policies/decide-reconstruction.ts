@@ -2,12 +2,12 @@
 // same rule at each of its four moments:
 //   record   the operator's request (operator/reconstruct-workspace.ts);
 //   deliver  the pending intent becoming a fresh run (reconstruction/deliver-intent.ts);
-//   claim    the queued successor being claimed (runs/claim-runs.ts);
+//   claim    the queued successor being claimed (dispatch/claim-runs.ts);
 //   handoff  immediately before the provider gets the run (dispatch/execute-run.ts).
 // Each later moment rechecks the sources, the attachments, the authority, the budget, the holds
 // and the task's eligibility against the identities the record moment saved (R-RC-5, R-RC-6):
 // a changed receipt, a changed attachment or another later run requires a fresh decision.
-import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "../causes";
+import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 import type { ReconstructionRefusalCode } from "../operator/reconstruct-workspace";
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { STOP_RECEIPT_SCHEMA } from "../../leases/lease-metadata";
 import { RETAINED_SOURCE_SCHEMA } from "../../leases/retained-source";
-import { STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../runs/stopped-execution-receipt";
-import { EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../causes";
+import { STOPPED_EXECUTION_RECEIPT_SCHEMA } from "../../records/stopped-execution-receipt";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 import { decideResolve, type ResolveSnapshot } from "./decide-resolve";
 
 const C = "00000000-0000-4000-8000-00000000000c";

@@ -20,7 +20,7 @@
 // replays anything, or touches the allocation (R-RR-6).
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { readRetainedSource } from "../../leases/retained-source";
-import { readStoppedExecutionReceipt } from "../../runs/stopped-execution-receipt";
+import { readStoppedExecutionReceipt } from "../../records/stopped-execution-receipt";
 import { holdResolvedElsewhere, RESOLVABLE_HOLDS, resolvableHold, type ResolveOutcome } from "../resolvable-holds";
 
 // Which causes are resolved here, and which are sent elsewhere, is resolvable-holds.ts's one table

@@ -1,6 +1,6 @@
 // decideUnsafeReplay (R-UA-5), pure: each clause of the historical unsafe replay on its own.
 import { describe, expect, it } from "vitest";
-import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../finalization/coordinator-phases";
+import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../records/coordinator-phases";
 import { decideUnsafeReplay, HISTORICAL_UNSAFE_NOTICE_CAUSE, type UnsafeReplayAction, type UnsafeReplaySnapshot } from "./decide-unsafe-replay";
 
 const RUN = "11111111-1111-4111-8111-111111111111";

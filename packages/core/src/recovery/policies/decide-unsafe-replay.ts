@@ -20,8 +20,8 @@
 // is no disposition: the replay still happens. Permanent refusals are declined once (recorded in
 // the run log); another open action only defers (the replay may happen once it is settled).
 import type { FinalizationPhase, IssueStatus, RunStatus, RuntimeMode } from "@copyback/db/client";
-import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../finalization/coordinator-phases";
-import { checkRunBinding, type BindingRejectCode } from "../binding";
+import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../records/coordinator-phases";
+import { checkRunBinding, type BindingRejectCode } from "../../finalization/binding";
 
 /** The cause under which an older controller opened its unsafe-export repair card. */
 export const HISTORICAL_UNSAFE_NOTICE_CAUSE = HISTORICAL_UNSAFE_ARCHIVE_CODE;

@@ -16,13 +16,14 @@
 // window: the run is an ordinary queued run that claim and handoff recheck again).
 import { withTransaction, type PrismaClient, type ReconstructionIntent, type TransactionClient } from "@copyback/db/client";
 import { isDomainError } from "../../errors";
-import { recordRecoveryResolution } from "../actions";
+import { recordRecoveryResolution } from "../../records/actions";
 import { decideReconstruction, RECONSTRUCTION_WAKE_REASON, TRANSIENT_DELIVERY_REFUSALS } from "../policies/decide-reconstruction";
-import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
-import { recordRunEvent, type DbOrTx } from "../../runs/run-log";
+import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
+import { recordRunEvent, type DbOrTx } from "../../records/run-log";
 import { wakeInTransaction } from "../../runs/wake-agent";
 import { hashStoredAttachments, type StoredBytes } from "./attachment-bytes";
-import { reconstructionAuthority, reconstructionContext, reconstructionEventPayload } from "./authority";
+import { reconstructionContext, reconstructionEventPayload } from "./authority";
+import { reconstructionAuthority } from "../../records/reconstruction-authority";
 import { readAttachmentHashes } from "./intent-document";
 import { loadReconstructionSnapshot, RECONSTRUCTION_RESOLUTION_SCHEMA } from "./load-snapshot";
 import { NO_DEFERRAL, RECONSTRUCTION_CANCELLED_ACTIVITY } from "../reconstruction-state";

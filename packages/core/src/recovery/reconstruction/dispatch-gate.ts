@@ -1,4 +1,4 @@
-// R-RC-5, R-RC-6: the one recheck a reconstruction's run passes at claim (runs/claim-runs.ts) and
+// R-RC-5, R-RC-6: the one recheck a reconstruction's run passes at claim (dispatch/claim-runs.ts) and
 // immediately before the provider gets it (dispatch/execute-run.ts, before the sandbox is
 // acquired). A run without reconstruction authority is ordinary and passes untouched. One with it
 // (the delivered run, or a bounded retry that inherited it) is admitted only while its exact
@@ -8,9 +8,10 @@
 // the intent (a later human block is never overwritten by automatic checkout).
 import type { TransactionClient } from "@copyback/db/client";
 import { decideReconstruction } from "../policies/decide-reconstruction";
-import { recordActivity, SYSTEM_ACTOR } from "../../runs/record-activity";
-import { reopenAfterReconstructionRefusal } from "../actions";
-import { readReconstructionAuthority, reconstructionContext } from "./authority";
+import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
+import { reopenAfterReconstructionRefusal } from "../../records/actions";
+import { reconstructionContext } from "./authority";
+import { readReconstructionAuthority } from "../../records/reconstruction-authority";
 import { requestOfIntent, storedBytesOfIntent } from "./deliver-intent";
 import { loadReconstructionSnapshot } from "./load-snapshot";
 import { RECONSTRUCTION_WITHDRAWN_ACTIVITY } from "../reconstruction-state";

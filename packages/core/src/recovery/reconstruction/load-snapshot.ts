@@ -8,20 +8,21 @@
 import { createHash } from "node:crypto";
 import type { ReconstructionIntent, TransactionClient } from "@copyback/db/client";
 import canonicalize from "canonicalize";
-import { copybackProven } from "../../finalization/copyback-proven";
-import { finalizationLockKey, readFinalizationOwner } from "../../finalization/finalization-owner";
+import { copybackProven } from "../../records/copyback-proven";
+import { finalizationLockKey } from "../../finalization/finalization-owner";
+import { readFinalizationOwner } from "../../records/finalization-owner-receipt";
 import { loadPreparedWorkspace } from "../../finalization/workspace-descriptor";
 import { confirmedDestruction } from "../../leases/destruction-receipt";
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { isDomainError } from "../../errors";
-import { readStopAcknowledgement, readStopRetention } from "../../runs/run-stop-records";
-import { readExportRetry } from "../actions-export-retry";
-import { readFilesGivenUp } from "../actions";
-import { FILE_RECOVERY_CAUSE } from "../causes";
+import { readStopAcknowledgement, readStopRetention } from "../../records/run-stop-records";
+import { readExportRetry } from "../../records/actions-export-retry";
+import { readFilesGivenUp } from "../../records/actions";
+import { FILE_RECOVERY_CAUSE } from "../../records/causes";
 import { OPEN_ACTION_STATUSES } from "../holds";
 import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from "../policies/decide-reconstruction";
 import type { StoredBytes } from "./attachment-bytes";
-import { readReconstructionAuthority } from "./authority";
+import { readReconstructionAuthority } from "../../records/reconstruction-authority";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";
 
 /** The policy's request, with the company and task it is scoped to. */

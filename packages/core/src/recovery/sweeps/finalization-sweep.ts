@@ -14,11 +14,11 @@ import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-p
 import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
-import { AGENT_PROCESS_KEY } from "../../dispatch/agent-process";
+import { AGENT_PROCESS_KEY } from "../../records/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
 import { controllerLiveness } from "./controller-liveness";
-import { OWNER_UNVERIFIED_CAUSE } from "../causes";
+import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface FinalizationUnit {
@@ -96,7 +96,7 @@ function readmittedByExportRetry(detail: unknown): boolean {
   return typeof readmission === "object" && readmission !== null && (readmission as Record<string, unknown>).by === "export_retry";
 }
 
-/** The agent's process as recorded at its start (dispatch/agent-process.ts), or null. */
+/** The agent's process as recorded at its start (records/agent-process.ts), or null. */
 function readAgentProcess(profile: unknown): ProcessIdentity | null {
   const value = typeof profile === "object" && profile !== null ? (profile as Record<string, unknown>)[AGENT_PROCESS_KEY] : undefined;
   if (typeof value !== "object" || value === null) return null;

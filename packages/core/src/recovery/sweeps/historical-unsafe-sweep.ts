@@ -18,17 +18,17 @@
 // lease cleanup sweep settles it).
 import { Prisma, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { isDomainError } from "../../errors";
-import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../finalization/coordinator-phases";
-import { replayHistoricalUnsafeFinalization } from "../../finalization/coordinator";
+import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../records/coordinator-phases";
+import { replayHistoricalUnsafeFinalization } from "../../records/coordinator";
 import { FINALIZE_CHANGES_KEY, recordFinalizeChanges } from "../../finalization/finalize-changes";
 import { takeFinalizationOwnership, type OwnershipKey } from "../../finalization/finalization-owner";
 import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { loadPreparedWorkspace } from "../../finalization/workspace-descriptor";
 import { readProcessIdentity } from "../../process/read-process-identity";
-import { readNativeClaim } from "../../runs/run-json";
-import { recordRunEvent } from "../../runs/run-log";
-import { clearHistoricalUnsafeNotices } from "../actions";
-import { loadRunBinding } from "../binding";
+import { readNativeClaim } from "../../records/run-json";
+import { recordRunEvent } from "../../records/run-log";
+import { clearHistoricalUnsafeNotices } from "../../records/actions";
+import { loadRunBinding } from "../../finalization/binding";
 import { decideUnsafeReplay, type UnsafeReplayDecision, type UnsafeReplaySnapshot } from "../policies/decide-unsafe-replay";
 import type { Sweep, SweepLog } from "./sweep";
 

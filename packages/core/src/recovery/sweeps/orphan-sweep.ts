@@ -18,12 +18,12 @@
 // of this very process that it no longer executes counts as orphaned (controller-liveness.ts).
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
-import { AGENT_PROCESS_KEY } from "../../dispatch/agent-process";
+import { AGENT_PROCESS_KEY } from "../../records/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { stopRecordedProcessGroup, type GroupStopOutcome } from "../../process/stop-process-group";
 import { controllerLiveness } from "./controller-liveness";
 import { completeRun, failRunInTransaction } from "../../runs/settle-run";
-import type { FileRecoveryEvidence } from "../actions";
+import type { FileRecoveryEvidence } from "../../records/actions";
 import { failRunBeforeResult } from "../file-recovery";
 import { decideOrphan } from "../policies/decide-orphan";
 import type { Sweep, SweepLog } from "./sweep";

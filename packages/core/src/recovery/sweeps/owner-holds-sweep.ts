@@ -3,7 +3,7 @@
 // copyback-specific instructions, also older ones whose budget was spent. Both are single
 // statements that write only what differs, so repeated passes write nothing.
 import type { PrismaClient } from "@copyback/db/client";
-import { cleanupStaleOwnerActions, refreshOwnerHoldInstructions } from "../actions";
+import { cleanupStaleOwnerActions, refreshOwnerHoldInstructions } from "../../records/actions";
 import { IDLE_OUTCOME, type Sweep } from "./sweep";
 
 export function ownerHoldsSweep(deps: { db: PrismaClient }): Sweep<"pass"> {

@@ -13,7 +13,7 @@ import type { LeaseProviderRegistry } from "../../leases/lease-types";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
-import { readStopAcknowledgement, readStopRetention } from "../../runs/run-stop-records";
+import { readStopAcknowledgement, readStopRetention } from "../../records/run-stop-records";
 import { controllerLiveness } from "./controller-liveness";
 import type { Sweep, SweepLog } from "./sweep";
 

@@ -10,8 +10,8 @@
 //
 // A task lock held by someone else keeps the source active, unwritten, for a later pass.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { recordRunEvent } from "../../runs/run-log";
-import { readStopAcknowledgement, readStopRetention, STOP_RETENTION_SCHEMA, withStopRecords } from "../../runs/run-stop-records";
+import { recordRunEvent } from "../../records/run-log";
+import { readStopAcknowledgement, readStopRetention, STOP_RETENTION_SCHEMA, withStopRecords } from "../../records/run-stop-records";
 import { retainStoppedSource } from "../../runs/stop-retention";
 import { IDLE_OUTCOME, type Sweep, type SweepLog } from "./sweep";
 

@@ -16,7 +16,7 @@ import {
   readLegacyRepairEvidence,
   readOwnerUnverifiedEvidence,
   type OwnerUnverifiedEvidence,
-} from "@copyback/core/recovery/actions";
+} from "@copyback/core/records/actions";
 import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import type { ReconstructionDeferral } from "@copyback/core/recovery/task-notice";

@@ -1,7 +1,7 @@
 // exportHoldDetails, pure: what Recovery details show of an export hold (issue 10 item 9).
 import { describe, expect, it } from "vitest";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/recovery/causes";
-import { COPYBACK_FAILED_EVIDENCE_SCHEMA, EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/recovery/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/records/causes";
+import { COPYBACK_FAILED_EVIDENCE_SCHEMA, EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/records/actions";
 import { resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
 import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
 import { exportHoldDetails, type ExportHoldFacts } from "./export-hold";

@@ -10,8 +10,8 @@
 import { z } from "zod";
 import type { PrismaClient } from "@copyback/db/client";
 import { confirmedStopReceipt, readStopIntent } from "@copyback/core/leases/lease-metadata";
-import { readCopybackFailedEvidence, readExportLimitEvidence, readExportRetryExhaustedEvidence } from "@copyback/core/recovery/actions";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/recovery/causes";
+import { readCopybackFailedEvidence, readExportLimitEvidence, readExportRetryExhaustedEvidence } from "@copyback/core/records/actions";
+import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/records/causes";
 import type { OpenActionRow } from "@copyback/core/recovery/holds";
 import { exportRetryCall, fileHoldResolveCall } from "@copyback/core/recovery/operator/guidance";
 import { finalizationAttemptSchema, finalizationAttemptsOf } from "../runs/finalization-attempts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
-import { FINALIZATION_PHASES } from "@copyback/core/finalization/coordinator-phases";
+import { FINALIZATION_PHASES } from "@copyback/core/records/coordinator-phases";
 import { readIsolated } from "@copyback/core/leases/lease-metadata";
 import { companyProcedure } from "~/server/trpc";
 import { hostIsolationReason } from "~/server/workspace/isolation-reason";

@@ -1,11 +1,11 @@
 // R-OWN-12 data: the agent's process as the provider reported it (PID with its /proc start time,
 // boot id and host), recorded on the run as runner_profile_json.agentProcess so the next issue's
 // reconciler can judge whether that process is still alive without trusting a PID alone. Merged
-// into the shared JSON column (runs/run-json.ts), so the finalization owner receipt and the claim
+// into the shared JSON column (records/run-json.ts), so the finalization owner receipt and the claim
 // record beside it are never overwritten.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
-import { mergedJsonObject } from "../runs/run-json";
+import { mergedJsonObject } from "./run-json";
 
 export const AGENT_PROCESS_KEY = "agentProcess";
 

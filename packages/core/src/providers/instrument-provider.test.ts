@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
-import { metrics } from "./definitions";
+import type { EnvironmentProvider, LeaseHandle } from "./types";
+import { metrics } from "../metrics/definitions";
 import { instrumentProvider } from "./instrument-provider";
 
 class PrivatePlugin implements EnvironmentProvider {

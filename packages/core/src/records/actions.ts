@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
-import type { DbOrTx } from "../runs/run-log";
-import { readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "../finalization/finalization-owner";
+import type { DbOrTx } from "./run-log";
+import { readFinalizationOwner, readReceiptSha256, receiptSha256Sql } from "./finalization-owner-receipt";
 import {
   COPYBACK_FAILED_CAUSE,
   copybackFailedNextAction,
@@ -23,7 +23,7 @@ import {
   OWNER_UNVERIFIED_CAUSE,
   OWNER_UNVERIFIED_NEXT_ACTION,
 } from "./causes";
-import type { UnverifiedReason } from "./policies/decide-takeover";
+import type { UnverifiedReason } from "./finalization-owner-receipt";
 
 export const OWNER_UNVERIFIED_EVIDENCE_SCHEMA = "copyback.owner-unverified-evidence.v1";
 export const OWNER_ATTESTATION_SCHEMA = "copyback.owner-stop-attestation.v1";
@@ -672,7 +672,7 @@ export const copybackFailedEvidence = z.object({
   hostWritesStarted: z.boolean(),
   conflictCount: z.number().int().nullable(),
   conflicts: z.array(z.object({ path: z.string(), kind: z.string() })),
-  /** The binding check's refusal code (recovery/binding.ts) when the task moved on; else null. */
+  /** The binding check's refusal code (finalization/binding.ts) when the task moved on; else null. */
   bindingReason: z.string().nullable(),
   /** The stop-only intent's outcome in the same transaction (stop-intent.ts). */
   pin: z.enum(["pinned", "already_pinned", "nothing_to_pin"]),

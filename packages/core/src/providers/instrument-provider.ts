@@ -4,8 +4,8 @@
 // delta export) passes through unchanged; operations run with the plugin itself as `this`, so
 // plugins with private fields keep working. Only calls are observed, never the streams they
 // return (reading a stream to count it would change how it flows).
-import type { EnvironmentProvider } from "../providers/types";
-import { observeProviderCall } from "./observe";
+import type { EnvironmentProvider } from "./types";
+import { observeProviderCall } from "../metrics/observe";
 
 /**
  * The contract's operations (providers/types.ts), and the delta export the providers are about to

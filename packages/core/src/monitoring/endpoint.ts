@@ -3,7 +3,7 @@
 import { Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
 import { createDatabaseGauges } from "./database-gauges";
-import { processRegistry } from "./definitions";
+import { processRegistry } from "../metrics/definitions";
 
 export interface MetricsEndpoint {
   readonly contentType: string;

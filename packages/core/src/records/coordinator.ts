@@ -4,7 +4,7 @@
 // `result_json.finalizationPhase` in the same statement batch (R-ATT-5 reads them there).
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
-import { mergedJsonObject } from "../runs/run-json";
+import { mergedJsonObject } from "./run-json";
 import { canTransition, HISTORICAL_UNSAFE_ARCHIVE_CODE, READMISSION_EDGE, type FinalizationPhase } from "./coordinator-phases";
 
 export interface FinalizationPatch {

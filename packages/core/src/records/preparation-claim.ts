@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { ProcessIdentity } from "../process/process-identity";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "./run-log";
 
 export const PREPARATION_CLAIM_SCHEMA = "copyback.preparation-recovery-claim.v1";
 export const PREPARATION_CLAIM_KEY = "recoveryClaim";

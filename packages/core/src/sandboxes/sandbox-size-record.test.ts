@@ -2,8 +2,8 @@
 // and the listing's view of it (sandboxes/list-retained.ts retainedSandboxSize): parsed at the
 // boundary, read only while it belongs to the lease's current stop receipt.
 import { describe, expect, it } from "vitest";
-import { retainedSandboxSize } from "../sandboxes/list-retained";
-import { LEASE_METADATA_KEYS, readSandboxSize, SANDBOX_SIZE_SCHEMA, STOP_RECEIPT_SCHEMA } from "./lease-metadata";
+import { retainedSandboxSize } from "./list-retained";
+import { LEASE_METADATA_KEYS, readSandboxSize, SANDBOX_SIZE_SCHEMA, STOP_RECEIPT_SCHEMA } from "../leases/lease-metadata";
 
 const REQUEST = "8c1f2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
 const lease = { pluginId: "builtin.local", providerLeaseId: "local-abc" };

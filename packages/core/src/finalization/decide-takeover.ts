@@ -1,7 +1,8 @@
 // R-OWN-8, R-OWN-10, R-OWN-11, R-OWN-12, R-ORP-4: what a contender may do about a run's existing
 // finalization owner receipt, as a pure function of what it can observe. Elapsed time and a
 // missing database connection are not inputs: they never prove the old copyback stopped.
-import type { ProcessIdentity, ProcessLiveness } from "../../process/process-identity";
+import type { ProcessIdentity, ProcessLiveness } from "../process/process-identity";
+import type { UnverifiedReason } from "../records/finalization-owner-receipt";
 
 export interface ReceiptView {
   token: string;
@@ -23,11 +24,6 @@ export interface TakeoverSnapshot {
   joinedToken: string | null;
 }
 
-export type UnverifiedReason =
-  | "receipt_malformed"
-  | "controller_exited_without_barrier"
-  | "controller_on_other_host"
-  | "controller_unobservable";
 
 export type TakeoverDecision =
   /** No receipt: ownership may be taken as usual. */

@@ -4,7 +4,7 @@
 import { performance } from "node:perf_hooks";
 import type { Prisma, WorkspaceOperationPhase } from "@copyback/db/client";
 import { observeWorkspaceOperation } from "../metrics/observe";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "./run-log";
 
 export interface StartWorkspaceOperation {
   companyId: string;

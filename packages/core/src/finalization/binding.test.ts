@@ -2,7 +2,7 @@
 // only while the task is still bound to that exact running native run and its accepted result.
 import type { FinalizationPhase } from "@copyback/db/client";
 import { describe, expect, it } from "vitest";
-import { FINALIZATION_PHASES } from "../finalization/coordinator-phases";
+import { FINALIZATION_PHASES } from "../records/coordinator-phases";
 import {
   checkRunBinding,
   type BindingDecision,

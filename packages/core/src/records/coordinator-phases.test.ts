@@ -48,7 +48,7 @@ describe("coordinator phase table", () => {
 describe("the readmission edge", () => {
   it("R-EX-3 terminal_failure -> result_accepted only for native_workspace_sync_out_retry_exhausted", async () => {
     const { canReadmit, READMISSION_EDGE } = await import("./coordinator-phases");
-    const { EXPORT_RETRY_EXHAUSTED_CODE } = await import("./finalize-policy");
+    const { EXPORT_RETRY_EXHAUSTED_CODE } = await import("./coordinator-phases");
     expect(READMISSION_EDGE.failureCode).toBe(EXPORT_RETRY_EXHAUSTED_CODE);
     expect(canReadmit("terminal_failure", EXPORT_RETRY_EXHAUSTED_CODE)).toBe(true);
     for (const code of ["workspace_merge_conflict", "native_workspace_sync_out_limit_exceeded", "finalization_commit_failed", null]) {

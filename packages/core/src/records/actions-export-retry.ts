@@ -4,7 +4,7 @@
 // the retry runs and resolves, as the system, only when the same run's finalization commits.
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "./run-log";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "./causes";
 
 export const EXPORT_RETRY_REQUEST_SCHEMA = "copyback.export-retry-request.v1";

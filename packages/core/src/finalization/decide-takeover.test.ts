@@ -1,9 +1,9 @@
 // R-OWN-8, R-OWN-10, R-OWN-11, R-OWN-12, R-ORP-4: the takeover policy, table-driven. No
 // database: a snapshot in, a decision out.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { decideLiveness, type ProcessObservation } from "../../process/liveness-policy";
-import type { ProcStat } from "../../process/proc-stat";
-import type { ProcessIdentity, ProcessLiveness } from "../../process/process-identity";
+import { decideLiveness, type ProcessObservation } from "../process/liveness-policy";
+import type { ProcStat } from "../process/proc-stat";
+import type { ProcessIdentity, ProcessLiveness } from "../process/process-identity";
 import {
   decideTakeover,
   type ReceiptView,

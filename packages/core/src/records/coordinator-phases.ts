@@ -36,6 +36,9 @@ export function isFinalPhase(phase: FinalizationPhase): boolean {
   return TRANSITIONS[phase].length === 0;
 }
 
+/** R-EX-1: the failure code of an export whose retries are exhausted (the one readmissible terminal failure). */
+export const EXPORT_RETRY_EXHAUSTED_CODE = "native_workspace_sync_out_retry_exhausted";
+
 /**
  * R-EX-2, R-EX-3: an edge out of a final phase (the other: R-UA-5 below). A coordinator that settled terminal because
  * its export retry budget was spent (R-EX-1) goes back to result_accepted when an operator's
@@ -43,7 +46,7 @@ export function isFinalPhase(phase: FinalizationPhase): boolean {
  * finalizes its saved result. No other failure code may take it: a conflict, a limit or a
  * failed commit stays final. The ordinary table above never allows it (canTransition).
  */
-export const READMISSION_EDGE = { from: "terminal_failure", to: "result_accepted", failureCode: "native_workspace_sync_out_retry_exhausted" } as const;
+export const READMISSION_EDGE = { from: "terminal_failure", to: "result_accepted", failureCode: EXPORT_RETRY_EXHAUSTED_CODE } as const;
 
 export function canReadmit(phase: FinalizationPhase, failureCode: string | null): boolean {
   return phase === READMISSION_EDGE.from && failureCode === READMISSION_EDGE.failureCode;

@@ -4,10 +4,10 @@
 // checkout of the task ends and the task's activity clock moves.
 import type { IssueStatus, TransactionClient } from "@copyback/db/client";
 import { conflict, notFound } from "../errors";
-import { recordActivity, SYSTEM_ACTOR, type Actor } from "../runs/record-activity";
-import { runResultDocument } from "../runs/result-document";
-import { readNativeClaim } from "../runs/run-json";
-import { recordRunEvent } from "../runs/run-log";
+import { recordActivity, SYSTEM_ACTOR, type Actor } from "./record-activity";
+import { runResultDocument } from "./result-document";
+import { readNativeClaim } from "./run-json";
+import { recordRunEvent } from "./run-log";
 import { decideIssueStatus, type NotAppliedReason, type RunOutcome } from "./status-policy";
 
 export type ArbiterOutcome =

@@ -1,6 +1,6 @@
 // The stopped-execution receipt (R-LG-1, R-RR-5): the Stop's acknowledgement that the run's agent
 // execution is stopped, recorded on the run by the Stop path in the transaction that ends it
-// `cancelled` (runs/run-stop-records.ts, key `stopAcknowledgement`, schema
+// `cancelled` (records/run-stop-records.ts, key `stopAcknowledgement`, schema
 // copyback.run-stop-acknowledgement.v1). Read here on its own, with only the fields the late
 // legacy report and the resolve service compare, so that reading it never depends on the Stop
 // path's other records; unreadable JSON grants nothing.

@@ -4,7 +4,7 @@
 //
 // R-FO-2: nothing else counts. A succeeded `workspace_prepare` (the prepared workspace
 // descriptor) is a baseline, never an export receipt.
-import type { DbOrTx } from "../runs/run-log";
+import type { DbOrTx } from "./run-log";
 
 export interface CopybackBarrierKey {
   companyId: string;

@@ -6,11 +6,11 @@
 import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
-import { RECONSTRUCTION_AUTHORITY_KEY } from "../recovery/reconstruction/authority";
+import { RECONSTRUCTION_AUTHORITY_KEY } from "../records/reconstruction-authority";
 import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
-import { recordActivity, SYSTEM_ACTOR } from "./record-activity";
-import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "./run-json";
-import { recordRunEvent } from "./run-log";
+import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
+import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "../records/run-json";
+import { recordRunEvent } from "../records/run-log";
 
 export interface ClaimedRun {
   runId: string;

@@ -1,0 +1,53 @@
+// The finalization owner receipt (R-OWN-7): `runner_profile_json.nativeWorkspaceFinalizationOwner`
+// = { token, host, pid, processStart, bootId }, written by the copyback's owner
+// (finalization/finalization-owner.ts) and read by every judge of a stale owner: its schema, its
+// reader, the identity of a malformed one, and why an owner could not be verified stopped.
+import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { z } from "zod";
+
+export const FINALIZATION_OWNER_KEY = "nativeWorkspaceFinalizationOwner";
+
+export const finalizationOwnerReceipt = z.object({
+  token: z.string().min(16),
+  host: z.string().min(1),
+  pid: z.number().int().positive(),
+  /** /proc/<pid>/stat start time (R-OWN-12). */
+  processStart: z.string().min(1),
+  bootId: z.string().min(1),
+});
+export type FinalizationOwnerReceipt = z.infer<typeof finalizationOwnerReceipt>;
+
+/** The receipt on a run, or null when there is none. A malformed one still counts as present. */
+export function readFinalizationOwner(
+  runnerProfileJson: unknown,
+): { kind: "none" } | { kind: "receipt"; receipt: FinalizationOwnerReceipt } | { kind: "malformed" } {
+  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || !(FINALIZATION_OWNER_KEY in runnerProfileJson)) {
+    return { kind: "none" };
+  }
+  const parsed = finalizationOwnerReceipt.safeParse((runnerProfileJson as Record<string, unknown>)[FINALIZATION_OWNER_KEY]);
+  return parsed.success ? { kind: "receipt", receipt: parsed.data } : { kind: "malformed" };
+}
+
+/**
+ * Issue 20: the identity of a receipt too malformed to have a usable token: the sha256 of the
+ * receipt as PostgreSQL stores it (jsonb's own text, so every reader computes the same bytes).
+ * One expression for the unverified-owner hold that names it, its stale cleanup, the attestation
+ * that releases it and the maintenance SQL's malformed-receipt form (guidance.ts).
+ */
+export function receiptSha256Sql(runAlias?: string): Prisma.Sql {
+  const column = runAlias ? `${runAlias}.runner_profile_json` : "runner_profile_json";
+  return Prisma.raw(`encode(sha256(convert_to((${column} -> '${FINALIZATION_OWNER_KEY}')::text, 'UTF8')), 'hex')`);
+}
+
+/** The stored receipt's sha256 (receiptSha256Sql), or null when the run carries none. */
+export async function readReceiptSha256(db: PrismaClient | TransactionClient, runId: string): Promise<string | null> {
+  const [row] = await db.$queryRaw<{ sha: string | null }[]>`SELECT ${receiptSha256Sql()} AS sha FROM heartbeat_runs WHERE id = ${runId}::uuid`;
+  return row?.sha ?? null;
+}
+
+/** Why a receipt's controller could not be proven stopped (decideTakeover, R-OWN-11). */
+export type UnverifiedReason =
+  | "receipt_malformed"
+  | "controller_exited_without_barrier"
+  | "controller_on_other_host"
+  | "controller_unobservable";
