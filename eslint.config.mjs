@@ -3,6 +3,22 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import prettier from "eslint-config-prettier";
 import globals from "globals";
+import boundaries from "eslint-plugin-boundaries";
+import { CORE_FLOORS } from "./packages/core/floors.mjs";
+
+// The floors of core (packages/core/floors.mjs): a folder may import the folders listed before it
+// (its own floor's earlier ones and every floor below), never one after it: a back-arrow.
+const coreFolders = CORE_FLOORS.flat();
+const coreType = (folder) => `core-${folder}`;
+const coreElements = coreFolders.map((folder) => ({
+  type: coreType(folder),
+  partialMatch: false,
+  pattern: `packages/core/src/${folder}/**`,
+}));
+const coreBackArrows = coreFolders.slice(0, -1).map((folder, i) => ({
+  from: { element: { type: coreType(folder) } },
+  disallow: { to: { element: { types: { anyOf: coreFolders.slice(i + 1).map(coreType) } } } },
+}));
 
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/.next/**", "**/dist/**", "**/generated/**", "**/next-env.d.ts", ".tools/**"] },
@@ -37,6 +53,23 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": ["error", { paths: [{ name: "@copyback/db", message: "Import @copyback/db/client in core (the root pulls the embedded server into the console's bundle).", allowTypeImports: true }] }],
     },
+  },
+  {
+    files: ["packages/core/src/**/*.ts"],
+    plugins: { boundaries },
+    settings: {
+      "boundaries/root-path": import.meta.dirname,
+      "boundaries/elements": coreElements,
+      "import/resolver": { node: { extensions: [".ts"] } },
+    },
+    rules: {
+      "boundaries/dependencies": ["error", { default: "allow", policies: coreBackArrows }],
+    },
+  },
+  {
+    // The kernel's root files stand on nothing of core (packages/core/floors.mjs).
+    files: ["packages/core/src/errors.ts", "packages/core/src/database-failure.ts"],
+    rules: { "no-restricted-imports": ["error", { patterns: [{ group: ["./*", "../*"], message: "The kernel's root files import nothing of core (packages/core/floors.mjs)." }] }] },
   },
   prettier,
 );
