@@ -11,8 +11,9 @@ export const CORE_FLOORS = [
   ["copyback"],
   // Records: each table's or JSON document's schema, reader and writer.
   ["records"],
-  // Stored attachments, providers and their leases, the host workspace's preparation.
-  ["attachments", "providers", "leases", "workspace", "sandboxes"],
+  // The board's own rules (membership changes, task status updates), stored attachments, providers
+  // and their leases, the host workspace's preparation, the operator's retained sandboxes.
+  ["board", "attachments", "providers", "leases", "workspace", "sandboxes"],
   ["runs"],
   ["finalization"],
   ["recovery"],

@@ -1,20 +1,7 @@
-// Company-scoped issue lookup: an id from another company reads exactly like a missing one.
-import type { PrismaClient, TransactionClient } from "@copyback/db/client";
-import { notFound } from "@copyback/core/errors";
+// Company-scoped issue lookup (core's board/issue-in-company.ts): an id from another company reads
+// exactly like a missing one.
+import { requireIssueInCompany } from "@copyback/core/board/issue-in-company";
 import type { Context } from "~/server/trpc";
-
-export async function requireIssueInCompany(
-  db: PrismaClient | TransactionClient,
-  companyId: string,
-  issueId: string,
-) {
-  const issue = await db.issue.findFirst({
-    where: { id: issueId, companyId },
-    select: { id: true, status: true, statusVersion: true, conversationGeneration: true },
-  });
-  if (!issue) throw notFound("The issue");
-  return issue;
-}
 
 /**
  * requireIssueInCompany for read procedures, once per request: the procedures a page calls

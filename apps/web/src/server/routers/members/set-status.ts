@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
-import { applyMembershipChange } from "./apply-membership-change";
+import { applyMembershipChange } from "@copyback/core/board/membership-change";
+import { actorOf } from "../activity/actor";
 import { membershipChangeOutput, membershipStatusSchema } from "./member-fields";
 
 export const setStatusInput = z.object({ membershipId: z.uuid(), status: membershipStatusSchema });
@@ -13,6 +14,7 @@ export const setMemberStatus = companyProcedure("members:manage")
     applyMembershipChange({
       db: ctx.db,
       principal: ctx.principal,
+      actor: actorOf(ctx.principal),
       companyId: ctx.companyId,
       membershipId: input.membershipId,
       change: { status: input.status },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
-import { applyMembershipChange } from "./apply-membership-change";
+import { applyMembershipChange } from "@copyback/core/board/membership-change";
+import { actorOf } from "../activity/actor";
 import { membershipChangeOutput, roleSchema } from "./member-fields";
 
 export const updateRoleInput = z.object({ membershipId: z.uuid(), role: roleSchema });
@@ -13,6 +14,7 @@ export const updateMemberRole = companyProcedure("members:manage")
     applyMembershipChange({
       db: ctx.db,
       principal: ctx.principal,
+      actor: actorOf(ctx.principal),
       companyId: ctx.companyId,
       membershipId: input.membershipId,
       change: { role: input.role },

@@ -1,6 +1,7 @@
 // Pure rules for changing a membership (role or status), apart from the I/O that applies them.
-import type { Principal, Role } from "@copyback/core/auth";
-import { DomainError, conflict } from "@copyback/core/errors";
+import type { Role } from "../auth/permissions";
+import type { Principal } from "../auth/principal";
+import { DomainError, conflict } from "../errors";
 
 export interface MembershipState {
   role: Role;

@@ -2,15 +2,16 @@
 // holds the company row lock: concurrent changes in one company run one after the other, so two
 // owners demoting each other cannot both see "another owner remains" (last_owner).
 import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
-import type { Principal } from "@copyback/core/auth";
-import { notFound } from "@copyback/core/errors";
-import { actorOf } from "../activity/actor";
-import { recordActivity } from "../activity/record-activity";
+import type { Principal } from "../auth/principal";
+import { notFound } from "../errors";
+import { recordActivity, type Actor } from "../records/record-activity";
 import { membershipChangeError, type MembershipState } from "./membership-policy";
 
 export interface MembershipChangeRequest {
   db: PrismaClient;
   principal: Principal;
+  /** How the activity log records the principal (the web shell's actorOf). */
+  actor: Actor;
   companyId: string;
   membershipId: string;
   change: Partial<MembershipState>;
@@ -19,8 +20,7 @@ export interface MembershipChangeRequest {
 export async function applyMembershipChange(
   request: MembershipChangeRequest,
 ): Promise<{ id: string } & MembershipState> {
-  const { companyId } = request;
-  const actor = actorOf(request.principal);
+  const { companyId, actor } = request;
   return withTransaction(request.db, async (tx) => {
     await tx.$queryRaw(
       Prisma.sql`SELECT id FROM companies WHERE id = ${companyId}::uuid FOR UPDATE`,
