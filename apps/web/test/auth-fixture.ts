@@ -4,8 +4,6 @@
 // for the real route handlers.
 import type { PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
-import { resetEnvForTests } from "~/env";
-import { resetAuthForTests } from "~/server/auth/instance";
 import { setPassword } from "~/server/auth/credentials";
 import { generateApiKey } from "~/server/auth/api-keys";
 import { LOCAL_CONSOLE_COOKIE, consoleCookieValue } from "~/server/auth/local-console";
@@ -31,8 +29,6 @@ export function configureWebApp(databaseUrl: string, mode: Mode): void {
   process.env.COPYBACK_AUTH_SECRET = SECRET;
   process.env.COPYBACK_CONSOLE_SECRET = CONSOLE_SECRET;
   delete process.env.BETTER_AUTH_SECRET;
-  resetEnvForTests();
-  resetAuthForTests();
 }
 
 /** Disconnects the web app's own Prisma client (afterAll), before the harness drops the database. */
@@ -40,7 +36,6 @@ export async function disconnectWebApp(): Promise<void> {
   const holder = globalThis as unknown as { copybackPrisma?: PrismaClient };
   await holder.copybackPrisma?.$disconnect();
   delete holder.copybackPrisma;
-  resetAuthForTests();
 }
 
 let counter = 0;

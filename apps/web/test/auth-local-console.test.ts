@@ -6,7 +6,6 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resetEnvForTests } from "~/env";
 import { LOCAL_CONSOLE_COOKIE, consoleCookieValue, constantTimeEquals, cookieValues, hasConsoleCookie, isConsoleSecret, localSignInUrl } from "~/server/auth/local-console";
 import { handleLocalSignIn } from "~/server/auth/local-sign-in";
 import { resolvePrincipal } from "~/server/auth/resolve-principal";
@@ -32,7 +31,6 @@ function configure(mode: "local" | "authenticated", secret: string | null = SECR
   process.env.COPYBACK_AUTH_SECRET = "auth-secret-0123456789abcdefghijklmnopqrstuvwxyz";
   if (secret === null) delete process.env.COPYBACK_CONSOLE_SECRET;
   else process.env.COPYBACK_CONSOLE_SECRET = secret;
-  resetEnvForTests();
 }
 
 describe("the launcher's console secret", () => {

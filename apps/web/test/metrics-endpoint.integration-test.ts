@@ -15,7 +15,6 @@ import { readProcessIdentity } from "@copyback/core/process/read-process-identit
 import { createDefaultRegistry } from "@copyback/core/providers/index";
 import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
 import { claimQueuedRuns } from "@copyback/core/dispatch/claim-runs";
-import { resetEnvForTests } from "~/env";
 import { GET as metricsGET } from "~/app/api/metrics/route";
 import { POST as authPOST } from "~/app/api/auth/[...all]/route";
 import { CONSOLE_COOKIE, PASSWORD, SAME_ORIGIN, bearer, buildAuthWorld, configureWebApp, cookieHeaderFrom, disconnectWebApp, insertAgentKey, insertBoardKey, request, type AuthWorld } from "./auth-fixture";
@@ -28,7 +27,6 @@ let instanceRoot = "";
 function configure(mode: "local" | "authenticated") {
   configureWebApp(testDb.url(), mode);
   process.env.COPYBACK_METRICS_TOKEN = METRICS_TOKEN;
-  resetEnvForTests();
 }
 
 beforeAll(async () => {
@@ -39,7 +37,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   delete process.env.COPYBACK_METRICS_TOKEN;
-  resetEnvForTests();
   await disconnectWebApp();
   if (instanceRoot) await rm(instanceRoot, { recursive: true, force: true });
 });

@@ -109,8 +109,3 @@ async function mirrorPhaseOnHeartbeat(tx: TransactionClient, runId: string, phas
         updated_at = now()
     WHERE id = ${runId}::uuid`;
 }
-
-/** The coordinator row of a run, or null. */
-export function loadFinalization(tx: TransactionClient, runId: string) {
-  return tx.nativeRunFinalization.findUnique({ where: { runId } });
-}

@@ -7,20 +7,17 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from "react";
-import { liveEventsUrl, type LiveChange } from "~/server/live/wire";
+import { liveEventsUrl } from "~/server/live/wire";
 import { connectLiveEvents, type LiveConnectionStatus } from "./live-connection";
 import { routerQueryKey, routersToRefresh } from "./live-invalidation";
 import { createRefreshBatcher } from "./refresh-batcher";
 import { usePageVisible } from "./use-page-visible";
-
-type ChangeListener = (change: LiveChange) => void;
 
 /** How long a background tab keeps its stream before closing it. */
 const HIDDEN_GRACE_MS = 30_000;
 
 interface LiveContextValue {
   status: LiveConnectionStatus;
-  listeners: Set<ChangeListener>;
 }
 
 const LiveContext = createContext<LiveContextValue | null>(null);
@@ -31,7 +28,6 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
   const routerRef = useRef(router);
   routerRef.current = router;
   const [status, setStatus] = useState<LiveConnectionStatus>("connecting");
-  const [listeners] = useState(() => new Set<ChangeListener>());
   const visible = usePageVisible(HIDDEN_GRACE_MS);
 
   useEffect(() => {
@@ -51,10 +47,7 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
     const connection = connectLiveEvents(
       liveEventsUrl(companyId),
       {
-        onChange: (change) => {
-          batcher.add(routersToRefresh(change));
-          for (const listener of listeners) listener(change);
-        },
+        onChange: (change) => batcher.add(routersToRefresh(change)),
         onResync: () => batcher.everything(),
         onStatus: setStatus,
       },
@@ -69,29 +62,14 @@ export function LiveUpdates({ companyId, children }: { companyId: string; childr
       connection.close();
       batcher.cancel();
     };
-  }, [companyId, queryClient, listeners, visible]);
+  }, [companyId, queryClient, visible]);
 
-  return <LiveContext.Provider value={{ status, listeners }}>{children}</LiveContext.Provider>;
+  return <LiveContext.Provider value={{ status }}>{children}</LiveContext.Provider>;
 }
 
 /** The connection's state, or null outside <LiveUpdates>. */
 export function useLiveStatus(): LiveConnectionStatus | null {
   return useContext(LiveContext)?.status ?? null;
-}
-
-/** Calls `listener` for every change pushed to the enclosing <LiveUpdates> (e.g. to highlight a row). */
-export function useLiveChange(listener: ChangeListener): void {
-  const context = useContext(LiveContext);
-  const latest = useRef(listener);
-  latest.current = listener;
-  useEffect(() => {
-    if (!context) return;
-    const forward: ChangeListener = (change) => latest.current(change);
-    context.listeners.add(forward);
-    return () => {
-      context.listeners.delete(forward);
-    };
-  }, [context]);
 }
 
 const LABELS: Record<LiveConnectionStatus, { text: string; hint: string; dot: string }> = {

@@ -23,10 +23,6 @@ export function domainErrorResponse(error: DomainError): Response {
   });
 }
 
-export function notImplemented(what: string): Response {
-  return jsonError(501, { code: "not_implemented", message: `${what} is not available on this server yet.` });
-}
-
 function headersToObject(headers: HeadersInit | undefined): Record<string, string> {
   return headers ? Object.fromEntries(new Headers(headers).entries()) : {};
 }
