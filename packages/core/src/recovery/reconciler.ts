@@ -46,7 +46,7 @@ export class Reconciler {
       if (signal?.aborted) break;
       const counts: Record<string, number> = {};
       result.outcomes[sweep.name] = counts;
-      // Metrics (issue 14): each sweep's duration, batch size and outcomes, as the pass saw them.
+      // Metrics: each sweep's duration, batch size and outcomes, as the pass saw them.
       const started = performance.now();
       let units: unknown[];
       try {
@@ -57,7 +57,7 @@ export class Reconciler {
         observeSweepPass({ sweep: sweep.name, seconds: (performance.now() - started) / 1000, batchSize: 0, outcomes: {}, selectionFailed: true });
         continue;
       }
-      if (units.length >= this.#batchSize && sweep.name !== "owner_holds") result.busy = true;
+      if (units.length >= this.#batchSize && sweep.wholePassUnit !== true) result.busy = true;
       for (const unit of units) {
         if (signal?.aborted) break;
         try {

@@ -9,6 +9,7 @@ import { IDLE_OUTCOME, type Sweep } from "./sweep";
 export function ownerHoldsSweep(deps: { db: PrismaClient }): Sweep<"pass"> {
   return {
     name: "owner_holds",
+    wholePassUnit: true,
     idOf: () => "pass",
     due: async () => ["pass"],
     async handle() {

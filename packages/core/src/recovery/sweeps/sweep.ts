@@ -6,6 +6,11 @@ export const IDLE_OUTCOME = "idle";
 
 export interface Sweep<U = unknown> {
   readonly name: string;
+  /**
+   * The sweep's one unit is the whole pass (a set-based statement): a full batch of it never means
+   * that more is due, so it never makes the reconciler pass again without sleeping.
+   */
+  readonly wholePassUnit?: true;
   /** At most `limit` due units, fairly across companies. */
   due(limit: number): Promise<U[]>;
   /** Handles one unit; returns a short outcome word for the pass's counts and logs. */
