@@ -5,6 +5,7 @@
 // record beside it are never overwritten.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import type { ProcessIdentity } from "../process/process-identity";
+import { parseProcessIdentity } from "./process-identity-record";
 import { mergedJsonObject } from "./run-json";
 
 export const AGENT_PROCESS_KEY = "agentProcess";
@@ -16,4 +17,15 @@ export async function recordAgentProcess(db: PrismaClient, runId: string, proces
        SET runner_profile_json = ${mergedJsonObject("runner_profile_json", Prisma.sql`jsonb_build_object(${AGENT_PROCESS_KEY}::text, ${value}::jsonb)`)},
            updated_at = now()
      WHERE id = ${runId}::uuid`;
+}
+
+/** Whether the run has an agent-process record at all (well-formed or not): its agent was started. */
+export function hasAgentProcessRecord(runnerProfileJson: unknown): boolean {
+  return typeof runnerProfileJson === "object" && runnerProfileJson !== null && AGENT_PROCESS_KEY in runnerProfileJson;
+}
+
+/** The agent's process as the run recorded it (runner_profile_json.agentProcess), or null. */
+export function readAgentProcess(runnerProfileJson: unknown): ProcessIdentity | null {
+  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || Array.isArray(runnerProfileJson)) return null;
+  return parseProcessIdentity((runnerProfileJson as Record<string, unknown>)[AGENT_PROCESS_KEY]);
 }

@@ -4,16 +4,19 @@
 // reader, the identity of a malformed one, and why an owner could not be verified stopped.
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
+import { processIdentityFields } from "./process-identity-record";
 
 export const FINALIZATION_OWNER_KEY = "nativeWorkspaceFinalizationOwner";
 
+// The owner's identity under the receipt's own key names (processStart: R-OWN-7's wire format),
+// with the fields of the one process-identity schema.
 export const finalizationOwnerReceipt = z.object({
   token: z.string().min(16),
-  host: z.string().min(1),
-  pid: z.number().int().positive(),
+  host: processIdentityFields.host,
+  pid: processIdentityFields.pid,
   /** /proc/<pid>/stat start time (R-OWN-12). */
-  processStart: z.string().min(1),
-  bootId: z.string().min(1),
+  processStart: processIdentityFields.startTime,
+  bootId: processIdentityFields.bootId,
 });
 export type FinalizationOwnerReceipt = z.infer<typeof finalizationOwnerReceipt>;
 

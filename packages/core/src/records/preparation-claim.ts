@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { ProcessIdentity } from "../process/process-identity";
+import { processIdentityRecord } from "./process-identity-record";
 import type { DbOrTx } from "./run-log";
 
 export const PREPARATION_CLAIM_SCHEMA = "copyback.preparation-recovery-claim.v1";
@@ -20,13 +21,11 @@ export const PREPARATION_CLAIM_KEY = "recoveryClaim";
 /** How long a claim lives without renewal; the holder renews it at a third of that. */
 export const PREPARATION_CLAIM_MS = 15 * 60_000;
 
-const holder = z.object({ pid: z.number().int().positive(), startTime: z.string(), bootId: z.string(), host: z.string() });
-
 export const preparationClaim = z.object({
   schema: z.literal(PREPARATION_CLAIM_SCHEMA),
   token: z.uuid(),
   /** The controller that holds it (null: a caller without a recorded identity, e.g. a test). */
-  holder: holder.nullable(),
+  holder: processIdentityRecord.nullable(),
   claimedAt: z.iso.datetime({ offset: true }),
   expiresAt: z.iso.datetime({ offset: true }),
 });

@@ -15,14 +15,14 @@
 // restart) continues the recorded stop-only intent afterwards, so a crash anywhere leaves either
 // nothing or all of it.
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
-import { AGENT_PROCESS_KEY } from "../records/agent-process";
+import { hasAgentProcessRecord } from "../records/agent-process";
 import { copybackProven } from "../records/copyback-proven";
 import { pinLeaseForRecovery, type PinOutcome } from "../leases/stop-intent";
 import type { ProcessIdentity } from "../process/process-identity";
 import { recordRunEvent } from "../records/run-log";
 import { failRunInTransaction } from "../runs/settle-run";
 import { lockPreparation, lockRunningPreparations, settlePreparation } from "../records/preparation-claim";
-import { openFileRecoveryObligation, type FileRecoveryEvidence, type FileRecoveryOrigin } from "../records/actions";
+import { openFileRecoveryAction, type FileRecoveryEvidence, type FileRecoveryOrigin } from "../records/actions";
 import { decideFailBeforeResult, decideOrphanPreparation, decidePreparationClaim, type ClaimVerdict, type FailBeforeResultDecision } from "./policies/decide-file-recovery";
 
 export interface FailBeforeResultInput {
@@ -100,7 +100,7 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
     exportFinalized: await copybackProven(tx, { companyId: run.companyId, runId: run.id, issueId: run.nativeIssueId }),
     lease,
     claim,
-    agentNeverStarted: input.agentNeverStarted === true && !agentProcessRecorded(run.runnerProfileJson),
+    agentNeverStarted: input.agentNeverStarted === true && !hasAgentProcessRecord(run.runnerProfileJson),
   });
   if (decision.kind === "already_settled") return decision;
   if (decision.kind === "refused") {
@@ -125,7 +125,7 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
     // R-FO-1, R-FO-3: pin and obligation first, the terminal writer after, in one transaction.
     const pin = await pinLeaseForRecovery(tx, decision.leaseId);
     const row = await tx.environmentLease.findUniqueOrThrow({ where: { id: decision.leaseId }, select: { id: true, providerLeaseId: true, pluginId: true } });
-    const action = await openFileRecoveryObligation(tx, {
+    const action = await openFileRecoveryAction(tx, {
       companyId: run.companyId,
       issueId: run.nativeIssueId,
       runId: run.id,
@@ -152,11 +152,6 @@ export async function failRunBeforeResultInTransaction(tx: TransactionClient, in
   const failed = await failRunInTransaction(tx, { runId: run.id, code: input.code, message: input.message });
   if (failed.kind === "already_finished") return { kind: "already_settled", status: failed.status };
   return retained ?? { kind: "failed", reason: decision.kind === "fail_only" ? decision.reason : "no_allocation" };
-}
-
-/** Whether an agent process was ever recorded on the run (records/agent-process.ts): then an agent did start. */
-function agentProcessRecorded(runnerProfileJson: unknown): boolean {
-  return typeof runnerProfileJson === "object" && runnerProfileJson !== null && AGENT_PROCESS_KEY in runnerProfileJson;
 }
 
 /** The run's bound lease under its row lock: the one named, or the newest that is the run's. */

@@ -7,9 +7,8 @@ import type { TransactionClient } from "@copyback/db/client";
 import { confirmedStopReceipt, readStopIntent } from "../leases/lease-metadata";
 import { pinLeaseForRecovery } from "../leases/stop-intent";
 import { decideStopRetention, type StopRetentionLease } from "./decide-stop-retention";
-import { z } from "zod";
-import { AGENT_PROCESS_KEY } from "../records/agent-process";
-import { openFileRecoveryObligation } from "../records/actions";
+import { readAgentProcess } from "../records/agent-process";
+import { openFileRecoveryAction } from "../records/actions";
 import { RUN_STOPPED_CODE, STOP_RETENTION_SCHEMA, type StopRetentionRecord } from "../records/run-stop-records";
 
 /** The run's own lease (the one named, else the newest the run acquired), under its row lock. */
@@ -72,8 +71,8 @@ async function openObligation(tx: TransactionClient, input: { runId: string }, l
   // whether the allocation needs the repair hold, so no obligation is opened for it here.
   if (run.runtimeMode !== "native") return null;
   const lease = await tx.environmentLease.findUniqueOrThrow({ where: { id: leaseId }, select: { providerLeaseId: true, pluginId: true } });
-  const agent = recordedAgentProcess(run.runnerProfileJson);
-  const opened = await openFileRecoveryObligation(tx, {
+  const agent = readAgentProcess(run.runnerProfileJson);
+  const opened = await openFileRecoveryAction(tx, {
     companyId: run.companyId,
     issueId: run.nativeIssueId,
     runId: input.runId,
@@ -88,12 +87,4 @@ async function openObligation(tx: TransactionClient, input: { runId: string }, l
     pin,
   });
   return opened.actionId;
-}
-
-const agentProcessRecord = z.object({ pid: z.number().int(), startTime: z.string(), bootId: z.string(), host: z.string() });
-
-function recordedAgentProcess(runnerProfileJson: unknown): { pid: number; startTime: string; bootId: string; host: string } | null {
-  if (typeof runnerProfileJson !== "object" || runnerProfileJson === null || Array.isArray(runnerProfileJson)) return null;
-  const parsed = agentProcessRecord.safeParse((runnerProfileJson as Record<string, unknown>)[AGENT_PROCESS_KEY]);
-  return parsed.success ? { pid: parsed.data.pid, startTime: parsed.data.startTime, bootId: parsed.data.bootId, host: parsed.data.host } : null;
 }

@@ -8,9 +8,8 @@ import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { z } from "zod";
 import { errnoOf } from "../../errors";
 import { DomainError } from "../../errors";
+import { processIdentityRecord } from "../../records/process-identity-record";
 import { resourceLimits } from "./resource-limits";
-
-const processIdentity = z.object({ pid: z.number().int().positive(), startTime: z.string().regex(/^\d+$/), bootId: z.string().min(1), host: z.string() });
 
 export const sandboxIdentityRecord = z.object({
   schema: z.literal("copyback.local-sandbox.v1"),
@@ -34,9 +33,9 @@ export const processRecord = z.object({
   execId: z.string(),
   /** The process group the provider started (its leader's PID). */
   pgid: z.number().int().positive(),
-  leader: processIdentity,
+  leader: processIdentityRecord,
   /** Under bubblewrap: the sandbox's PID-namespace init; killing it empties the namespace. */
-  namespaceInit: processIdentity.nullable(),
+  namespaceInit: processIdentityRecord.nullable(),
   startedAt: z.string(),
 });
 export type ProcessRecord = z.infer<typeof processRecord>;

@@ -14,7 +14,7 @@ import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-p
 import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
-import { AGENT_PROCESS_KEY } from "../../records/agent-process";
+import { readAgentProcess } from "../../records/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
 import { controllerLiveness } from "./controller-liveness";
@@ -94,14 +94,6 @@ function readmittedByExportRetry(detail: unknown): boolean {
   if (typeof detail !== "object" || detail === null) return false;
   const readmission = (detail as Record<string, unknown>).readmission;
   return typeof readmission === "object" && readmission !== null && (readmission as Record<string, unknown>).by === "export_retry";
-}
-
-/** The agent's process as recorded at its start (records/agent-process.ts), or null. */
-function readAgentProcess(profile: unknown): ProcessIdentity | null {
-  const value = typeof profile === "object" && profile !== null ? (profile as Record<string, unknown>)[AGENT_PROCESS_KEY] : undefined;
-  if (typeof value !== "object" || value === null) return null;
-  const { pid, startTime, bootId, host } = value as Record<string, unknown>;
-  return typeof pid === "number" && typeof startTime === "string" && typeof bootId === "string" && typeof host === "string" ? { pid, startTime, bootId, host } : null;
 }
 
 /**

@@ -17,8 +17,7 @@
 // Only runs recorded on this host are selected: another host's controller cannot be probed. A run
 // of this very process that it no longer executes counts as orphaned (controller-liveness.ts).
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { z } from "zod";
-import { AGENT_PROCESS_KEY } from "../../records/agent-process";
+import { readAgentProcess } from "../../records/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { stopRecordedProcessGroup, type GroupStopOutcome } from "../../process/stop-process-group";
 import { controllerLiveness } from "./controller-liveness";
@@ -36,15 +35,6 @@ export interface OrphanUnit {
 }
 
 export const PROCESS_LOST_CODE = "process_lost";
-
-const agentProcess = z.object({ pid: z.number().int().positive(), startTime: z.string().regex(/^\d+$/), bootId: z.string().min(1), host: z.string() });
-
-/** The agent's process as the run recorded it (runner_profile_json.agentProcess), or null. */
-export function recordedAgentProcess(profile: unknown): ProcessIdentity | null {
-  if (profile === null || typeof profile !== "object" || Array.isArray(profile)) return null;
-  const parsed = agentProcess.safeParse((profile as Record<string, unknown>)[AGENT_PROCESS_KEY]);
-  return parsed.success ? { pid: parsed.data.pid, startTime: parsed.data.startTime, bootId: parsed.data.bootId, host: parsed.data.host } : null;
-}
 
 export function orphanSweep(deps: {
   db: PrismaClient;
@@ -98,7 +88,7 @@ export function orphanSweep(deps: {
           return settle(db, run.id, decision.as, run.finalization?.failureCode ?? "finalization_failed");
         case "process_lost": {
           // R-FO-1: the surviving agent group is stopped before anything is written.
-          const agent = recordedAgentProcess(run.runnerProfileJson);
+          const agent = readAgentProcess(run.runnerProfileJson);
           const stop: GroupStopOutcome | null = agent ? await stopRecordedProcessGroup(agent, { graceMs: deps.agentStopGraceMs }) : null;
           if (stop?.kind === "survived" || stop?.kind === "unknown") {
             deps.log?.warn({ runId: run.id, agentPid: agent?.pid, stop }, "orphaned run left running: its agent could not be stopped or judged");
