@@ -15,7 +15,6 @@ import { finalizeRun, type FinalizeRunDeps } from "../../finalization/finalize-r
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
 import type { LeaseProviderRegistry } from "../../leases/lease-types";
 import { readAgentProcess } from "../../records/agent-process";
-import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
 import { controllerLiveness } from "./controller-liveness";
 import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
