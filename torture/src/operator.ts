@@ -1,4 +1,4 @@
-// The harness as a board operator (issue 20 part 3): it keeps the instance root from filling up
+// The harness as a board operator: it keeps the instance root from filling up
 // with the sandboxes that runs which died before their result (or were stopped) leave retained,
 // as an operator does through the Retained sandboxes page (before, nobody ever recovered them:
 // each is a full copy of its workspace, and they accumulate for the whole run).
@@ -7,22 +7,44 @@
 // a local lease of a run that ended failed, cancelled or timed out WITHOUT an accepted result (an
 // accepted result's sandbox is never discarded here: those holds are what the suite is about),
 // whose open actions are only file-recovery obligations, retained for at least `minAgeMs`. It
-// records what it observed (operator.discard: pinned, not active, released only with a confirmed
-// stop receipt, the sandbox directory on disk, listed by core's listRetainedSandboxes) and discards
-// through core's own Discard (discardRetainedSandbox: allocation id, the acknowledged actions, a
-// fixed reason), only when every observation held. The checker accepts a destroyed lease of a
-// held run only with that verified record (check.ts `discarded`).
+// invokes an operator.discard operation with what it observed (pinned, not active, released only
+// with a confirmed stop receipt, the sandbox directory on disk, listed by core's
+// listRetainedSandboxes) and discards through core's own Discard (discardRetainedSandbox: allocation
+// id, the acknowledged actions, a fixed reason) only when every observation held; else it completes
+// the operation `fail` itself. The checker accepts a destroyed lease of a held run only with such a
+// verified Discard that may have taken effect (check.ts `discarded`).
 import { existsSync, statfsSync } from "node:fs";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
 import type { createDefaultRegistry } from "@copyback/core/providers/default-registry";
 import { discardRetainedSandbox } from "@copyback/core/sandboxes/discard-sandbox";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
-import { FILE_RECOVERY } from "./checker/check";
+import type { DiscardRefusal } from "@copyback/core/sandboxes/decide-discard";
+import { FILE_RECOVERY } from "./checker/verdict";
 import { OPERATOR_DISCARD_REASON } from "./collect";
 import type { History } from "./history";
+import { completionOfError, errorFields } from "./perform";
 
 const ENDED = new Set(["failed", "cancelled", "timed_out"]);
+
+// Discard's admission refusals: decided before its intent is written, so nothing happened (fail).
+// Every other error comes after the admission (a provider's destroy error, discard_unrecorded,
+// discard_superseded, lease_changed): the sandbox may be destroyed, and the cleanup sweep finishes
+// an admitted Discard, so its outcome is unknown (info).
+const ADMISSION_REFUSALS: Record<DiscardRefusal, true> = {
+  lease_not_found: true,
+  sandbox_already_destroyed: true,
+  lease_failed: true,
+  allocation_unnamed: true,
+  allocation_mismatch: true,
+  sandbox_not_retained: true,
+  cleanup_in_progress: true,
+  copyback_pending: true,
+  acknowledgement_missing: true,
+  acknowledgement_unknown: true,
+  reason_required: true,
+};
+const refusedAtAdmission = (code: string) => Object.hasOwn(ADMISSION_REFUSALS, code);
 
 export interface OperatorOptions {
   companyId: string;
@@ -56,17 +78,20 @@ export async function operatorPass(prisma: PrismaClient, opts: OperatorOptions, 
     };
     const pinned = observed.leaseStatus !== null && observed.leaseStatus !== "active" && observed.leaseStatus !== "destroyed" && (observed.leaseStatus !== "released" || observed.stopReceipt);
     const verified = pinned && observed.sandboxOnDisk;
-    opts.history.append("operator.discard", { leaseId: s.leaseId, runId: s.runId, runStatus: s.runStatus, actionIds: actions.map((a) => a.id), verified, observed });
-    if (!verified) continue;
+    const op = opts.history.invoke("operator.discard", { leaseId: s.leaseId, runId: s.runId, runStatus: s.runStatus, actionIds: actions.map((a) => a.id), verified, observed });
+    if (!verified) {
+      op.fail({ reason: "unverified" });
+      continue;
+    }
     try {
       await discardRetainedSandbox(
         { db: prisma, registry },
         { companyId: opts.companyId, leaseId: s.leaseId, providerLeaseId: s.providerLeaseId, acknowledgedActionIds: actions.map((a) => a.id), reason: OPERATOR_DISCARD_REASON, actor: { type: "local_board", id: null } },
       );
       discarded += 1;
-      opts.history.append("operator.discarded", { leaseId: s.leaseId, runId: s.runId });
+      op.ok();
     } catch (error) {
-      opts.history.append("operator.discard_refused", { leaseId: s.leaseId, code: (error as { code?: string }).code ?? null, message: error instanceof Error ? error.message.slice(0, 200) : String(error) });
+      op[completionOfError(error, refusedAtAdmission)](errorFields(error, 200));
     }
   }
   return discarded;

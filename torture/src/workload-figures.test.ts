@@ -1,6 +1,7 @@
-// The workload's figures under the counts table (issue 20 part 3's aim: the accepted and commit
-// ratios, the fault rate by kind, and what the worker kills hit).
+// The workload's figures under the counts table (its aim: the accepted and commit ratios, the fault
+// rate by kind, and what the worker kills hit).
 import { describe, expect, it } from "vitest";
+import { operation } from "./checker/fixtures";
 import type { HistoryEvent } from "./history";
 import { formatFigures, workloadFigures } from "./workload-figures";
 
@@ -10,12 +11,15 @@ const ev = (name: string, fields: Record<string, unknown> = {}): HistoryEvent =>
 describe("workloadFigures", () => {
   it("issue 20 part 3: ratios of the runs, faults a minute by kind, and kills by what they hit", () => {
     const events = [
-      ev("fault", { kind: "kill_worker", hit: "copy" }),
-      ev("fault", { kind: "kill_worker", hit: "finalization" }),
-      ev("fault", { kind: "kill_worker", hit: "turn" }),
-      ev("fault", { kind: "kill_worker", hit: "idle" }),
-      ev("fault", { kind: "kill_worker" }),
-      ev("fault", { kind: "disk_full" }),
+      ...operation("fault", { kind: "kill_worker", hit: "copy" }),
+      ...operation("fault", { kind: "kill_worker", hit: "finalization" }),
+      ...operation("fault", { kind: "kill_worker", hit: "turn" }),
+      ...operation("fault", { kind: "kill_worker", hit: "idle" }),
+      ...operation("fault", { kind: "kill_worker" }),
+      ...operation("fault", { kind: "disk_full" }),
+      // Neither refused nor unknown faults took effect: not in the figures.
+      ...operation("fault", { kind: "kill_worker", hit: "copy" }, "fail"),
+      ...operation("fault", { kind: "disk_full" }, "info"),
     ];
     const f = workloadFigures(events, { runs: 8, acceptedResults: 5, commits: 3 }, 2);
     expect(f.acceptedRatio).toBe(62.5);

@@ -1,7 +1,9 @@
-// The workload's own figures (issue 20 part 3's aim: most runs reach an accepted result, at least a
-// third commit, the fault rate unchanged, and the worker kills still landing on copybacks): printed
-// under the checker's counts table and written into the report, from the history and the checker's
-// counts. Pure: the caller reads the history and prints.
+// The workload's own figures (its aim: most runs reach an accepted result, at least a third commit,
+// the fault rate unchanged, and the worker kills still landing on copybacks): printed under the
+// checker's counts table and written into the report, from the history and the checker's counts.
+// The faults are those that took effect (ok completions, through checker/operations.ts). Pure: the
+// caller reads the history and prints.
+import { faultsOf, readOperations } from "./checker/operations";
 import type { HistoryEvent } from "./history";
 
 export interface WorkloadFigures {
@@ -26,18 +28,15 @@ function median(values: number[]): number | null {
 }
 
 export function workloadFigures(events: readonly HistoryEvent[], counts: { runs: number; acceptedResults: number; commits: number }, chaosMinutes: number): WorkloadFigures {
-  const byKind: Record<string, number> = {};
+  const { byKind, kills } = faultsOf(readOperations(events).operations);
+  const faults = Object.values(byKind).reduce((a, b) => a + b, 0);
   const killsByHit: Record<string, number> = {};
+  for (const kill of kills) killsByHit[String(kill.value.hit ?? "unknown")] = (killsByHit[String(kill.value.hit ?? "unknown")] ?? 0) + 1;
   const queued: number[] = [];
   const turn: number[] = [];
   const finalization: number[] = [];
-  let faults = 0;
   for (const e of events) {
-    if (e.ev === "fault") {
-      faults += 1;
-      byKind[String(e.kind)] = (byKind[String(e.kind)] ?? 0) + 1;
-      if (e.kind === "kill_worker") killsByHit[String(e.hit ?? "unknown")] = (killsByHit[String(e.hit ?? "unknown")] ?? 0) + 1;
-    } else if (e.ev === "client.observed") {
+    if (e.ev === "client.observed") {
       const [created, started, accepted, committed] = [ms(e.createdAt), ms(e.startedAt), ms(e.acceptedAt), ms(e.committedAt)];
       if (created !== null && started !== null) queued.push(started - created);
       if (started !== null && accepted !== null) turn.push(accepted - started);

@@ -1,66 +1,16 @@
 // The checker against hand-made histories and final states: a clean one passes, and each
-// violation kind is reported by a state that contains exactly that violation.
+// violation kind is reported by a state that contains exactly that violation (the files' kinds in
+// files.test.ts).
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../history";
-import { FILE_RECOVERY, check, formatCounts, OWNER_UNVERIFIED, VIOLATION_KINDS, type ViolationKind } from "./check";
-import type { FinalState, HostEntry } from "./final-state";
-import { applyLocalRun, contentHash, type DirModel } from "./model";
-
-const WS = "/host/ws0";
-const DIR = "t/TORT-1";
-const R1 = "11111111-1111-4111-8111-111111111111";
-const R2 = "22222222-2222-4222-8222-222222222222";
-const R3 = "33333333-3333-4333-8333-333333333333";
-const ISSUE = "99999999-9999-4999-8999-999999999999";
-
-let clock = 1_000n;
-const ev = (name: string, fields: Record<string, unknown> = {}): HistoryEvent => ({ t: String((clock += 10n)), ev: name, ...fields });
-
-/** The host files the replay of `runs` (in order) leaves in DIR, plus the baseline. */
-function hostAfter(runs: string[]): Record<string, HostEntry> {
-  const model: DirModel = new Map();
-  for (const r of runs) applyLocalRun(model, DIR, r);
-  const host: Record<string, HostEntry> = { "base/README.md": { kind: "file", sha256: "b1", token: null }, t: { kind: "directory" }, [DIR]: { kind: "directory" } };
-  for (const [name, e] of model) host[`${DIR}/${name}`] = e.kind === "file" ? { kind: "file", sha256: e.sha256, token: e.token } : { kind: "symlink", target: e.target };
-  return host;
-}
-
-function cleanState(): FinalState {
-  return {
-    slots: [{ slot: "TORT-1", issueId: ISSUE, dir: DIR, workspace: WS, kind: "local" }],
-    runs: [
-      { id: R1, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" },
-      { id: R2, issueId: ISSUE, status: "succeeded", errorCode: null, provider: "local" },
-    ],
-    acceptedResults: [{ runId: R1 }, { runId: R2 }],
-    coordinators: [
-      { runId: R1, phase: "committed", committedAt: "2026-01-01T00:00:01.000Z", failureCode: null },
-      { runId: R2, phase: "committed", committedAt: "2026-01-01T00:00:02.000Z", failureCode: null },
-    ],
-    finalizeOps: [
-      { runId: R1, status: "succeeded", stage: "primary", omitted: false },
-      { runId: R2, status: "succeeded", stage: "primary", omitted: false },
-    ],
-    actions: [],
-    leases: [
-      { id: "l1", runId: R1, status: "destroyed", provider: "local", providerLeaseId: "local-l1", sandboxExists: false },
-      { id: "l2", runId: R2, status: "destroyed", provider: "local", providerLeaseId: "local-l2", sandboxExists: false },
-    ],
-    host: { [WS]: hostAfter([R1, R2]) },
-    baseline: { [WS]: { "base/README.md": { kind: "file", sha256: "b1", token: null } } },
-  };
-}
-
-const merge = (pid: number, runId: string, from: number, to: number | null): HistoryEvent[] => [
-  { t: String(from), ev: "merge.enter", pid, target: WS, runId },
-  ...(to === null ? [] : [{ t: String(to), ev: "merge.exit", pid, target: WS, runId, ok: true }]),
-];
-
-const kinds = (state: FinalState, history: HistoryEvent[] = [], strict = false): ViolationKind[] => [...new Set(check(history, state, { strictIssue11: strict }).violations.map((v) => v.kind))].sort();
+import { check } from "./check";
+import { formatCounts } from "./counts";
+import { cleanState, hostAfter, ISSUE, kinds, merge, operation, R1, R2, R3, WS } from "./fixtures";
+import { FILE_RECOVERY, OWNER_UNVERIFIED, VIOLATION_KINDS } from "./verdict";
 
 describe("the torture checker", () => {
   it("passes a clean history and final state, and prints the counts table", () => {
-    const history = [...merge(10, R1, 100, 200), ...merge(11, R2, 300, 400), ev("fault", { kind: "kill_worker" })];
+    const history = [...merge(10, R1, 100, 200), ...merge(11, R2, 300, 400), ...operation("fault", { kind: "kill_worker" })];
     const verdict = check(history, cleanState());
     expect(verdict.violations).toEqual([]);
     expect(verdict.counts).toMatchObject({ runs: 2, commits: 2, faults: 1, mergeIntervals: 2 });
@@ -82,10 +32,11 @@ describe("the torture checker", () => {
   it("a SIGKILLed worker's open interval ends when the kill is sent, not when the harness notices the exit", () => {
     // Killed at 150; the exit is observed only at 400 (a loaded harness); another writer takes
     // the lock the kernel freed at 200.
-    const history = [...merge(10, R1, 100, null), { t: "150", ev: "fault", kind: "kill_worker", pid: 10 }, ...merge(11, R2, 200, 300), { t: "400", ev: "worker.exit", pid: 10 }];
+    const kill = operation("fault", { kind: "kill_worker", pid: 10 }, "ok", {}, { invoke: 145, complete: 150 });
+    const history = [...merge(10, R1, 100, null), ...kill, ...merge(11, R2, 200, 300), { t: "400", ev: "worker.exit", pid: 10 }];
     expect(kinds(cleanState(), history)).toEqual([]);
     // Entering before the kill is still a violation.
-    const early = [...merge(10, R1, 100, null), ...merge(11, R2, 120, 300), { t: "150", ev: "fault", kind: "kill_worker", pid: 10 }];
+    const early = [...merge(10, R1, 100, null), ...merge(11, R2, 120, 300), ...kill];
     expect(kinds(cleanState(), early)).toContain("concurrent_writers");
   });
 
@@ -162,43 +113,6 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["held_sandbox_destroyed"]);
   });
 
-  it("lost_file: a committed run's file is missing", () => {
-    const s = cleanState();
-    const host = s.host[WS]!;
-    delete host[`${DIR}/anchor.txt`];
-    expect(kinds(s)).toEqual(["lost_file"]);
-  });
-
-  it("torn_file: a file whose bytes match no committed run's", () => {
-    const s = cleanState();
-    s.host[WS]![`${DIR}/anchor.txt`] = { kind: "file", sha256: "deadbeef", token: R1 };
-    expect(kinds(s)).toEqual(["torn_file"]);
-  });
-
-  it("uncommitted_write: bytes of a run that never committed", () => {
-    const s = cleanState();
-    s.host[WS]![`${DIR}/anchor.txt`] = { kind: "file", sha256: contentHash(R3, `${DIR}/anchor.txt`, 0), token: R3 };
-    s.host[WS]![`${DIR}/extra.txt`] = { kind: "file", sha256: "x", token: R3 };
-    expect(kinds(s)).toEqual(["uncommitted_write"]);
-  });
-
-  it("committed_overwritten: an earlier committed run's bytes where a later one's belong", () => {
-    const s = cleanState();
-    // R1 then R2 is the truth; a host that shows R2's replay with R1's anchor over... use the reverse order's anchor.
-    s.coordinators[0] = { ...s.coordinators[0]!, committedAt: "2026-01-01T00:00:03.000Z" };
-    expect(kinds(s).length).toBeGreaterThan(0);
-    const t = cleanState();
-    t.host[WS]![`${DIR}/anchor.txt`] = { kind: "symlink", target: "anchor.txt" };
-    expect(kinds(t)).toEqual(["committed_overwritten"]);
-  });
-
-  it("unexpected_file, baseline_changed and unsafe_link_on_host", () => {
-    const s = cleanState();
-    s.host[WS]!["base/README.md"] = { kind: "file", sha256: "changed", token: null };
-    s.host[WS]!["stray.txt"] = { kind: "file", sha256: "s", token: null };
-    s.host[WS]![`${DIR}/u-1.lnk`] = { kind: "symlink", target: "/etc/passwd" };
-    expect(kinds(s)).toEqual(["baseline_changed", "unexpected_file", "unsafe_link_on_host"]);
-  });
 
   it("run_left_queued, coordinator_unsettled and lease_active_without_run", () => {
     const s = cleanState();
@@ -250,79 +164,6 @@ describe("the torture checker", () => {
     expect(check([], s).violations).toEqual([]);
   });
 
-  it("a fake run whose sandbox died with its worker is relaxed (fake sandboxes live in memory)", () => {
-    const s = cleanState();
-    s.runs[1] = { ...s.runs[1]!, status: "running", provider: "fake" };
-    s.coordinators[1] = { ...s.coordinators[1]!, phase: "retryable_failure", failureCode: "provider_sandbox_missing" };
-    s.finalizeOps.pop();
-    s.host[WS] = hostAfter([R1]);
-    const verdict = check([], s);
-    expect(verdict.violations).toEqual([]);
-    expect(verdict.counts.relaxed).toMatchObject({ fake_sandbox_lost: 1 });
-  });
-
-  it("the files a held accepted result published under the lock before its worker died are in flight, not an uncommitted writer", () => {
-    const held = () => {
-      const s = cleanState();
-      s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "native_workspace_sync_out_retry_exhausted", provider: "fake" });
-      s.acceptedResults.push({ runId: R3 });
-      s.coordinators.push({ runId: R3, phase: "terminal_failure", committedAt: null, failureCode: "native_workspace_sync_out_retry_exhausted" });
-      s.actions.push({ id: "x3", runId: R3, cause: "native_workspace_sync_out_retry_exhausted", status: "active" });
-      s.host[WS]![`${DIR}/fake-${R3}.txt`] = { kind: "file", sha256: "partial", token: R3 };
-      return s;
-    };
-    const verdict = check(merge(7, R3, 100, null), held());
-    expect(verdict.violations).toEqual([]);
-    expect(verdict.counts.relaxed).toMatchObject({ held_run_partial_write: 1 });
-    // No locked write observed for it: the same bytes are an uncommitted writer.
-    expect(kinds(held())).toEqual(["uncommitted_write"]);
-    // Once its hold is gone they are too.
-    const resolved = held();
-    resolved.actions[0] = { ...resolved.actions[0]!, status: "resolved" };
-    expect(kinds(resolved, merge(7, R3, 100, null))).toContain("uncommitted_write");
-  });
-
-  it("the files a fake run published under the lock before its worker (and so its sandbox) died are in flight while it retries", () => {
-    // Seen in CI (seed 160314899): killed mid-merge, attested, the attested copyback found no sandbox.
-    const lost = () => {
-      const s = cleanState();
-      s.runs.push({ id: R3, issueId: ISSUE, status: "running", errorCode: null, provider: "fake" });
-      s.acceptedResults.push({ runId: R3 });
-      s.coordinators.push({ runId: R3, phase: "retryable_failure", committedAt: null, failureCode: "provider_sandbox_missing" });
-      s.host[WS]![`${DIR}/fake-${R3}.txt`] = { kind: "file", sha256: "partial", token: R3 };
-      return s;
-    };
-    const verdict = check(merge(7, R3, 100, null), lost());
-    expect(verdict.violations).toEqual([]);
-    expect(verdict.counts.relaxed).toMatchObject({ fake_sandbox_lost: 1, held_run_partial_write: 1 });
-    // Without an observed locked write the bytes are an uncommitted writer.
-    expect(kinds(lost())).toEqual(["uncommitted_write"]);
-    // A local run is never relaxed: its sandbox is on disk.
-    const local = lost();
-    local.runs[local.runs.length - 1] = { ...local.runs[local.runs.length - 1]!, provider: "local" };
-    expect(kinds(local, merge(7, R3, 100, null))).toContain("uncommitted_write");
-  });
-
-  it("provenance: a commit that wrote a path its own agent did not write (another run's sandbox exported under its name)", () => {
-    const s = cleanState();
-    // What each run's replay changes in its own directory: clean.
-    const changed = (runs: string[], run: string) => {
-      const before = hostAfter(runs.slice(0, runs.indexOf(run)));
-      const after = hostAfter(runs.slice(0, runs.indexOf(run) + 1));
-      return Object.keys(after).filter((p) => p.startsWith(`${DIR}/`) && JSON.stringify(after[p]) !== JSON.stringify(before[p]));
-    };
-    s.finalizeOps = [
-      { runId: R1, status: "succeeded", stage: "primary", omitted: false, written: ["t", DIR, ...changed([R1, R2], R1)] },
-      { runId: R2, status: "succeeded", stage: "primary", omitted: false, written: changed([R1, R2], R2) },
-    ];
-    expect(kinds(s)).toEqual([]);
-    // R2's copyback wrote another task's file (issue 20: the reused lease's other run).
-    s.finalizeOps[1] = { ...s.finalizeOps[1]!, written: [...changed([R1, R2], R2), "t/TORT-2/f-33333333-0.txt"] };
-    expect(kinds(s)).toEqual(["provenance"]);
-    // Or a file in its own directory that its plan never wrote.
-    s.finalizeOps[1] = { ...s.finalizeOps[1]!, written: [...changed([R1, R2], R2), `${DIR}/f-33333333-0.txt`] };
-    expect(kinds(s)).toEqual(["provenance"]);
-  });
 
   it("held_lease_taken: a lease handed to another run while its run's accepted result was not committed, or while it held a failed run's files", () => {
     const s = cleanState();
@@ -441,7 +282,7 @@ describe("the torture checker", () => {
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
     s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
     s.leases.push({ id: "l3", runId: R3, status: "destroyed", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, discardedByOperator: true });
-    const verified = [ev("operator.discard", { leaseId: "l3", runId: R3, verified: true })];
+    const verified = operation("operator.discard", { leaseId: "l3", runId: R3, verified: true });
     const verdict = check(verified, s);
     expect(verdict.violations).toEqual([]);
     expect(verdict.counts.operatorDiscards).toBe(1);
@@ -453,7 +294,8 @@ describe("the torture checker", () => {
     s.runs.push({ id: R3, issueId: ISSUE, status: "cancelled", errorCode: "run_stopped", provider: "local" });
     s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
     s.leases.push({ id: "l3", runId: R3, status: "released", provider: "local", providerLeaseId: "local-l3", sandboxExists: false, stoppedAndRetained: true, retainedListed: true, discardUnrecorded: true });
-    const verified = [ev("operator.discard", { leaseId: "l3", runId: R3, verified: true })];
+    // Its answer lost after the destroy (discard_unrecorded): it may have happened.
+    const verified = operation("operator.discard", { leaseId: "l3", runId: R3, verified: true }, "info", { code: "discard_unrecorded" });
     const verdict = check(verified, s);
     expect(verdict.violations).toEqual([{ kind: "discard_unfinished", detail: expect.stringContaining("lease l3"), runId: R3 }]);
     expect(verdict.violations[0]!.detail).toContain("(verified)");
@@ -503,7 +345,15 @@ describe("the torture checker", () => {
     expect(check([], s).counts.unsettledReleases).toBe(0);
   });
 
-  it("every violation kind has a test above", () => {
-    expect(VIOLATION_KINDS.length).toBe(26);
+  it("history_unpaired: an invoke never completed, a completion without its invoke, a second completion", () => {
+    const kill = operation("fault", { kind: "kill_worker", pid: 10 });
+    expect(kinds(cleanState(), [...kill])).toEqual([]);
+    expect(kinds(cleanState(), [kill[0]!])).toEqual(["history_unpaired"]);
+    expect(kinds(cleanState(), [kill[1]!])).toEqual(["history_unpaired"]);
+    expect(kinds(cleanState(), [...kill, { ...kill[1]!, t: "99999", type: "fail" }])).toEqual(["history_unpaired"]);
+  });
+
+  it("every violation kind has a test (here and in files.test.ts)", () => {
+    expect(VIOLATION_KINDS.length).toBe(27);
   });
 });
