@@ -12,7 +12,7 @@
 //                                            second export cannot change it, and omitting would
 //                                            drop every file of the task silently; the run
 //                                            is held: its lease pinned and a board action
-//                                            naming the limit (finalize-run.ts holdAtLimit)
+//                                            naming the limit (held-export-failure.ts)
 //   unsafe still / no salvage             -> omit: discard the export, log `workspace_export_omitted`
 //                                            at info, and complete with the accepted result
 //                                            (R-UA-3: no warning, no recovery action, no turn)

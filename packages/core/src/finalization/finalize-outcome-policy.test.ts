@@ -2,7 +2,7 @@
 // live path and the reconciler. The lease is kept while another owner copies or a hold needs it.
 import { describe, expect, it } from "vitest";
 import type { NotFinalizableReason } from "./finalize-policy";
-import type { FinalizeOutcome } from "./finalize-run";
+import type { FinalizeOutcome } from "./finalize-outcome";
 import { leaseOutcomeAfterFinalize } from "./finalize-outcome-policy";
 
 const ARBITER = {

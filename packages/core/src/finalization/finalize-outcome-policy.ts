@@ -7,7 +7,7 @@
 //                                                   the hold needs it intact (R-ORP-3)
 //   not finalizable: phase changed / retry not due -> keep (someone else moved the run)
 //   not finalizable otherwise                      -> "failed" (nothing more will finalize it)
-import type { FinalizeOutcome } from "./finalize-run";
+import type { FinalizeOutcome } from "./finalize-outcome";
 
 export function leaseOutcomeAfterFinalize(outcome: FinalizeOutcome): "committed" | "failed" | null {
   switch (outcome.kind) {

@@ -1,5 +1,6 @@
 // Pure decisions of finalizeRun: where to start under ownership, and what a failed copyback
-// leaves behind. The shell (finalize-run.ts) loads the snapshot under the advisory lock.
+// leaves behind. The shells (finalize-run.ts, copyback-failure.ts, commit-finalization.ts) load
+// the snapshot under the advisory lock.
 import type { FinalizationPhase } from "@copyback/db/client";
 import { MergeConflictError, type MergeConflict } from "../copyback/merge/errors";
 import { classifyCopybackFailure } from "../copyback/merge/classify";
