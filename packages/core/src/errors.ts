@@ -32,3 +32,22 @@ export function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
 }
+
+/** The stable code of a DomainError; any other error (a provider's, the file system's) gets the caller's fallback code. */
+export function codeOf(error: unknown, fallback: string): string {
+  return isDomainError(error) ? error.code : fallback;
+}
+
+/** An error's message for a failure record or an event: its own message, else its string form. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A unique-constraint violation reported by the database client (Prisma's known request error
+ * P2002): the row another writer inserted first. Recognised by the error's name and code, as
+ * database-failure.ts recognises the client's errors, so the kernel stays free of the client.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Error && error.name === "PrismaClientKnownRequestError" && (error as { code?: unknown }).code === "P2002";
+}

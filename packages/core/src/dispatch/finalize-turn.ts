@@ -2,13 +2,12 @@
 // result finalized through the copyback engine (finalization/finalize-run.ts) and the lease settled
 // by the outcome, or the run failed with the reason the agent gave none. A legacy run ends its turn
 // by its own protocol (legacy-run.ts).
-import { isDomainError } from "../errors";
+import { codeOf, isDomainError, messageOf } from "../errors";
 import { leaseOutcomeAfterFinalize } from "../finalization/finalize-outcome-policy";
 import { finalizeRun, isOwnershipLoss, type FinalizeOutcome } from "../finalization/finalize-run";
 import type { EnvironmentProvider, ExecResult, LeaseHandle } from "../providers/types";
 import { decideAfterAgent, decideAfterExecFailure } from "./agent-outcome";
 import { exitOf } from "./agent-turn";
-import { codeOf, messageOf } from "./error-words";
 import { finishLegacyTurn } from "./legacy-run";
 import type { ReadyRunContext } from "./run-context";
 import type { RunLeaseState } from "./run-lease-state";

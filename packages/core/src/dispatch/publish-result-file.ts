@@ -1,8 +1,7 @@
 // The process adapter's result file, published after the agent's turn like a finish call's result
 // (runs/publish-result.ts; the finish API may have published one already).
-import { isDomainError } from "../errors";
+import { codeOf, isDomainError, messageOf } from "../errors";
 import { publishRunResult } from "../runs/publish-result";
-import { codeOf, messageOf } from "./error-words";
 import type { ReadyRunContext } from "./run-context";
 import type { RunScope } from "./run-scope";
 

@@ -14,7 +14,7 @@
 // Each path that leaves the lease to someone else (the orphan sweep, a preparation claim's holder,
 // the stop-retention sweep, an operator) marks it released here, so no later step releases it.
 import { databaseFailureIn } from "../database-failure";
-import { isDomainError } from "../errors";
+import { codeOf, isDomainError, messageOf } from "../errors";
 import { releaseLeaseByPolicy } from "../leases/release-lease";
 import type { RunEndForLease } from "../leases/release-policy";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
@@ -22,7 +22,6 @@ import type { FileRecoveryOrigin } from "../records/actions";
 import { failRunBeforeResult, type FailBeforeResultInput, type FailBeforeResultOutcome } from "../recovery/file-recovery";
 import { isPreparationFailed } from "../workspace/prepare-run-workspace";
 import { DATABASE_UNAVAILABLE, decideSetupFailure, requeuesSpentMessage, type SetupStep } from "./database-outage-policy";
-import { codeOf, messageOf } from "./error-words";
 import { requeueAfterDatabaseFailure } from "./requeue-after-database-failure";
 import type { RunScope } from "./run-scope";
 

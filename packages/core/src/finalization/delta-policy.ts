@@ -9,6 +9,7 @@
 // Nothing of a delta is written to the host before the merge, so either way no host file changed.
 import { classifyCopybackFailure } from "../copyback/merge/classify";
 import type { Manifest } from "../copyback/manifest/types";
+import { errnoOf } from "../errors";
 
 export const DELTA_MISMATCH_CODE = "provider_delta_mismatch";
 
@@ -19,16 +20,17 @@ export type DeltaFailureDecision =
   | { kind: "fail_try" };
 
 export function decideDeltaFailure(error: unknown): DeltaFailureDecision {
-  const code = codeOf(error);
+  const code = plainCodeOf(error);
   if (code === DELTA_MISMATCH_CODE) return { kind: "fall_back", code };
   const { reason } = classifyCopybackFailure(error);
   if (reason === "provider_error" || reason === "transfer_dropped" || reason === "staging_resources") return { kind: "fail_try" };
   return { kind: "fall_back", code: code ?? "delta_export_failed" };
 }
 
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[A-Za-z0-9_.-]{1,80}$/.test(code) ? code : undefined;
+/** The error's own code (a provider's, a domain error's, an errno) when it is a short plain word, fit to record as the fallback's reason. */
+function plainCodeOf(error: unknown): string | undefined {
+  const code = errnoOf(error);
+  return code !== undefined && /^[A-Za-z0-9_.-]{1,80}$/.test(code) ? code : undefined;
 }
 
 /**

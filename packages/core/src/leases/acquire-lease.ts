@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
-import { conflict, DomainError, invalid, isDomainError, notFound } from "../errors";
+import { conflict, DomainError, invalid, isDomainError, isUniqueViolation, messageOf, notFound } from "../errors";
 import type { AcquireRequest, Allocation, EnvironmentProvider, LeaseHandle } from "../providers/types";
 import {
   confirmedStopReceipt,
@@ -30,7 +30,7 @@ import {
   type LeaseRow,
 } from "./lease-types";
 import { newDestroyIntent } from "./destroy-lease";
-import { failureOf, messageOf, parseLeaseInput } from "./lease-failure";
+import { failureOf, parseLeaseInput } from "./lease-failure";
 import { hasCapability } from "../providers/registry";
 import { pluginForLease } from "./plugin-for-lease";
 import { decideAcquireRetry } from "./provider-retry-policy";
@@ -304,8 +304,4 @@ function newSentinel(runId: string, leaseId: string, identity: { providerLeaseId
 function isolatedOf(lease: LeaseRow): boolean {
   const read = readIsolated(lease.metadata);
   return read.kind === "present" && read.value;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
 }

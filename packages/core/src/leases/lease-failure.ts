@@ -1,15 +1,11 @@
 // The `failure` note recorded on a lease when a provider call for it fails (diagnostics only),
 // and the one way the lease services refuse bad input.
 import { z } from "zod";
-import { invalid, isDomainError } from "../errors";
+import { codeOf, invalid, messageOf } from "../errors";
 import type { LeaseFailure } from "./lease-metadata";
 
 export function failureOf(error: unknown, fallbackCode: string): LeaseFailure {
-  return { code: isDomainError(error) ? error.code : fallbackCode, message: messageOf(error), at: new Date().toISOString() };
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return { code: codeOf(error, fallbackCode), message: messageOf(error), at: new Date().toISOString() };
 }
 
 /** Parses a service's input; bad input is DomainError invalid `lease_input_invalid` before anything is read or written. */
