@@ -41,7 +41,7 @@ import { isPreparationFailed, prepareRunWorkspace, type PreparedRunWorkspace } f
 import { runAgent, selectRuntime } from "./agent-turn";
 import type { ClaimedRunRef } from "./claimed-run";
 import { silentDispatchLog } from "./dispatch-log";
-import { messageOf } from "./error-words";
+import { messageOf } from "../errors";
 import { afterAgentExit, afterExecFailure, finalizeAccepted, legacyTurn } from "./finalize-turn";
 import { waitForLease } from "./lease-wait";
 import { publishResultFile } from "./publish-result-file";
