@@ -27,7 +27,7 @@
 import { randomUUID } from "node:crypto";
 import { Prisma, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
-import { DomainError, isDomainError, notFound } from "../../errors";
+import { DomainError, isDomainError, messageOf, notFound } from "../../errors";
 import { readmitFinalization } from "../../records/coordinator";
 import { finalizationLockKey } from "../../finalization/finalization-owner";
 import { finalizeRun, type FinalizeOutcome, type FinalizeRunDeps } from "../../finalization/finalize-run";
@@ -435,10 +435,6 @@ async function resumeVerified(deps: RetryWorkspaceExportDeps, lease: LeaseRow): 
   const after = await readSentinel();
   if (after) return after;
   return { kind: "verified", inspection };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
