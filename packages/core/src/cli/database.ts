@@ -16,6 +16,7 @@ import {
 } from "@copyback/db";
 import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
+import { messageOf } from "../errors";
 import type { CliEnv } from "./env";
 import { CliError } from "./errors";
 import { EXIT } from "./exit-codes";
@@ -106,7 +107,7 @@ async function openEmbedded(home: string, env: CliEnv): Promise<CliDatabase> {
     throw new CliError(
       EXIT.environment,
       "embedded_database_unreachable",
-      `Cannot use the embedded PostgreSQL of the instance root ${home} on 127.0.0.1:${port} (${kind ?? (error instanceof Error ? error.message : String(error))}). ` +
+      `Cannot use the embedded PostgreSQL of the instance root ${home} on 127.0.0.1:${port} (${kind ?? messageOf(error)}). ` +
         "Another instance may listen on that port (COPYBACK_DB_PORT), or set DATABASE_URL.",
     );
   }

@@ -1,6 +1,6 @@
 // How the CLI turns a thrown error into an exit status and a message. Pure policy: errors are
 // recognised by their stable `code` (the engine's contract), never by message text.
-import { isDomainError, type DomainErrorKind } from "../errors";
+import { errnoOf, isDomainError, messageOf, type DomainErrorKind } from "../errors";
 import { EXIT, type ExitCode } from "./exit-codes";
 
 /** An expected failure raised by the CLI itself (bad input, refused environment). */
@@ -103,9 +103,9 @@ export function describeFailure(error: unknown): DescribedFailure {
       ...(error.details ? { details: { ...error.details } } : {}),
     };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string") {
+  const message = messageOf(error);
+  const code = errnoOf(error);
+  if (code !== undefined) {
     if (FAILED_CODES.has(code)) return { exitCode: EXIT.failed, code, message, expected: true };
     if (USAGE_CODES.has(code)) return { exitCode: EXIT.usage, code, message, expected: true };
     if (ENVIRONMENT_CODES.has(code))
@@ -114,7 +114,7 @@ export function describeFailure(error: unknown): DescribedFailure {
   }
   return {
     exitCode: EXIT.failed,
-    code: typeof code === "string" ? code : "unexpected_error",
+    code: code ?? "unexpected_error",
     message,
     expected: false,
   };

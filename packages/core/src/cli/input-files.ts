@@ -3,6 +3,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { parseManifest } from "../copyback/manifest/index";
 import type { Manifest } from "../copyback/manifest/index";
+import { messageOf } from "../errors";
 import { CliError } from "./errors";
 import { EXIT } from "./exit-codes";
 
@@ -52,7 +53,7 @@ export async function readManifestFile(file: string): Promise<Manifest> {
   try {
     return parseManifest(value);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     throw new CliError(
       EXIT.usage,
       "invalid_manifest",

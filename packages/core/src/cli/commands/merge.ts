@@ -14,6 +14,7 @@ import {
   type MergeConflict,
   type MergeOutcome,
 } from "../../copyback/merge/index";
+import { messageOf } from "../../errors";
 import { EXIT } from "../exit-codes";
 import { capped, table } from "../format";
 import { readManifestFile, requireDirectory, requireFile } from "../input-files";
@@ -80,7 +81,7 @@ export async function mergeCommand(
         ...(opts.retryBackoffMs === undefined ? {} : { backoffMs: opts.retryBackoffMs }),
         onRetry: ({ attempt: n, delayMs, error, failure }) =>
           ctx.note(
-            `attempt ${n} failed before any host write (${failure.reason}: ${error instanceof Error ? error.message : String(error)}); retrying in ${delayMs} ms`,
+            `attempt ${n} failed before any host write (${failure.reason}: ${messageOf(error)}); retrying in ${delayMs} ms`,
           ),
       },
     );
