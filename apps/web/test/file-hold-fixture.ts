@@ -5,12 +5,12 @@
 //   - "legacy": a failed legacy run; the lease retained by core's retainLeaseOnFailure
 //     (retain_on_failure, the retained-source record) and openLegacyCopybackRepairAction (R-RR-2);
 //   - "cancelled_native": a native run cancelled by a Stop (its acknowledgement recorded), its
-//     file-recovery obligation opened by openFileRecoveryObligation (R-FO-1).
+//     file-recovery obligation opened by openFileRecoveryAction (R-FO-1).
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "@copyback/core/leases/lease-metadata";
 import { retainLeaseOnFailure } from "@copyback/core/leases/retained-source";
-import { openFileRecoveryObligation, openLegacyCopybackRepairAction } from "@copyback/core/records/actions";
+import { openFileRecoveryAction, openLegacyCopybackRepairAction } from "@copyback/core/records/actions";
 import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "@copyback/core/records/stopped-execution-receipt";
 
 export interface FileHoldPlace {
@@ -101,7 +101,7 @@ export async function createFileHold(db: PrismaClient, place: FileHoldPlace, kin
     const ack = { schema: STOPPED_EXECUTION_RECEIPT_SCHEMA, requestId: randomUUID(), acknowledgedAt: new Date().toISOString(), by: "executor", controller: null, agent: null, leaseId: lease.id };
     await tx.$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = runner_profile_json || jsonb_build_object(${STOPPED_EXECUTION_RECEIPT_KEY}::text, ${JSON.stringify(ack)}::jsonb) WHERE id = ${run.id}::uuid`;
     return (
-      await openFileRecoveryObligation(tx, {
+      await openFileRecoveryAction(tx, {
         companyId: place.companyId,
         issueId: issue.id,
         runId: run.id,

@@ -1,11 +1,13 @@
 // The export-only retry's writes of issue_recovery_actions (R-EX-2, R-EX-3): a part of the one
-// action writer (actions.ts), kept in its own file. The retry is recorded on the exhausted hold's
-// evidence under `exportRetry` (request id, repair note, actor, state); the hold stays open while
-// the retry runs and resolves, as the system, only when the same run's finalization commits.
+// recovery-action writer (actions.ts), kept in its own file. The retry is recorded on the
+// exhausted hold's evidence under `exportRetry` (request id, repair note, actor, state); the hold
+// stays open while the retry runs and resolves, as the system, only when the same run's
+// finalization commits.
 import { Prisma, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
 import type { DbOrTx } from "./run-log";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "./causes";
+import { OPEN_RECOVERY_ACTION_STATUSES } from "./actions/open-statuses";
 
 export const EXPORT_RETRY_REQUEST_SCHEMA = "copyback.export-retry-request.v1";
 export const EXPORT_RETRY_KEY = "exportRetry";
@@ -75,7 +77,7 @@ export async function recordExportRetryState(
 /** R-EX-2: the run's committed finalization resolves its export-only-retry hold (system, in the commit transaction). */
 export async function resolveExportRetryOnCommit(tx: TransactionClient, input: { companyId: string; runId: string }): Promise<number> {
   const resolved = await tx.issueRecoveryAction.updateMany({
-    where: { companyId: input.companyId, runId: input.runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, status: { in: ["active", "escalated"] } },
+    where: { companyId: input.companyId, runId: input.runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } },
     data: { status: "resolved", outcome: "export_retry_committed", resolvedAt: new Date(), resolvedByType: "system" },
   });
   return resolved.count;

@@ -23,9 +23,7 @@ export const EXPORT_RETRY_EXHAUSTED_NEXT_ACTION =
   "A runtime manager verifies the run, lease and stopped-provider receipt, restores the provider's transport or other prerequisites without touching the sandbox's files, " +
   "then requests the export-only retry (POST /api/issues/:id/recovery-actions/retry-workspace-export). The same run then commits its saved result; no new agent turn is started.";
 
-export const RECOVERY_ACTION_OPEN_STATUSES = ["active", "escalated"] as const;
-
-// Causes the failure-before-result and legacy paths open (issue 11). Named here first so the
+// Causes the failure-before-result and legacy paths open (R-FO-1, R-RR-2). Named here so the
 // writers, the resolve service and the console share one spelling; each writer owns its text.
 
 /** R-FO-1, R-FO-3: a native run failed before its result; its exact sandbox is pinned for its files. */
@@ -51,10 +49,10 @@ export function fileRecoveryNextAction(input: { runId: string; leaseId: string |
 }
 
 /**
- * Issue 14: the instructions of an action whose sandbox an operator discarded (retained sandboxes,
- * Discard). The files it asked for are gone, so nothing can be recovered any more: the action
- * waits for a board operator to close it deliberately (the `cancelled` disposition with a note),
- * which releases the task for a new run. Replaces the instructions the action was opened with.
+ * The instructions of an action whose retained sandbox an operator discarded (Discard). The files
+ * it asked for are gone, so nothing can be recovered any more: the action waits for a board
+ * operator to close it deliberately (the `cancelled` disposition with a note), which releases the
+ * task for a new run. Replaces the instructions the action was opened with.
  */
 export function filesGivenUpNextAction(input: { providerLeaseId: string | null; byType: string; at: string; reason: string }): string {
   return (

@@ -9,7 +9,7 @@ import {
   openCopybackFailedAction,
   openExportLimitAction,
   openExportRetryExhaustedAction,
-  openFileRecoveryObligation,
+  openFileRecoveryAction,
   openLegacyCopybackRepairAction,
   openOwnerUnverifiedAction,
 } from "../../src/records/actions";
@@ -103,7 +103,7 @@ export async function seedHold(db: PrismaClient, cause: HoldCause, target: { com
       case EXPORT_RETRY_EXHAUSTED_CAUSE:
         return openExportRetryExhaustedAction(tx, { companyId, issueId, runId, resultId: null, ...allocation, attempts: 3, lastFailureCode: "provider_export_failed" });
       case FILE_RECOVERY_CAUSE:
-        return openFileRecoveryObligation(tx, { companyId, issueId, runId, ...allocation, origin: "agent_exited", failureCode: "agent_exit_nonzero", agentProcess: null, agentStop: null, pin: "already_pinned" });
+        return openFileRecoveryAction(tx, { companyId, issueId, runId, ...allocation, origin: "agent_exited", failureCode: "agent_exit_nonzero", agentProcess: null, agentStop: null, pin: "already_pinned" });
       case LEGACY_COPYBACK_REPAIR_CAUSE:
         return openLegacyCopybackRepairAction(tx, { companyId, issueId, runId, ...allocation, path: "copyback_failed", failureCode: "legacy_copyback_failed", hostWritesStarted: false });
       case EXPORT_LIMIT_CAUSE:

@@ -6,7 +6,7 @@ import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/errors";
-import { openFileRecoveryObligation } from "../../src/records/actions";
+import { openFileRecoveryAction } from "../../src/records/actions";
 import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../src/records/causes";
 import { resolveRecoveryAction, type ResolveRecoveryActionBody } from "../../src/recovery/operator/resolve-recovery-action";
 import { SYSTEM_ACTOR } from "../../src/records/record-activity";
@@ -159,7 +159,7 @@ describe("resolveRecoveryAction", () => {
     const ack = { schema: STOPPED_EXECUTION_RECEIPT_SCHEMA, requestId: randomUUID(), acknowledgedAt: new Date().toISOString(), by: "executor", controller: null, agent: null, leaseId: lease.id };
     await world.db.$executeRaw`UPDATE heartbeat_runs SET runner_profile_json = jsonb_build_object(${STOPPED_EXECUTION_RECEIPT_KEY}::text, ${JSON.stringify(ack)}::jsonb) WHERE id = ${run.id}::uuid`;
     const opened = await world.db.$transaction((tx) =>
-      openFileRecoveryObligation(tx, {
+      openFileRecoveryAction(tx, {
         companyId: task.companyId, issueId: task.issueId, runId: run.id, leaseId: lease.id, providerLeaseId: lease.providerLeaseId, pluginId: "builtin.fake",
         origin: "agent_exited", failureCode: "run_stopped", agentProcess: null, agentStop: null, pin: "already_pinned",
       }),

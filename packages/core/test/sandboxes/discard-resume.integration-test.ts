@@ -16,7 +16,7 @@ import type { LeaseProviderRegistry } from "../../src/leases/lease-types";
 import { createDefaultRegistry } from "../../src/providers/index";
 import { createLocalProvider } from "../../src/providers/local/index";
 import { ProviderRegistry } from "../../src/providers/registry";
-import { openFileRecoveryObligation } from "../../src/records/actions";
+import { openFileRecoveryAction } from "../../src/records/actions";
 import { Reconciler } from "../../src/recovery/reconciler";
 import { dueDiscardResumptionsSql, leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { DESTRUCTION_RECEIPT_SCHEMA, discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
@@ -251,7 +251,7 @@ describe("a Discard interrupted before the destroy", () => {
     flaky.state.down = false;
     await lapseClaim(hold);
     const opened = await withTransaction(db.prisma(), (tx) =>
-      openFileRecoveryObligation(tx, { companyId: place.companyId, issueId: hold.issueId, runId: hold.runId, leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, pluginId: "builtin.local", origin: "controller_lost", failureCode: "process_lost", agentProcess: null, agentStop: "not_recorded", pin: "already_pinned" }),
+      openFileRecoveryAction(tx, { companyId: place.companyId, issueId: hold.issueId, runId: hold.runId, leaseId: hold.leaseId, providerLeaseId: hold.providerLeaseId, pluginId: "builtin.local", origin: "controller_lost", failureCode: "process_lost", agentProcess: null, agentStop: "not_recorded", pin: "already_pinned" }),
     );
 
     expect(await sweepOf().handle({ leaseId: hold.leaseId, companyId: place.companyId })).toBe("discard_unacknowledged_action");

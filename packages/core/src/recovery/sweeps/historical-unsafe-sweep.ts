@@ -27,7 +27,7 @@ import { loadPreparedWorkspace } from "../../finalization/workspace-descriptor";
 import { readProcessIdentity } from "../../process/read-process-identity";
 import { readNativeClaim } from "../../records/run-json";
 import { recordRunEvent } from "../../records/run-log";
-import { clearHistoricalUnsafeNotices } from "../../records/actions";
+import { clearHistoricalUnsafeActions } from "../../records/actions";
 import { loadRunBinding } from "../../finalization/binding";
 import { decideUnsafeReplay, type UnsafeReplayDecision, type UnsafeReplaySnapshot } from "../policies/decide-unsafe-replay";
 import type { Sweep, SweepLog } from "./sweep";
@@ -123,7 +123,7 @@ async function writeReplay(
   decision: Extract<UnsafeReplayDecision, { kind: "replay" }>,
   now: Date,
 ): Promise<void> {
-  const cleared = await clearHistoricalUnsafeNotices(tx, { companyId: key.companyId, runId: key.runId, actionIds: decision.clearActionIds });
+  const cleared = await clearHistoricalUnsafeActions(tx, { companyId: key.companyId, runId: key.runId, actionIds: decision.clearActionIds });
   const { attempt } = await tx.nativeRunFinalization.findUniqueOrThrow({ where: { runId: key.runId }, select: { attempt: true } });
   // The omission barrier: what the live path writes when it omits an export (finalize-run.ts).
   const barrier = await tx.workspaceOperation.create({
