@@ -23,9 +23,8 @@
 // by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing
 // either (confirmedStopReceipt refuses it).
 import { Prisma } from "@copyback/db/client";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../records/actions";
 import { LEASE_METADATA_KEYS } from "./lease-metadata";
-
-const OPEN = Prisma.sql`('active', 'escalated')`;
 
 /** Coordinator phases of an accepted result whose copyback is not settled (neither committed nor terminal). */
 export const UNSETTLED_FINALIZATION_PHASES = ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure"] as const;
@@ -43,9 +42,9 @@ export function leaseHeldSql(alias: string): Prisma.Sql {
     ${hasDocument(lease, LEASE_METADATA_KEYS.stopIntent)}
     OR ${hasDocument(lease, LEASE_METADATA_KEYS.reuseRefused)}
     OR ${hasDocument(lease, LEASE_METADATA_KEYS.discardIntent)}
-    OR EXISTS (SELECT 1 FROM issue_recovery_actions ra WHERE ra.lease_id = ${lease}.id AND ra.status IN ${OPEN})
+    OR EXISTS (SELECT 1 FROM issue_recovery_actions ra WHERE ra.lease_id = ${lease}.id AND ra.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL})
     OR EXISTS (SELECT 1 FROM issue_recovery_actions ra
-               WHERE ra.status IN ${OPEN} AND ra.evidence -> 'leaseIds' @> jsonb_build_array(${lease}.id::text))
+               WHERE ra.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL} AND ra.evidence -> 'leaseIds' @> jsonb_build_array(${lease}.id::text))
     OR EXISTS (SELECT 1 FROM heartbeat_runs hr
                WHERE hr.id = ${lease}.run_id AND hr.status IN ('failed'::run_status, 'cancelled'::run_status, 'timed_out'::run_status)
                  AND NOT EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = hr.id AND nf.phase = 'committed'::finalization_phase))

@@ -7,6 +7,7 @@
 import { Gauge, Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
 import { leaseHeldSql } from "../leases/lease-holds";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../records/actions";
 import { ageBucket, runGaugeSamples, type ActionRow, type RunRow } from "./database-samples";
 
 export interface DatabaseSnapshot {
@@ -23,10 +24,10 @@ export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnaps
     db.$queryRaw<RunRow[]>`
       SELECT status::text AS status, COALESCE(native_phase, 'none') AS phase, count(*)::int AS count
       FROM heartbeat_runs GROUP BY 1, 2`,
-    // Open = the partial unique index's statuses (active, escalated).
+    // Open = the partial unique index's statuses (records/actions/open-statuses.ts).
     db.$queryRaw<ActionRow[]>`
       SELECT cause, EXTRACT(EPOCH FROM (now() - created_at))::float8 AS "ageSeconds"
-      FROM issue_recovery_actions WHERE status IN ('active', 'escalated')`,
+      FROM issue_recovery_actions WHERE status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}`,
     // Retained sandboxes: not destroyed, and held for recovery (leases/lease-holds.ts).
     db.$queryRaw<{ provider: string; count: number }[]>`
       SELECT l.provider::text AS provider, count(*)::int AS count

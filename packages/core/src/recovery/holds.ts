@@ -1,12 +1,12 @@
-// Reads of open recovery holds (the writer is actions.ts): what the task view, the board's
-// recovery chip, the company Recovery page and the wake refusal look at.
+// Reads of open recovery actions (the writer is records/actions.ts): what the task view, the
+// board's recovery chip, the company Recovery page and the wake refusal look at.
 import type { Prisma } from "@copyback/db/client";
 import type { DbOrTx } from "../records/run-log";
-import { readFilesGivenUp, readOwnerUnverifiedEvidence } from "../records/actions";
+import { OPEN_RECOVERY_ACTION_STATUSES, readFilesGivenUp, readOwnerUnverifiedEvidence } from "../records/actions";
 import { reconstructionStates, type ReconstructionState } from "./reconstruction-state";
 import type { NoticeAction } from "./task-notice";
 
-export const OPEN_ACTION_STATUSES = ["active", "escalated"] as const;
+export const OPEN_ACTION_STATUSES = OPEN_RECOVERY_ACTION_STATUSES;
 
 /** The columns every reader of a recovery action shows (console, REST list, CLI). */
 export const recoveryActionSelect = {
@@ -63,7 +63,7 @@ export async function noticeActionsOf(db: DbOrTx, companyId: string, rows: reado
 
 export function listOpenActionsForIssue(db: DbOrTx, companyId: string, issueId: string): Promise<OpenActionRow[]> {
   return db.issueRecoveryAction.findMany({
-    where: { companyId, issueId, status: { in: [...OPEN_ACTION_STATUSES] } },
+    where: { companyId, issueId, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: 100,
     select: actionSelect,
@@ -80,7 +80,7 @@ export function listOpenActionsForCompany(
   return db.issueRecoveryAction.findMany({
     where: {
       companyId,
-      status: { in: [...OPEN_ACTION_STATUSES] },
+      status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] },
       ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
     },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
@@ -94,7 +94,7 @@ export async function openActionsByIssue(db: DbOrTx, companyId: string, issueIds
   const byIssue = new Map<string, NoticeAction[]>();
   if (issueIds.length === 0) return byIssue;
   const rows = await db.issueRecoveryAction.findMany({
-    where: { companyId, issueId: { in: [...issueIds] }, status: { in: [...OPEN_ACTION_STATUSES] } },
+    where: { companyId, issueId: { in: [...issueIds] }, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } },
     select: { id: true, issueId: true, cause: true, status: true, runId: true, evidence: true, createdAt: true },
   });
   const states = await reconstructionStates(db, companyId, rows.map((row) => row.id));

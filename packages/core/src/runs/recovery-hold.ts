@@ -13,6 +13,7 @@ import {
   OWNER_UNVERIFIED_CAUSE,
 } from "../records/causes";
 import type { DbOrTx } from "../records/run-log";
+import { OPEN_RECOVERY_ACTION_STATUSES } from "../records/actions";
 
 export interface OpenHold {
   id: string;
@@ -24,7 +25,7 @@ export interface OpenHold {
 /** The task's oldest open recovery action (any cause, any owner), or null. */
 export function findOpenHold(db: DbOrTx, companyId: string, issueId: string): Promise<OpenHold | null> {
   return db.issueRecoveryAction.findFirst({
-    where: { companyId, issueId, status: { in: ["active", "escalated"] } },
+    where: { companyId, issueId, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     select: { id: true, cause: true, runId: true, leaseId: true },
   });

@@ -12,6 +12,7 @@
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, readLeaseFailure, readSandboxSize } from "../leases/lease-metadata";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_PHASES } from "../leases/lease-holds";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../records/actions";
 import { readDiscardIntent } from "./discard-intent";
 import { retentionReasons, type RetentionReason } from "./retention-reasons";
 
@@ -135,7 +136,7 @@ export async function listRetainedSandboxes(
         l.cleanup_claimed_until,
         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', ra.id, 'cause', ra.cause) ORDER BY ra.created_at, ra.id)
                   FROM issue_recovery_actions ra
-                  WHERE ra.status IN ('active', 'escalated')
+                  WHERE ra.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
                     AND (ra.lease_id = l.id OR ra.evidence -> 'leaseIds' @> jsonb_build_array(l.id::text))), '[]'::jsonb) AS actions
       FROM environment_leases l
       JOIN companies c ON c.id = l.company_id

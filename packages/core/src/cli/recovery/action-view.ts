@@ -1,7 +1,8 @@
 // What the `recovery` commands read of a recovery action: the row (written only by
 // records/actions.ts), its company and task, as one flat view for text and --json. Reads only.
 import type { Prisma, PrismaClient } from "@copyback/db/client";
-import { OPEN_ACTION_STATUSES, recoveryActionSelect, recoveryQueued } from "../../recovery/holds";
+import { OPEN_RECOVERY_ACTION_STATUSES } from "../../records/actions";
+import { recoveryActionSelect, recoveryQueued } from "../../recovery/holds";
 
 const viewSelect = {
   ...recoveryActionSelect,
@@ -68,7 +69,7 @@ export async function listOpenActions(
   opts: { companyId?: string; limit: number },
 ): Promise<{ rows: ViewRow[]; total: number }> {
   const where = {
-    status: { in: [...OPEN_ACTION_STATUSES] },
+    status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] },
     ...(opts.companyId === undefined ? {} : { companyId: opts.companyId }),
   } satisfies Prisma.IssueRecoveryActionWhereInput;
   const [rows, total] = await Promise.all([

@@ -12,7 +12,7 @@ import { realpath } from "node:fs/promises";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { retainLeaseOnFailure } from "../../leases/retained-source";
 import { recordRunEvent } from "../../records/run-log";
-import { openLegacyCopybackRepairAction } from "../../records/actions";
+import { OPEN_RECOVERY_ACTION_STATUSES, openLegacyCopybackRepairAction } from "../../records/actions";
 import { LEGACY_COPYBACK_REPAIR_CAUSE } from "../../records/causes";
 import { decideLateLegacyReport, type LateLegacyRejectCode, type SnapshotField } from "../policies/decide-late-legacy-report";
 import { readLegacyLeaseSnapshot } from "./lease-snapshot";
@@ -51,7 +51,7 @@ export async function recordLateLegacyCopybackFailure(db: PrismaClient, input: L
           })
         : 0;
     const recorded = run
-      ? await tx.issueRecoveryAction.count({ where: { companyId: input.companyId, runId: run.id, cause: LEGACY_COPYBACK_REPAIR_CAUSE, status: { in: ["active", "escalated"] } } })
+      ? await tx.issueRecoveryAction.count({ where: { companyId: input.companyId, runId: run.id, cause: LEGACY_COPYBACK_REPAIR_CAUSE, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } } })
       : 0;
     const decision = decideLateLegacyReport({
       report: { companyId: input.companyId, runId: input.runId },

@@ -5,6 +5,7 @@ import type { FinalizationPhase } from "@copyback/db/client";
 import type { ProcessLiveness } from "../../process/process-identity";
 import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
 import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
+import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 
 /** R-ATT-3: saved-result copyback may resume from these phases; the retry schedule stays as it is. */
 export const ATTESTABLE_PHASES: readonly FinalizationPhase[] = ["result_accepted", "workspace_finalizing", "retryable_failure"];
@@ -51,7 +52,7 @@ export function decideAttestation(s: AttestationSnapshot): AttestationDecision {
     return reject("owner_receipt_malformed", "This hold names no receipt an attestation could release (it predates receipt hashes); the reconciler's next pass replaces it with one that does.");
   }
   if (action.attestationToken !== request.ownerToken) return reject("owner_changed", "The owner token is not the one this recovery action holds.");
-  if (action.status !== "active" && action.status !== "escalated") return reject("action_not_open", `The recovery action is ${action.status}.`);
+  if (!isOpenRecoveryActionStatus(action.status)) return reject("action_not_open", `The recovery action is ${action.status}.`);
   // Idempotent repeat: this action's attestation already released exactly this token. Nothing is
   // written, so this answer can never release a newer owner, whatever the reconciler is doing now.
   if (action.attestedToken === request.ownerToken) return { kind: "already_attested" };

@@ -7,6 +7,7 @@
 import type { FinalizationPhase, LeasePolicy, LeaseStatus } from "@copyback/db/client";
 import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
+import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 
 /** R-EX-1's failure code: the only terminal coordinator an export-only retry may reopen. */
 export const RETRYABLE_EXPORT_FAILURE_CODE = "native_workspace_sync_out_retry_exhausted";
@@ -123,7 +124,6 @@ export type ExportRetryDecision =
   | { kind: "already_requested"; requestId: string; state: "resuming" | "readmitted" }
   | { kind: "reject"; code: ExportRetryRejectCode; status: 409 | 422; message: string };
 
-const OPEN = ["active", "escalated"];
 const READMITTED_PHASES: readonly FinalizationPhase[] = ["result_accepted", "workspace_finalizing", "arbitrating", "retryable_failure", "committed"];
 
 export function decideExportRetry(s: ExportRetrySnapshot): ExportRetryDecision {
@@ -131,7 +131,7 @@ export function decideExportRetry(s: ExportRetrySnapshot): ExportRetryDecision {
   const { action, request, lease } = s;
   if (action.cause !== EXPORT_RETRY_EXHAUSTED_CAUSE) return reject("action_not_export_retry", "This recovery action is not an export-only retry hold.");
   if (action.runId !== request.runId) return reject("run_mismatch", "The recovery action belongs to another run.");
-  if (!OPEN.includes(action.status)) return reject("action_not_open", `The recovery action is ${action.status}.`);
+  if (!isOpenRecoveryActionStatus(action.status)) return reject("action_not_open", `The recovery action is ${action.status}.`);
 
   const coordinator = s.binding.coordinator;
   // R-EX-3: idempotent duplicates. A retry in flight, or re-admitted and not exhausted again, is the same answer.

@@ -21,6 +21,7 @@
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { readRetainedSource } from "../../leases/retained-source";
 import { readStoppedExecutionReceipt } from "../../records/stopped-execution-receipt";
+import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 import { holdResolvedElsewhere, RESOLVABLE_HOLDS, resolvableHold, type ResolveOutcome } from "../resolvable-holds";
 
 // Which causes are resolved here, and which are sent elsewhere, is resolvable-holds.ts's one table
@@ -93,7 +94,7 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
   const hold = resolvableHold(action.cause);
   if (!hold) return reject("action_not_resolvable", `Recovery actions of cause ${action.cause} are not resolved through this API.`);
   const leaseIds = action.source.leaseId ? [action.source.leaseId] : [];
-  if (action.status !== "active" && action.status !== "escalated") {
+  if (!isOpenRecoveryActionStatus(action.status)) {
     if (action.outcome === request.outcome) return { kind: "already_resolved", leaseIds };
     return reject("action_not_open", `The recovery action is already ${action.status}${action.outcome ? ` (${action.outcome})` : ""}.`);
   }

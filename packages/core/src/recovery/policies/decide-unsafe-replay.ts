@@ -21,6 +21,7 @@
 // the run log); another open action only defers (the replay may happen once it is settled).
 import type { FinalizationPhase, IssueStatus, RunStatus, RuntimeMode } from "@copyback/db/client";
 import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../records/coordinator-phases";
+import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 import { checkRunBinding, type BindingRejectCode } from "../../finalization/binding";
 
 /** The cause under which an older controller opened its unsafe-export repair card. */
@@ -82,8 +83,6 @@ export type UnsafeReplayDecision =
   /** Not (or no longer) a historical unsafe failure: nothing to do. */
   | { kind: "not_historical" };
 
-const OPEN = new Set(["active", "escalated"]);
-
 const BINDING_REASON: Partial<Record<BindingRejectCode, UnsafeReplayDeclineReason>> = {
   task_closed: "ownership_changed",
   task_reassigned: "ownership_changed",
@@ -101,7 +100,7 @@ export function decideUnsafeReplay(s: UnsafeReplaySnapshot): UnsafeReplayDecisio
   const decline = (reason: UnsafeReplayDeclineReason, message: string): UnsafeReplayDecision => ({ kind: "decline", reason, message });
 
   const disposition = s.actions.find(
-    (a) => a.runId === run.id && !OPEN.has(a.status) && a.resolvedByType !== null && PERSON_ACTORS.has(a.resolvedByType) && (a.status === "cancelled" || DISPOSITION_OUTCOMES.has(a.outcome ?? "")),
+    (a) => a.runId === run.id && !isOpenRecoveryActionStatus(a.status) && a.resolvedByType !== null && PERSON_ACTORS.has(a.resolvedByType) && (a.status === "cancelled" || DISPOSITION_OUTCOMES.has(a.outcome ?? "")),
   );
   if (disposition) return decline("operator_disposition", `An operator settled this run's recovery (${disposition.status === "cancelled" ? "cancelled" : disposition.outcome}); its old result is not replayed.`);
   if (s.newerRunIds.length > 0) return decline("newer_run", "A newer run of the task exists; the old result is not replayed over it.");
@@ -122,7 +121,7 @@ export function decideUnsafeReplay(s: UnsafeReplaySnapshot): UnsafeReplayDecisio
     return decline("contract_changed", "The task's workspace or agent changed since the run; the old result is not replayed.");
   }
 
-  const open = s.actions.filter((a) => OPEN.has(a.status));
+  const open = s.actions.filter((a) => isOpenRecoveryActionStatus(a.status));
   const stale = open.filter((a) => a.runId === run.id && a.cause === HISTORICAL_UNSAFE_NOTICE_CAUSE);
   const others = open.filter((a) => !stale.includes(a));
   if (others.length > 0) return { kind: "defer", reason: "other_recovery_action", actionIds: others.map((a) => a.id) };

@@ -17,9 +17,8 @@ import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { isDomainError } from "../../errors";
 import { readStopAcknowledgement, readStopRetention } from "../../records/run-stop-records";
 import { readExportRetry } from "../../records/actions-export-retry";
-import { readFilesGivenUp } from "../../records/actions";
+import { OPEN_RECOVERY_ACTION_STATUSES, readFilesGivenUp } from "../../records/actions";
 import { FILE_RECOVERY_CAUSE } from "../../records/causes";
-import { OPEN_ACTION_STATUSES } from "../holds";
 import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from "../policies/decide-reconstruction";
 import type { StoredBytes } from "./attachment-bytes";
 import { readReconstructionAuthority } from "../../records/reconstruction-authority";
@@ -91,7 +90,7 @@ export async function loadReconstructionSnapshot(tx: TransactionClient, input: S
     ? await tx.heartbeatRun.findMany({ where: { id: { in: ownerIds }, status: { in: ["queued", "running"] } }, select: { id: true } })
     : [];
   const otherOpen = await tx.issueRecoveryAction.findMany({
-    where: { companyId: r.companyId, issueId: r.issueId, status: { in: [...OPEN_ACTION_STATUSES] }, id: { not: r.actionId } },
+    where: { companyId: r.companyId, issueId: r.issueId, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] }, id: { not: r.actionId } },
     select: { id: true, cause: true, evidence: true },
     take: 20,
   });

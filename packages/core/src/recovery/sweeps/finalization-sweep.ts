@@ -18,6 +18,7 @@ import { readAgentProcess } from "../../records/agent-process";
 import { probeProcess } from "../../process/read-process-identity";
 import { controllerLiveness } from "./controller-liveness";
 import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../../records/actions";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface FinalizationUnit {
@@ -47,7 +48,7 @@ export function dueFinalizationsSql(limit: number): Prisma.Sql {
         AND (f.phase <> 'retryable_failure' OR f.next_attempt_at IS NULL OR f.next_attempt_at <= now())
         AND NOT EXISTS (
           SELECT 1 FROM issue_recovery_actions a JOIN heartbeat_runs r ON r.id = a.run_id
-          WHERE a.run_id = f.run_id AND a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ('active', 'escalated')
+          WHERE a.run_id = f.run_id AND a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
             AND a.evidence ->> 'ownerToken' = r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token'
         )
     )

@@ -27,7 +27,7 @@ import { loadPreparedWorkspace } from "../../finalization/workspace-descriptor";
 import { readProcessIdentity } from "../../process/read-process-identity";
 import { readNativeClaim } from "../../records/run-json";
 import { recordRunEvent } from "../../records/run-log";
-import { clearHistoricalUnsafeActions } from "../../records/actions";
+import { clearHistoricalUnsafeActions, OPEN_RECOVERY_ACTION_STATUSES, OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../../records/actions";
 import { loadRunBinding } from "../../finalization/binding";
 import { decideUnsafeReplay, type UnsafeReplayDecision, type UnsafeReplaySnapshot } from "../policies/decide-unsafe-replay";
 import type { Sweep, SweepLog } from "./sweep";
@@ -65,7 +65,7 @@ export function dueHistoricalUnsafeSql(limit: number): Prisma.Sql {
         -- again under the locks); the run's own stale unsafe notice does not.
         AND NOT EXISTS (
           SELECT 1 FROM issue_recovery_actions a
-          WHERE a.company_id = f.company_id AND a.issue_id = f.issue_id AND a.status IN ('active', 'escalated')
+          WHERE a.company_id = f.company_id AND a.issue_id = f.issue_id AND a.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
             AND NOT (a.run_id IS NOT DISTINCT FROM f.run_id AND a.cause = ${code})
         )
     )
@@ -193,7 +193,7 @@ export async function loadUnsafeReplaySnapshot(tx: TransactionClient, key: Owner
     if (!isDomainError(error)) throw error;
   }
   const actions = await tx.issueRecoveryAction.findMany({
-    where: { companyId: key.companyId, OR: [{ issueId: binding.issue.id, status: { in: ["active", "escalated"] } }, { runId: key.runId }] },
+    where: { companyId: key.companyId, OR: [{ issueId: binding.issue.id, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } }, { runId: key.runId }] },
     select: { id: true, cause: true, status: true, runId: true, resolvedByType: true, outcome: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: 200,

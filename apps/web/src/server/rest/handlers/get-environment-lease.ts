@@ -5,6 +5,7 @@
 // operator can confirm that cleanup stopped exactly this allocation before recovering its files.
 import { notFound } from "@copyback/core/errors";
 import { leaseRecords } from "@copyback/core/leases/lease-records";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "@copyback/core/records/actions";
 import { restRoute } from "../rest-route";
 import { leaseFromPath } from "../resources";
 
@@ -41,7 +42,7 @@ export const getEnvironmentLeaseRoute = restRoute({
     const run = lease.runId ? await db.heartbeatRun.findFirst({ where: { id: lease.runId, companyId }, select: { id: true, status: true, runtimeMode: true, errorCode: true } }) : null;
     const holds = await db.$queryRaw<{ id: string; cause: string; status: string; runId: string | null; createdAt: Date }[]>`
       SELECT id, cause, status::text AS status, run_id AS "runId", created_at AS "createdAt" FROM issue_recovery_actions
-      WHERE company_id = ${companyId}::uuid AND status IN ('active', 'escalated')
+      WHERE company_id = ${companyId}::uuid AND status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
         AND (lease_id = ${lease.id}::uuid OR evidence -> 'leaseIds' @> jsonb_build_array(${lease.id}::text))
       ORDER BY created_at, id`;
     return { lease, records: leaseRecords(lease), run, heldBy: holds };

@@ -4,11 +4,10 @@
 // only to `runtime:manage` holders and the owner token only to `runtime:confirm_owner_stop`
 // holders, as in the task's Recovery details (R-UI-1).
 import { authorize, type Principal } from "@copyback/core/auth";
+import { isOpenRecoveryActionStatus } from "@copyback/core/records/actions";
 import { recoveryActionSelect } from "@copyback/core/recovery/holds";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
-
-const OPEN = new Set(["active", "escalated"]);
 
 function redactEvidence(evidence: unknown, can: { manage: boolean; confirm: boolean }): unknown {
   if (typeof evidence !== "object" || evidence === null || Array.isArray(evidence)) return evidence;
@@ -54,7 +53,7 @@ export const listRecoveryActionsRoute = restRoute({
       select: recoveryActionSelect,
     });
     const can = permissionsOf(principal, companyId);
-    const withOpen = actions.map((action) => ({ ...action, leaseIds: leaseIdsOf(action), evidence: redactEvidence(action.evidence, can), open: OPEN.has(action.status) }));
+    const withOpen = actions.map((action) => ({ ...action, leaseIds: leaseIdsOf(action), evidence: redactEvidence(action.evidence, can), open: isOpenRecoveryActionStatus(action.status) }));
     // Stable partition: open actions first, each group newest first.
     withOpen.sort((a, b) => Number(b.open) - Number(a.open));
     return { issueId: resource.id, actions: withOpen };

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import {
   attestationTokenOf,
+  OPEN_RECOVERY_ACTION_STATUSES,
   readCopybackFailedEvidence,
   readExportLimitEvidence,
   readFileRecoveryEvidence,
@@ -67,7 +68,7 @@ export const actionDetailsSchema = z.object({
   actionId: z.uuid(),
   cause: z.string(),
   causeInWords: z.string(),
-  status: z.enum(["active", "escalated"]),
+  status: z.enum(OPEN_RECOVERY_ACTION_STATUSES),
   /** The age is shown from this (relative to now). */
   createdAt: z.date(),
   nextAction: z.string().nullable(),
