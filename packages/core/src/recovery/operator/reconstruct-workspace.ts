@@ -17,9 +17,9 @@
 // A repeated submission (the same requestId, or the same action) adopts the first intent and
 // writes nothing (R-RC-3); a refusal writes nothing (the transaction rolls back).
 // The delivery of a pending intent as a new run is runs/deliver-reconstruction.ts (R-RC-5).
-import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
+import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
-import { DomainError } from "../../errors";
+import { DomainError, isUniqueViolation } from "../../errors";
 import { recordActivity, type Actor } from "../../records/record-activity";
 import { decideReconstruction, type AttachmentHash } from "../policies/decide-reconstruction";
 import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attachment-bytes";
@@ -216,10 +216,6 @@ function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: 
 /** A refusal with its stable code, of the kind RECONSTRUCTION_REFUSALS gives it (404, 409 or 422 at the web shell). */
 export function reconstructionRefusal(code: ReconstructionRefusalCode, message: string, input: { actionId: string; sourceRunId: string; leaseId: string }): DomainError {
   return new DomainError(RECONSTRUCTION_REFUSALS[code], code, message, { actionId: input.actionId, runId: input.sourceRunId, leaseId: input.leaseId });
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
 }
 
 function bodyOf(input: ReconstructWorkspaceInput): ReconstructWorkspaceBody {
