@@ -9,7 +9,6 @@ import { compileExclude } from "../../copyback/manifest/exclude";
 import { DomainError } from "../../errors";
 import {
   PROVIDER_CAPABILITIES,
-  isRenderedInput,
   type AcquireRequest,
   type Allocation,
   type AutoDeletePolicy,
@@ -31,60 +30,18 @@ import {
   type StopReceipt,
   type StopRequest,
 } from "../types";
-import { checkInputPaths } from "../input-paths";
-import { ancestorsOf } from "../../copyback/manifest/paths";
 import { faultsFromConfig, parseFakeConfig, type FakeTurnConfig } from "./config";
+import { fakeDeltaExport, seedHashCache } from "./delta-export";
+import { configuredTurn, runScript, type FakeExecScript } from "./exec";
 import { FakeFaults, type FakeOperation } from "./faults";
-import { fakeDeltaExport, seedHashCache, type FakeHashCache } from "./delta-export";
-import {
-  applyChanges,
-  readWorkspaceTar,
-  workspaceTarStream,
-  type FakeFileChange,
-  type FakeWorkspace,
-} from "./virtual-workspace";
+import { placeFakeInputs } from "./inputs";
+import { measureFakeSandbox } from "./measure";
+import { providerLeaseIdOf, sandboxOf as findSandbox, type FakeSandboxStore } from "./sandbox";
+import { readWorkspaceTar, workspaceTarStream } from "./virtual-workspace";
 
-export interface FakeSandbox {
-  leaseId: string;
-  identity: SandboxIdentity;
-  state: "running" | "stopped";
-  workspace: FakeWorkspace;
-  lastStop: StopReceipt | null;
-  /** R-DT-2: the acquisition-time sentinel, kept beside (never inside) the workspace. */
-  sentinel?: SandboxSentinel | null;
-  /** R-DT-1 (autoDelete providers only): the provider's record of its auto-delete policy. */
-  autoDelete?: "enabled" | "disabled";
-  /** The delta export's "stat cache" (delta-export.ts), recorded by the seed. */
-  hashCache?: FakeHashCache;
-  /** R-RC-5: placeInputs' files by the absolute path the agent is told (outside the workspace); cleared by a seed. */
-  inputs?: Map<string, Uint8Array>;
-}
-
-/** Sandboxes by provider lease id. Share one between two provider instances to model a controller restart. */
-export type FakeSandboxStore = Map<string, FakeSandbox>;
-
-export interface FakeExecOutcome {
-  exitCode?: number | null;
-  signal?: string | null;
-  stdout?: string;
-  stderr?: string;
-  /** What the agent wrote to its result file (null: nothing). */
-  resultFile?: string | null;
-  /** Workspace changes: path -> text, bytes, { symlink }, { directory: true } or null (delete). */
-  files?: Readonly<Record<string, FakeFileChange>>;
-}
-
-export interface FakeExecContext {
-  lease: LeaseHandle;
-  request: ExecRequest;
-  /** The sandbox's workspace; a script may also change it directly. */
-  workspace: FakeWorkspace;
-  /** R-RC-5: the placed inputs, by the path the agent was told (read-only: a copy). */
-  inputs: ReadonlyMap<string, Uint8Array>;
-  signal: AbortSignal;
-}
-
-export type FakeExecScript = (context: FakeExecContext) => FakeExecOutcome | Promise<FakeExecOutcome>;
+export type { FakeExecContext, FakeExecOutcome, FakeExecScript } from "./exec";
+export { fakeInputsDirectory } from "./inputs";
+export type { FakeSandbox, FakeSandboxStore } from "./sandbox";
 
 export interface FakeProviderOptions {
   pluginId?: string;
@@ -134,47 +91,24 @@ export interface FakeProvider extends EnvironmentProvider {
   expireStopped(): string[];
 }
 
-const providerLeaseIdOf = (leaseId: string) => `fake-${leaseId}`;
-
-/** R-RC-5: where a fake sandbox's inputs "are" (no file system: the paths name placeInputs' entries). */
-export const fakeInputsDirectory = (providerLeaseId: string) => `/copyback-fake/${providerLeaseId}/inputs`;
-
 export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvider {
   const pluginId = options.pluginId ?? "builtin.fake";
   const stopMethod = options.stopMethod ?? (pluginId === "builtin.fake" ? "builtin.stopLease" : "environmentStopLease");
   const faults = options.faults ?? new FakeFaults();
   const store: FakeSandboxStore = options.store ?? new Map();
-  const script: FakeExecScript = options.script ?? configuredTurn;
   const calls: FakeCall[] = [];
   // What the environment's config armed for each lease at acquisition (config.ts): its own faults
   // and its scripted turn. Nothing is armed for an environment without them.
   const armed = new Map<string, { faults: FakeFaults | null; turn: FakeTurnConfig | undefined }>();
+  const script: FakeExecScript = options.script ?? ((context) => configuredTurn(armed.get(context.lease.leaseId)?.turn, context));
 
-  function configuredTurn(context: FakeExecContext): FakeExecOutcome {
-    const turn = armed.get(context.lease.leaseId)?.turn;
-    if (!turn) return { exitCode: 0 };
-    const runId = context.request.env.COPYBACK_RUN_ID ?? "";
-    const fill = (text: string) => text.replaceAll("{runId}", runId);
-    const files: Record<string, FakeFileChange> = {};
-    for (const [path, content] of Object.entries(turn.files)) files[fill(path)] = content === null ? null : fill(content);
-    return { exitCode: turn.exitCode, resultFile: turn.resultFile === null ? null : fill(turn.resultFile), files };
-  }
   // The auto-delete model is opt-in: by default the fake deletes nothing behind the caller (R-DT-1).
   const capabilities = new Set<ProviderCapability>(
     options.capabilities ??
       PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta") && (options.measureSandbox === true || c !== "measureSandbox")),
   );
 
-  function sandboxOf(lease: LeaseHandle): FakeSandbox {
-    if (lease.pluginId !== pluginId) {
-      throw new DomainError("conflict", "provider_plugin_mismatch", `Lease ${lease.leaseId} belongs to plugin ${lease.pluginId}, not ${pluginId}.`);
-    }
-    const sandbox = store.get(lease.providerLeaseId);
-    if (!sandbox || sandbox.leaseId !== lease.leaseId) {
-      throw new DomainError("not_found", "provider_sandbox_missing", `The sandbox of lease ${lease.leaseId} does not exist.`);
-    }
-    return sandbox;
-  }
+  const sandboxOf = (lease: LeaseHandle) => findSandbox(store, pluginId, lease);
 
   function call<T>(op: FakeOperation, leaseId: string | null, effect: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     calls.push({ op, leaseId });
@@ -214,7 +148,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     },
 
     exec(lease: LeaseHandle, request: ExecRequest): Promise<ExecResult> {
-      return call("exec", lease.leaseId, () => runScript(sandboxOf(lease), lease, request), request.signal);
+      return call("exec", lease.leaseId, () => runScript(script, sandboxOf(lease), lease, request), request.signal);
     },
 
     exportWorkspace(lease: LeaseHandle, opts?: ExportOptions): Promise<Readable> {
@@ -271,29 +205,7 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
     },
 
     placeInputs(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs> {
-      return call("placeInputs", lease.leaseId, async () => {
-        const sandbox = sandboxOf(lease);
-        checkInputPaths(inputs.map((i) => i.relativePath));
-        const directory = fakeInputsDirectory(lease.providerLeaseId);
-        // Read in full first, then committed at once: a stream that errors leaves no input placed.
-        const placed: PlacedInputs = { directory, paths: inputs.map((i) => `${directory}/${i.relativePath}`), readOnly: true };
-        const staged = new Map<string, Uint8Array>();
-        for (const input of inputs) {
-          if (isRenderedInput(input)) {
-            staged.set(`${directory}/${input.relativePath}`, Buffer.from(input.render(placed)));
-            continue;
-          }
-          const chunks: Buffer[] = [];
-          for await (const chunk of await input.open()) chunks.push(Buffer.from(chunk as Uint8Array));
-          const bytes = Buffer.concat(chunks);
-          if (bytes.length !== input.sizeBytes) {
-            throw new DomainError("conflict", "provider_input_incomplete", `The input ${input.relativePath} has ${bytes.length} bytes, not ${input.sizeBytes}.`);
-          }
-          staged.set(`${directory}/${input.relativePath}`, bytes);
-        }
-        sandbox.inputs = staged;
-        return placed;
-      });
+      return call("placeInputs", lease.leaseId, () => placeFakeInputs(sandboxOf(lease), lease, inputs));
     },
 
     measureSandbox(lease: LeaseHandle, request: MeasureRequest): Promise<SandboxMeasurement> {
@@ -400,59 +312,6 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
       });
     },
   };
-
-  /** What the sandbox holds, within the entry budget (the fake has no clock to run out of). */
-  function measureFakeSandbox(sandbox: FakeSandbox, request: MeasureRequest): SandboxMeasurement {
-    // Parent directories are implied in the fake's workspace: each counts as an entry, as on disk.
-    const entries = new Map<string, number>();
-    for (const [path, entry] of sandbox.workspace) {
-      entries.set(path, entry.kind === "file" ? entry.content.length : 0);
-      for (const parent of ancestorsOf(path)) if (!entries.has(parent)) entries.set(parent, 0);
-    }
-    const workspace = { bytes: 0, entries: 0 };
-    let cut = false;
-    for (const bytes of [...entries.values()]) {
-      if (workspace.entries >= request.budget.entries) {
-        cut = true;
-        break;
-      }
-      workspace.entries += 1;
-      workspace.bytes += bytes;
-    }
-    const inputs = [...(sandbox.inputs?.values() ?? [])];
-    const sandboxSize = cut
-      ? null
-      : { bytes: workspace.bytes + inputs.reduce((n, bytes) => n + bytes.length, 0), entries: workspace.entries + inputs.length };
-    return { workspace, sandbox: sandboxSize, lowerBound: cut ? "entry_budget" : null };
-  }
-
-  async function runScript(sandbox: FakeSandbox, lease: LeaseHandle, request: ExecRequest): Promise<ExecResult> {
-    if (sandbox.state === "stopped") {
-      throw new DomainError("conflict", "provider_sandbox_stopped", `The sandbox of lease ${lease.leaseId} is stopped.`);
-    }
-    const base: ExecResult = { exitCode: null, signal: null, timedOut: false, cancelled: false, process: null, resultFile: null };
-    if (request.signal?.aborted) return { ...base, cancelled: true };
-    // No real process: onStart learns that there is none to record.
-    await request.onStart?.(null);
-    const controller = new AbortController();
-    const stopped = new Promise<"timeout" | "cancelled">((resolve) => {
-      const timer = setTimeout(() => resolve("timeout"), request.timeoutMs);
-      controller.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
-      if (request.signal?.aborted) resolve("cancelled");
-      else request.signal?.addEventListener("abort", () => resolve("cancelled"), { once: true });
-    });
-    try {
-      const outcome = await Promise.race([script({ lease, request, workspace: sandbox.workspace, inputs: new Map(sandbox.inputs ?? []), signal: controller.signal }), stopped]);
-      if (outcome === "timeout") return { ...base, signal: "SIGKILL", timedOut: true };
-      if (outcome === "cancelled") return { ...base, signal: "SIGKILL", cancelled: true };
-      if (outcome.files) applyChanges(sandbox.workspace, outcome.files);
-      if (outcome.stdout) request.onOutput?.("stdout", outcome.stdout);
-      if (outcome.stderr) request.onOutput?.("stderr", outcome.stderr);
-      return { ...base, exitCode: outcome.exitCode === undefined ? 0 : outcome.exitCode, signal: outcome.signal ?? null, resultFile: outcome.resultFile ?? null };
-    } finally {
-      controller.abort();
-    }
-  }
 
   return provider;
 }
