@@ -33,19 +33,20 @@
 //  The ticket queue orders attempts; it never decides ownership. A stale or forged ticket can
 //  only delay or hasten an attempt that the SQLite lock still arbitrates. With no queue file
 //  (never contended) or no live ticket, a newcomer attempts at once (the uncontended fast path).
-import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import { DomainError } from "../../errors";
 import { jittered, nextDelay, sleep, turnPollDelay, type BackoffPolicy } from "./backoff";
-import { LockAbortedError, LockTimeoutError, shortHash, type LockTimeoutReason } from "./errors";
+import { LockAbortedError, LockTimeoutError, shortHash } from "./errors";
 import { assertLockableFilesystem } from "./filesystem";
-import { LEGACY_UPGRADE_STEPS, legacyLockPresent } from "./legacy-lock";
+import { legacyLockPresent } from "./legacy-lock";
 import { assertStillSameFile, putBackLockConnection, takeLockConnection, tryBeginImmediate, type VerifiedDatabase } from "./lock-file";
 import { assertTargetOutsideLockRoot, canonicalTarget, ensureLockRoot, hashTarget, lockFilesFor, relativeLockName, type LockFiles } from "./lock-paths";
-import { readOwnerSidecar, removeOwnerSidecar, writeOwnerSidecar } from "./owner-sidecar";
+import { removeOwnerSidecar, writeOwnerSidecar } from "./owner-sidecar";
 import { FifoAbortedError, FifoTimeoutError, processFifo } from "./process-fifo";
-import { BUSY, DEFAULT_TICKET_HEARTBEAT_MS, DEFAULT_TICKET_STALE_MS, WaiterQueue, type TicketPolicy } from "./waiter-queue";
+import { TicketHolder } from "./ticket-holder";
+import { timeoutError, type Wait } from "./wait-timeout";
+import { DEFAULT_TICKET_HEARTBEAT_MS, DEFAULT_TICKET_STALE_MS, type TicketPolicy } from "./waiter-queue";
 import { observeMergeLockWait } from "../../metrics/observe";
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
@@ -106,7 +107,7 @@ export class DirectoryMergeLocks {
   }
 
   async acquire(target: string, opts: AcquireOptions = {}): Promise<DirectoryMergeLease> {
-    // Metrics (issue 14): how long writers wait for a host workspace, and how often they give up.
+    // The lock-wait histogram: how long writers wait for a host workspace, and how often they give up.
     const started = performance.now();
     try {
       const lease = await this.#acquire(target, opts, started);
@@ -241,82 +242,6 @@ export class DirectoryMergeLocks {
   }
 }
 
-interface Wait {
-  files: LockFiles;
-  target: string;
-  started: number;
-  timeoutMs: number;
-  signal: AbortSignal | undefined;
-  reason: LockTimeoutReason;
-  ahead: number | null;
-}
-
-/**
- * This process's ticket in the target's queue. Created lazily: an uncontended acquire never
- * writes the queue (and does not even open it while the file does not exist).
- */
-class TicketHolder {
-  #queue: WaiterQueue | null = null;
-  #ticket: number | null = null;
-  #lastHeartbeat = 0;
-
-  constructor(
-    private readonly files: LockFiles,
-    private readonly policy: TicketPolicy,
-  ) {}
-
-  #open(): WaiterQueue {
-    this.#queue ??= WaiterQueue.open(this.files.queueFile, `locks/directory-merge/${this.files.hash}.queue.sqlite`, this.policy);
-    return this.#queue;
-  }
-
-  /** Live tickets ahead of ours; 0 = our turn. A busy queue reads as "not yet" (1). */
-  liveAhead(): number {
-    if (this.#queue === null && !existsSync(this.files.queueFile)) return 0;
-    const queue = this.#open();
-    const now = Date.now();
-    if (this.#ticket !== null && now - this.#lastHeartbeat >= this.policy.heartbeatMs) {
-      const alive = queue.heartbeat(this.#ticket, now);
-      if (alive === false) this.#ticket = null; // collected after a long stall: queue again
-      if (alive === true) this.#lastHeartbeat = now;
-    }
-    const ahead = queue.liveAhead(this.#ticket, now);
-    return ahead === BUSY ? 1 : ahead;
-  }
-
-  /** Takes a place at the back if we have none yet (retried on the next poll when busy). */
-  ensureTicket(): void {
-    if (this.#ticket !== null) return;
-    const now = Date.now();
-    const ticket = this.#open().enqueue(process.pid, now);
-    if (ticket !== BUSY) {
-      this.#ticket = ticket;
-      this.#lastHeartbeat = now;
-    }
-  }
-
-  /**
-   * Gives up our place. A busy queue must not leave the ticket behind (the next waiter would
-   * wait for it to go stale), so removal is retried on a timer until it succeeds.
-   */
-  leave(): void {
-    const queue = this.#queue;
-    const ticket = this.#ticket;
-    this.#queue = null;
-    this.#ticket = null;
-    if (queue === null || ticket === null || queue.remove(ticket) !== BUSY) return;
-    const retry = (attempt: number) => {
-      try {
-        if (queue.remove(ticket) !== BUSY || attempt >= 200) return;
-      } catch {
-        return; // a broken queue file: the ticket goes stale on its own (fairness only)
-      }
-      setTimeout(() => retry(attempt + 1), 5 + Math.random() * 10).unref();
-    };
-    setTimeout(() => retry(1), 5).unref();
-  }
-}
-
 class Lease implements DirectoryMergeLease {
   readonly acquiredAt = new Date();
   #released = false;
@@ -362,41 +287,6 @@ class Lease implements DirectoryMergeLease {
       this.leaveFifo();
     }
   }
-}
-
-async function timeoutError(wait: Wait): Promise<LockTimeoutError> {
-  const { files } = wait;
-  const owner = await readOwnerSidecar(files.ownerFile);
-  const waitedMs = Math.round(performance.now() - wait.started);
-  const legacy = legacyLockPresent(files.legacyDir);
-  const reason: LockTimeoutReason = legacy ? "legacy_lock_directory" : wait.reason;
-  const prefix = `Timed out after ${formatSeconds(waitedMs)} waiting for the directory-merge lock ${shortHash(files.hash)}`;
-  let message: string;
-  if (reason === "legacy_lock_directory") {
-    message = `${prefix}: the legacy lock directory ${relativeLockName(files.hash, ".lock/")} blocks admission. ${LEGACY_UPGRADE_STEPS}`;
-  } else if (reason === "queued") {
-    message = `${prefix}: ${wait.ahead ?? "some"} earlier waiter(s) from other processes are still queued.`;
-  } else {
-    const claim =
-      owner.status === "valid"
-        ? `its owner record names pid ${owner.pid}${owner.hostname ? ` on ${owner.hostname}` : ""} since ${owner.createdAt}`
-        : `its owner record is ${owner.status}`;
-    message = `${prefix}: another writer holds it (${claim}; the record is diagnostic only).`;
-  }
-  const { target: _target, ...ownerWithoutTarget } = owner; // R-UA-4: no host path
-  return new LockTimeoutError(message, {
-    lockHash: files.hash,
-    reason,
-    waitedMs,
-    timeoutMs: wait.timeoutMs,
-    owner: ownerWithoutTarget,
-    legacyDirectory: legacy ? relativeLockName(files.hash, ".lock/") : null,
-    waitersAhead: wait.ahead,
-  });
-}
-
-function formatSeconds(ms: number): string {
-  return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function positive(value: number, name: string): number {
