@@ -1,7 +1,7 @@
 // R-UI-1, R-UI-2: what the task view shows about recovery, derived in one place.
 import { describe, expect, it } from "vitest";
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
-import { RECONSTRUCTION_REFUSALS } from "./operator/reconstruct-workspace";
+import { RECONSTRUCTION_REFUSALS } from "./reconstruction/contract";
 import { TRANSIENT_DELIVERY_REFUSALS } from "./policies/decide-reconstruction";
 import {
   CONTINUING_MESSAGE,

@@ -74,7 +74,7 @@ export const FILES_GIVEN_UP_MESSAGE =
   "The sandbox that held this task's unsaved work was discarded, so that work is gone. An operator needs to record how the task goes on before it continues.";
 
 // R-RC-5: a refused delivery in plain words, no ids or codes: what happened and what a person
-// must do. Keyed by core's refusal codes (operator/reconstruct-workspace.ts RECONSTRUCTION_REFUSALS).
+// must do. Keyed by core's refusal codes (reconstruction/contract.ts RECONSTRUCTION_REFUSALS).
 const DECIDE_AGAIN = "An operator needs to decide again how the task continues.";
 const CHANGED_SOURCES = `What the task was to continue from changed after the decision. ${DECIDE_AGAIN}`;
 const LATER_RUN = "A later run of this task has to be settled first; then an operator needs to decide again how the task continues.";

@@ -153,7 +153,7 @@ describe.each([
 });
 
 /**
- * The largest intent the operator can record (reconstruct-workspace.ts): a 20,000-character
+ * The largest intent the operator can record (reconstruction/contract.ts): a 20,000-character
  * description and 200 external actions, each a 2,000-character action with 20,000 characters of
  * evidence. As one JSON string it is about 4.4 MB: far past the 128 KiB Linux allows one
  * environment string (MAX_ARG_STRLEN) and past the whole argv+env limit (ARG_MAX).

@@ -154,7 +154,7 @@ export interface Refusal {
 
 const CHANGED = "The task changed since you opened it; reload to see its current state, then submit again.";
 const REFUSALS: Partial<Record<string, Refusal>> = {
-  // Codes of core's RECONSTRUCTION_REFUSALS (recovery/operator/reconstruct-workspace.ts).
+  // Codes of core's RECONSTRUCTION_REFUSALS (recovery/reconstruction/contract.ts).
   status_version_changed: { message: CHANGED, reload: true },
   task_reassigned: { message: CHANGED, reload: true },
   newer_execution: { message: "A newer run of this task exists, so the lost work cannot be rebuilt over it. Reload to see it.", reload: true },

@@ -11,7 +11,8 @@
 // action still adopts the first intent (R-RC-3).
 import { randomUUID } from "node:crypto";
 import { notFound } from "../../errors";
-import { reconstructWorkspace, reconstructWorkspaceBody } from "../../recovery/operator/reconstruct-workspace";
+import { reconstructWorkspace } from "../../recovery/operator/reconstruct-workspace";
+import { reconstructWorkspaceBody } from "../../recovery/reconstruction/contract";
 import { SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
 import { CliError } from "../errors";

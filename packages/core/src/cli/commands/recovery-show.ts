@@ -18,7 +18,7 @@ import { formatAge } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 import { findAction, toView, type RecoveryActionView } from "../recovery/action-view";
 import { attestationCall, exportRetryCall, fileHoldResolveCall, type AttestationCall, type ExportRetryCall, type FileHoldResolveCall } from "../../recovery/operator/guidance";
-import type { ReconstructionIntentView } from "../../recovery/operator/reconstruct-workspace";
+import type { ReconstructionIntentView } from "../../recovery/reconstruction/contract";
 import { intentView } from "../../recovery/reconstruction/intent-view";
 
 /** Whether the run still carries the receipt the hold names (what an attestation releases). */

@@ -1,8 +1,9 @@
 // "Continue from saved sources" (NWF "Continue after confirmed source destruction", R-RC-1..R-RC-6):
 // the one service behind
 //   POST /api/issues/:id/recovery-actions/reconstruct-workspace (REST),
-//   recovery.reconstructWorkspace (tRPC) and `copyback recovery reconstruct` (CLI),
-// and the read behind the notice's offer (recovery.reconstructionOffer).
+//   recovery.reconstructWorkspace (tRPC) and `copyback recovery reconstruct` (CLI).
+// Its request schema, answer views and refusal codes are reconstruction/contract.ts; the read
+// behind the notice's offer (recovery.reconstructionOffer) is reconstruction/offer.ts.
 //
 // This is reconstruction, not recovery of the lost edits: the exact sandbox is gone (a confirmed
 // destruction receipt, R-RC-1), so the task continues in a FRESH session of its agent from the
@@ -16,42 +17,18 @@
 //      run, its result, its descriptor and its failed finalization are not touched (R-RC-3).
 // A repeated submission (the same requestId, or the same action) adopts the first intent and
 // writes nothing (R-RC-3); a refusal writes nothing (the transaction rolls back).
-// The delivery of a pending intent as a new run is runs/deliver-reconstruction.ts (R-RC-5).
+// The delivery of a pending intent as a new run is reconstruction/deliver-intent.ts (R-RC-5).
 import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
 import { DomainError, isUniqueViolation } from "../../errors";
 import { recordActivity, type Actor } from "../../records/record-activity";
-import { decideReconstruction, type AttachmentHash } from "../policies/decide-reconstruction";
+import { decideReconstruction } from "../policies/decide-reconstruction";
 import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attachment-bytes";
+import { reconstructionRefusal, reconstructWorkspaceBody, type ReconstructWorkspaceBody, type ReconstructWorkspaceOutcome } from "../reconstruction/contract";
 import { outcomesDocument } from "../reconstruction/intent-document";
 import { intentView } from "../reconstruction/intent-view";
 import { loadReconstructionSnapshot } from "../reconstruction/load-snapshot";
 import { NO_DEFERRAL } from "../reconstruction-state";
-
-/** R-RC-2: one observed external action and what the operator saw of it. */
-export const externalActionOutcome = z.strictObject({
-  action: z.string().trim().min(1).max(2_000),
-  outcome: z.enum(["performed", "not_performed", "unknown"]),
-  evidence: z.string().trim().max(20_000).optional(),
-});
-export type ExternalActionOutcome = z.infer<typeof externalActionOutcome>;
-
-/** R-RC-2: the body of the request, shared by the REST route, the tRPC procedure and the CLI. */
-export const reconstructWorkspaceBody = z.strictObject({
-  actionId: z.uuid(),
-  /** The run whose workspace was lost. */
-  sourceRunId: z.uuid(),
-  /** The exact destroyed lease (R-RC-1). */
-  leaseId: z.uuid(),
-  attachmentIds: z.array(z.uuid()).max(500),
-  description: z.string().trim().min(1).max(20_000),
-  externalActionOutcomes: z.array(externalActionOutcome).max(200),
-  /** The task status version the operator saw (R-RC-2). */
-  sourceStatusVersion: z.number().int().min(0),
-  /** Idempotency key: repeated submissions adopt the first intent (R-RC-3). */
-  requestId: z.string().trim().min(1).max(200),
-});
-export type ReconstructWorkspaceBody = z.infer<typeof reconstructWorkspaceBody>;
 
 export interface ReconstructWorkspaceInput extends ReconstructWorkspaceBody {
   companyId: string;
@@ -68,75 +45,6 @@ export interface ReconstructWorkspaceDeps {
    */
   instanceRoot: string;
 }
-
-export type { AttachmentHash } from "../policies/decide-reconstruction";
-
-export interface ReconstructionIntentView {
-  id: string;
-  status: "pending" | "delivered" | "cancelled";
-  actionId: string;
-  sourceRunId: string;
-  leaseId: string;
-  requestId: string;
-  attachmentHashes: AttachmentHash[];
-  deliveredRunId: string | null;
-  createdAt: string;
-  /**
-   * R-RC-3, R-RC-5: why a pending intent's delivery waits (the last transient refusal, recorded
-   * when its code changed): the code, core's fixed sentence for it, since when and last seen.
-   */
-  deferral: { code: string; message: string; since: string; lastSeenAt: string } | null;
-}
-
-/** recorded: this call wrote the intent (201); adopted: a repeat, the first intent, nothing written (200). */
-export type ReconstructWorkspaceOutcome = { kind: "recorded" | "adopted"; intent: ReconstructionIntentView };
-
-/**
- * The stable refusal codes (DomainError.code) and their kinds; the web shell maps kinds to HTTP
- * (not_found 404, conflict 409, invalid 422) in apps/web/src/server/errors.ts.
- */
-export const RECONSTRUCTION_REFUSALS = {
-  action_not_found: "not_found",
-  run_not_found: "not_found",
-  lease_not_found: "not_found",
-  action_closed: "conflict",
-  action_mismatch: "invalid",
-  source_not_destroyed: "conflict",
-  result_unbound: "conflict",
-  descriptor_mismatch: "conflict",
-  task_closed: "conflict",
-  task_reassigned: "conflict",
-  status_version_changed: "conflict",
-  active_copyback_owner: "conflict",
-  execution_owner: "conflict",
-  competing_recovery: "conflict",
-  newer_execution: "conflict",
-  later_cancellation_unrepaired: "conflict",
-  external_action_uncertain: "conflict",
-  foreign_attachment: "invalid",
-  attachment_unavailable: "conflict",
-  attachment_changed: "conflict",
-  request_reused: "conflict",
-  // Later moments (delivery, claim, provider handoff; R-RC-5, R-RC-6):
-  sources_changed: "conflict",
-  human_block: "conflict",
-  retry_budget_exhausted: "conflict",
-  uncertain_predecessor: "conflict",
-} as const;
-export type ReconstructionRefusalCode = keyof typeof RECONSTRUCTION_REFUSALS;
-
-export interface ReconstructionOffer {
-  actionId: string;
-  sourceRunId: string;
-  leaseId: string;
-  /** The task's status version now: the operator sends it back as sourceStatusVersion. */
-  statusVersion: number;
-  destroyedAt: string;
-  attachments: { id: string; name: string; sizeBytes: number; sha256: string; createdAt: string }[];
-  pendingIntent: ReconstructionIntentView | null;
-}
-
-export { reconstructionOffer } from "../reconstruction/offer";
 
 export async function reconstructWorkspace(deps: ReconstructWorkspaceDeps, rawInput: ReconstructWorkspaceInput): Promise<ReconstructWorkspaceOutcome> {
   const body = reconstructWorkspaceBody.safeParse(bodyOf(rawInput));
@@ -211,11 +119,6 @@ function recordOnce(db: PrismaClient, input: ReconstructWorkspaceInput, stored: 
     });
     return { kind: "recorded" as const, intent: intentView(intent) };
   });
-}
-
-/** A refusal with its stable code, of the kind RECONSTRUCTION_REFUSALS gives it (404, 409 or 422 at the web shell). */
-export function reconstructionRefusal(code: ReconstructionRefusalCode, message: string, input: { actionId: string; sourceRunId: string; leaseId: string }): DomainError {
-  return new DomainError(RECONSTRUCTION_REFUSALS[code], code, message, { actionId: input.actionId, runId: input.sourceRunId, leaseId: input.leaseId });
 }
 
 function bodyOf(input: ReconstructWorkspaceInput): ReconstructWorkspaceBody {

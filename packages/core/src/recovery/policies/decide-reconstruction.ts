@@ -8,7 +8,7 @@
 // and the task's eligibility against the identities the record moment saved (R-RC-5, R-RC-6):
 // a changed receipt, a changed attachment or another later run requires a fresh decision.
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
-import type { ReconstructionRefusalCode } from "../operator/reconstruct-workspace";
+import type { AttachmentHash, ReconstructionRefusalCode } from "../reconstruction/contract";
 
 /**
  * The holds whose source run has an accepted result whose export failed (NWF "Continue after
@@ -36,12 +36,6 @@ export interface SavedDecision {
   /** Bounded retries after the delivered run (RECONSTRUCTION_RETRY_BUDGET when recorded): saved, so the budget is this decision's, never renewed. */
   retryBudget: number;
   laterCancellations: CoexistingCancellation[];
-}
-
-export interface AttachmentHash {
-  attachmentId: string;
-  sha256: string;
-  sizeBytes: number;
 }
 
 export interface NewerRunFacts {

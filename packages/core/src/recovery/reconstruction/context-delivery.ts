@@ -1,7 +1,7 @@
 // R-RC-5: how the fresh session gets its WHOLE reconstruction context, pure. The agent used to get
 // it as one environment variable only, but Linux refuses any single environment string over
 // 128 KiB (MAX_ARG_STRLEN) and the whole argv+env over ARG_MAX: exec fails with E2BIG. The largest
-// intent an operator can record (reconstruct-workspace.ts: a 20,000-character description, 500
+// intent an operator can record (contract.ts: a 20,000-character description, 500
 // attachments, 200 external actions of 2,000 + 20,000 characters) is about 4.5 MB as JSON. So:
 //   - where the provider can place inputs, the context is ALSO a read-only file among them
 //     (`<inputs>/reconstruction.json`, place-sources.ts) and the agent gets its path as

@@ -8,8 +8,8 @@
 // Every later moment (delivery, claim, handoff) rechecks against these; a malformed document
 // grants nothing (the recheck refuses sources_changed).
 import { z } from "zod";
-import type { AttachmentHash, SavedDecision } from "../policies/decide-reconstruction";
-import type { ExternalActionOutcome } from "../operator/reconstruct-workspace";
+import type { SavedDecision } from "../policies/decide-reconstruction";
+import type { AttachmentHash, ExternalActionOutcome } from "./contract";
 
 export const RECONSTRUCTION_OUTCOMES_SCHEMA = "copyback.reconstruction-outcomes.v1";
 

@@ -1,6 +1,6 @@
 // The answer shape of a reconstruction intent (REST, tRPC, CLI and the offer).
 import type { ReconstructionIntent } from "@copyback/db/client";
-import type { ReconstructionIntentView } from "../operator/reconstruct-workspace";
+import type { ReconstructionIntentView } from "./contract";
 import { deferralOf } from "../reconstruction-state";
 import { deferralMessage } from "../task-notice";
 import { readAttachmentHashes } from "./intent-document";

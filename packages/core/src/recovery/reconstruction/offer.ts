@@ -7,7 +7,7 @@ import type { PrismaClient } from "@copyback/db/client";
 import { confirmedDestruction } from "../../leases/destruction-receipt";
 import { OPEN_ACTION_STATUSES } from "../holds";
 import { RECONSTRUCTABLE_CAUSES } from "../policies/decide-reconstruction";
-import type { ReconstructionOffer } from "../operator/reconstruct-workspace";
+import type { ReconstructionOffer } from "./contract";
 import { intentView } from "./intent-view";
 
 export async function reconstructionOffer(db: PrismaClient, key: { companyId: string; issueId: string }): Promise<ReconstructionOffer | null> {

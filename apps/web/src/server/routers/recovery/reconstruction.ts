@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { reconstructionOffer, reconstructWorkspaceBody } from "@copyback/core/recovery/operator/reconstruct-workspace";
+import { reconstructWorkspaceBody } from "@copyback/core/recovery/reconstruction/contract";
+import { reconstructionOffer } from "@copyback/core/recovery/reconstruction/offer";
 import { reconstructFromConsole } from "~/server/recovery/reconstruction";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
