@@ -6,8 +6,6 @@ import { OPEN_RECOVERY_ACTION_STATUSES, readFilesGivenUp, readOwnerUnverifiedEvi
 import { reconstructionStates, type ReconstructionState } from "./reconstruction-state";
 import type { NoticeAction } from "./task-notice";
 
-export const OPEN_ACTION_STATUSES = OPEN_RECOVERY_ACTION_STATUSES;
-
 /** The columns every reader of a recovery action shows (console, REST list, CLI). */
 export const recoveryActionSelect = {
   id: true,

@@ -13,6 +13,7 @@
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
+import { isOpenRecoveryActionStatus } from "../records/actions/open-statuses";
 
 export interface NoticeAction {
   id: string;
@@ -136,7 +137,7 @@ function attentionMessage(a: NoticeAction): string {
 
 export function deriveTaskNotice(actions: readonly NoticeAction[]): TaskNotice {
   const open = actions
-    .filter((a) => a.status === "active" || a.status === "escalated")
+    .filter((a) => isOpenRecoveryActionStatus(a.status))
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   // Anything still waiting for a person wins over a queued restore: it is what needs doing.
   const waiting = open.find((a) => !a.recoveryQueued && !continuing(a));

@@ -9,9 +9,8 @@ import type { PrismaClient } from "@copyback/db/client";
 import { notFound } from "../../errors";
 import { readFinalizationOwner, readReceiptSha256 } from "../../records/finalization-owner-receipt";
 import { confirmedStopReceipt, readStopIntent } from "../../leases/lease-metadata";
-import { attestationTokenOf, readCopybackFailedEvidence, readOwnerUnverifiedEvidence, type CopybackFailedEvidence, type OwnerUnverifiedEvidence } from "../../records/actions";
+import { attestationTokenOf, isOpenRecoveryActionStatus, readCopybackFailedEvidence, readOwnerUnverifiedEvidence, type CopybackFailedEvidence, type OwnerUnverifiedEvidence } from "../../records/actions";
 import { COPYBACK_FAILED_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
-import { OPEN_ACTION_STATUSES } from "../../recovery/holds";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
 import { formatAge } from "../format";
@@ -47,7 +46,7 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
     const attestToken = owner ? attestationTokenOf(owner) : null;
     const storedSha256 = owner?.ownerToken === null && owner.receiptSha256 && row.runId ? await readReceiptSha256(prisma, row.runId) : null;
     const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null, owner?.receiptSha256 ?? null, storedSha256);
-    const open = (OPEN_ACTION_STATUSES as readonly string[]).includes(row.status);
+    const open = isOpenRecoveryActionStatus(row.status);
     const call =
       owner && open && attestToken !== null && row.runId !== null && !action.attested
         ? attestationCall({

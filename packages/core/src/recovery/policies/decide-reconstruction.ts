@@ -8,6 +8,7 @@
 // and the task's eligibility against the identities the record moment saved (R-RC-5, R-RC-6):
 // a changed receipt, a changed attachment or another later run requires a fresh decision.
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
+import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 import type { AttachmentHash, ReconstructionRefusalCode } from "../reconstruction/contract";
 
 /**
@@ -153,7 +154,7 @@ export function decideReconstruction(s: ReconstructionSnapshot): ReconstructionD
     return reject("action_mismatch", "The recovery action names another run or lease than the request.");
   }
   if (s.stage === "record" || s.stage === "deliver") {
-    if (action.status !== "active" && action.status !== "escalated") return reject("action_closed", `The recovery action is ${action.status}.`);
+    if (!isOpenRecoveryActionStatus(action.status)) return reject("action_closed", `The recovery action is ${action.status}.`);
   } else if (action.resolvedByIntentId !== s.intent?.id) {
     return reject("sources_changed", "The recovery action was not resolved by this reconstruction's delivery.");
   }

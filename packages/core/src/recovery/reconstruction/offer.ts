@@ -5,7 +5,7 @@
 // it must use the export or file recovery path (R-RC-1). The caller checks `runtime:manage`.
 import type { PrismaClient } from "@copyback/db/client";
 import { confirmedDestruction } from "../../leases/destruction-receipt";
-import { OPEN_ACTION_STATUSES } from "../holds";
+import { OPEN_RECOVERY_ACTION_STATUSES } from "../../records/actions";
 import { RECONSTRUCTABLE_CAUSES } from "../policies/decide-reconstruction";
 import type { ReconstructionOffer } from "./contract";
 import { intentView } from "./intent-view";
@@ -14,7 +14,7 @@ export async function reconstructionOffer(db: PrismaClient, key: { companyId: st
   const issue = await db.issue.findFirst({ where: { id: key.issueId, companyId: key.companyId }, select: { statusVersion: true } });
   if (!issue) return null;
   const actions = await db.issueRecoveryAction.findMany({
-    where: { companyId: key.companyId, issueId: key.issueId, status: { in: [...OPEN_ACTION_STATUSES] }, cause: { in: [...RECONSTRUCTABLE_CAUSES] }, leaseId: { not: null }, runId: { not: null } },
+    where: { companyId: key.companyId, issueId: key.issueId, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] }, cause: { in: [...RECONSTRUCTABLE_CAUSES] }, leaseId: { not: null }, runId: { not: null } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     select: { id: true, runId: true, leaseId: true },
     take: 20,
