@@ -18,6 +18,6 @@ export const CORE_FLOORS = [
   ["finalization"],
   ["recovery"],
   ["dispatch"],
-  // The shells: the CLI, the metrics endpoint, the package's root entry, test helpers.
-  ["monitoring", "cli", "testing"],
+  // The shells: the metrics endpoint and the CLI.
+  ["monitoring", "cli"],
 ];

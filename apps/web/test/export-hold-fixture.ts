@@ -1,4 +1,4 @@
-// The export-retry hold of core's test support (@copyback/core/testing/export-hold: a real local
+// The export-retry hold of core's test support (@copyback/core/test-support/export-hold: a real local
 // sandbox stopped and retained with the agent's unexported file, the failed run with its accepted
 // result, the coordinator terminal_failure with native_workspace_sync_out_retry_exhausted and the
 // board-owned hold), placed under the console's own instance root: the export-only retry's REST
@@ -7,11 +7,11 @@ import { mkdtemp, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
-import { createDestroyedSource as createDestroyedUnder, type DestroyedSource } from "@copyback/core/testing/destroyed-source";
-import { createExportHold as createHoldUnder, type ExportHold, type ExportHoldPlace } from "@copyback/core/testing/export-hold";
+import { createDestroyedSource as createDestroyedUnder, type DestroyedSource } from "@copyback/core/test-support/destroyed-source";
+import { createExportHold as createHoldUnder, type ExportHold, type ExportHoldPlace } from "@copyback/core/test-support/export-hold";
 
-export { exportRetryReadmitted, type ExportHold, type ExportHoldPlace } from "@copyback/core/testing/export-hold";
-export type { DestroyedSource } from "@copyback/core/testing/destroyed-source";
+export { exportRetryReadmitted, type ExportHold, type ExportHoldPlace } from "@copyback/core/test-support/export-hold";
+export type { DestroyedSource } from "@copyback/core/test-support/destroyed-source";
 
 let sharedRoot: Promise<string> | undefined;
 

@@ -10,7 +10,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { listAttachments, readAttachment } from "../../src/attachments/read-attachment";
 import { storeAttachment } from "../../src/attachments/store-attachment";
 import { hashStoredAttachment } from "../../src/recovery/reconstruction/attachment-bytes";
-import { createExportHoldPlace } from "../../src/testing/export-hold";
+import { createExportHoldPlace } from "../support/export-hold";
 
 const db = useTestDatabase();
 const actor = { type: "local_board" as const, id: null };

@@ -7,8 +7,8 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { deferralMessage } from "../../src/recovery/task-notice";
-import { createDestroyedSource, createRetainedSource, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createDestroyedSource, createRetainedSource, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../support/export-hold";
 import { parseJson, runCli } from "./helpers";
 
 const db = useTestDatabase();

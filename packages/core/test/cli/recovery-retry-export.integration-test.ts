@@ -9,7 +9,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { createLocalProvider } from "../../src/providers/local/index";
 import { parseJson, runCli } from "./helpers";
-import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../support/export-hold";
 
 const db = useTestDatabase();
 let home = "";

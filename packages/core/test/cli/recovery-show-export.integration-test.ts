@@ -7,7 +7,7 @@ import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { REPAIR_NOTE_PLACEHOLDER } from "../../src/recovery/operator/guidance";
 import { parseJson, runCli } from "./helpers";
-import { createExportHold, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot } from "../support/export-hold";
 
 const db = useTestDatabase();
 let home = "";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { EXIT } from "../../src/cli/exit-codes";
 import { parseJson, removeTempDirs, runCli } from "./helpers";
-import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../support/export-hold";
 
 const db = useTestDatabase();
 let place: { companyId: string; agentId: string; environmentId: string };

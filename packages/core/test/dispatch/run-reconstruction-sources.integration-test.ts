@@ -20,8 +20,8 @@ import { hostSearchPath } from "../../src/providers/local/env";
 import { reconstructWorkspace, type ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
-import { createDestroyedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
+import { createDestroyedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../support/export-hold";
 import { readTree, RESULT_IN_REVIEW } from "./dispatch-fixture";
 
 const db = useTestDatabase({ poolSize: 8 });

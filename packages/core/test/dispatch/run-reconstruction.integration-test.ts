@@ -15,8 +15,8 @@ import { createDefaultRegistry } from "../../src/providers/index";
 import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
-import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../../src/testing/export-hold";
+import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../support/export-hold";
 import { submitResult } from "./dispatch-fixture";
 
 const db = useTestDatabase({ poolSize: 8 });

@@ -12,7 +12,7 @@ import { createMetricsEndpoint } from "../../src/monitoring/endpoint";
 import { parseExposition, sampleSum, type Sample } from "../../src/metrics/exposition";
 import { OWNER_UNVERIFIED_CAUSE } from "../../src/records/causes";
 import { preparedRun, writeTree, type World, useWorld } from "../finalization/finalization-fixture";
-import { createExportHold, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot } from "../support/export-hold";
 import { deadIdentity, leaveReceipt, liveDeps, markFinalizing, receiptOf, selfIdentity } from "../recovery/recovery-fixture";
 
 const db = useTestDatabase();

@@ -16,8 +16,8 @@ import { reconstructionOffer } from "../../src/recovery/reconstruction/offer";
 import { DEFERRAL_SEEN_REFRESH_MS, deliverReconstruction, recordDeferral } from "../../src/recovery/reconstruction/deliver-intent";
 import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstruction-delivery-sweep";
 import { CONTINUING_MESSAGE, deferralMessage, deriveTaskNotice, type TaskNotice } from "../../src/recovery/task-notice";
-import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../support/export-hold";
 
 const db = useTestDatabase();
 let place: { companyId: string; agentId: string; environmentId: string };

@@ -11,8 +11,8 @@ import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-wo
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { CONTINUING_MESSAGE, FILES_GIVEN_UP_MESSAGE, RECONSTRUCTION_STOPPED_PREFIX, deriveTaskNotice, type TaskNotice } from "../../src/recovery/task-notice";
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
-import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../support/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";
 
 const db = useTestDatabase();

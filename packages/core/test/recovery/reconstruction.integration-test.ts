@@ -21,8 +21,8 @@ import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstru
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
 import { retryRun } from "../../src/runs/retry-run";
 import { STOP_ACKNOWLEDGEMENT_SCHEMA, STOP_RETENTION_SCHEMA } from "../../src/records/run-stop-records";
-import { createDestroyedSource, createRetainedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../../src/testing/destroyed-source";
-import { createExportHoldPlace, exportHoldInstanceRoot } from "../../src/testing/export-hold";
+import { createDestroyedSource, createRetainedSource, createStoredAttachment, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
+import { createExportHoldPlace, exportHoldInstanceRoot } from "../support/export-hold";
 import { CONTROLLER } from "../runs/runs-fixture";
 
 const db = useTestDatabase();

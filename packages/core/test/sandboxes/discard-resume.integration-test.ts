@@ -21,7 +21,7 @@ import { Reconciler } from "../../src/recovery/reconciler";
 import { dueDiscardResumptionsSql, leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { DESTRUCTION_RECEIPT_SCHEMA, discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
 import { listRetainedSandboxes } from "../../src/sandboxes/list-retained";
-import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../support/export-hold";
 
 const db = useTestDatabase();
 let place: { companyId: string; agentId: string; environmentId: string };

@@ -16,7 +16,7 @@ import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep
 import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import { discardRetainedSandbox, DESTRUCTION_RECEIPT_SCHEMA } from "../../src/sandboxes/discard-sandbox";
 import { listRetainedSandboxes } from "../../src/sandboxes/list-retained";
-import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../../src/testing/export-hold";
+import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "../support/export-hold";
 
 const db = useTestDatabase();
 let place: { companyId: string; agentId: string; environmentId: string };

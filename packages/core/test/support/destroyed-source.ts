@@ -9,9 +9,9 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db/client";
-import { createDefaultRegistry } from "../providers/index";
-import type { ReconstructWorkspaceInput } from "../recovery/operator/reconstruct-workspace";
-import { discardRetainedSandbox } from "../sandboxes/discard-sandbox";
+import { createDefaultRegistry } from "../../src/providers/index";
+import type { ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
+import { discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
 import { createExportHold, type ExportHold, type ExportHoldPlace } from "./export-hold";
 
 export interface DestroyedSource extends ExportHold {

@@ -11,14 +11,14 @@ import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { takeManifest } from "../copyback/manifest/index";
-import { EXPORT_RETRY_EXHAUSTED_CODE } from "../records/coordinator-phases";
-import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../leases/lease-metadata";
-import { createLocalProvider } from "../providers/local/index";
-import { openExportRetryExhaustedAction } from "../records/actions";
-import { publishRunResult } from "../runs/publish-result";
-import { RUN_RESULT_SCHEMA } from "../records/result-document";
-import { PREPARED_WORKSPACE_SCHEMA } from "../workspace/prepared-descriptor";
+import { takeManifest } from "../../src/copyback/manifest/index";
+import { EXPORT_RETRY_EXHAUSTED_CODE } from "../../src/records/coordinator-phases";
+import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
+import { createLocalProvider } from "../../src/providers/local/index";
+import { openExportRetryExhaustedAction } from "../../src/records/actions";
+import { publishRunResult } from "../../src/runs/publish-result";
+import { RUN_RESULT_SCHEMA } from "../../src/records/result-document";
+import { PREPARED_WORKSPACE_SCHEMA } from "../../src/workspace/prepared-descriptor";
 
 export interface ExportHoldPlace {
   companyId: string;
@@ -151,7 +151,7 @@ export async function createExportHold(db: PrismaClient, place: ExportHoldPlace,
   });
   if (published.kind !== "accepted") throw new Error("fixture: result not accepted");
 
-  // What Finalization.exhaust leaves (R-EX-1, R-EX-4), in one transaction.
+  // What holdExportFailure (finalization/held-export-failure.ts) leaves (R-EX-1, R-EX-4), in one transaction.
   const actionId = await withTransaction(db, async (tx) => {
     await tx.nativeRunFinalization.update({
       where: { runId: run.id },
