@@ -59,7 +59,7 @@ async function main(): Promise<number> {
   const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs });
   say(`PostgreSQL ${db.owned ? "embedded (owned by the harness: restarts are injected)" : `service at ${db.server} (not owned: no restart is injected)`}, database ${db.name}`);
   const prisma = createPrismaClient({ databaseUrl: db.url, poolSize: 4, applicationName: "copyback-torture" });
-  history.append("torture.start", { seed, minutes, workers: options.workers, embeddedPg: db.owned, diskMount, strictIssue11: options.strictIssue11 });
+  history.append("torture.start", { seed, minutes, workers: options.workers, embeddedPg: db.owned, diskMount });
 
   await seedDemo(prisma, { instanceRoot: home });
   const world = new World(prisma, home, 12);
@@ -135,7 +135,7 @@ async function main(): Promise<number> {
   });
   writeFileSync(path.join(work, "final.json"), JSON.stringify(final, null, 1));
   const events = readHistory(historyFile);
-  const verdict = check(events, final, { strictIssue11: options.strictIssue11 });
+  const verdict = check(events, final);
   const table = formatCounts(verdict, {
     seed: String(seed),
     minutes: String(minutes),

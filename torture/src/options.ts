@@ -1,7 +1,6 @@
 // The torture's command line:
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
-//   [--shared-slots J] [--stop-rate P] [--embedded] [--strict-issue-11 (accepted, relaxes nothing:
-//   R-FO-1 is checked strictly)] [--keep] [--quiet-seconds Q] [--aimed-kills P]
+//   [--shared-slots J] [--stop-rate P] [--embedded] [--keep] [--quiet-seconds Q] [--aimed-kills P]
 //   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows]`
 // (the workload before the aimed one: --aimed-kills 0 --worker-concurrency 2 --max-queued 1000
 //  --shared-arm-rate 0.8 --wake-in-fault-windows)
@@ -36,7 +35,6 @@ export function parseOptions(argv: readonly string[]) {
       // The harness's operator discards verified retained sandboxes of runs without a result (operator.ts).
       "no-operator": { type: "boolean", default: false },
       embedded: { type: "boolean", default: false },
-      "strict-issue-11": { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
       "quiet-seconds": { type: "string", default: "150" },
       "idle-timeout-ms": { type: "string", default: "3000" },
@@ -64,7 +62,6 @@ export function parseOptions(argv: readonly string[]) {
     aimedKillShare: Number(args["aimed-kills"]),
     operator: !args["no-operator"],
     embedded: args.embedded === true,
-    strictIssue11: args["strict-issue-11"] === true,
     keep: args.keep === true,
     quietMs: Number(args["quiet-seconds"]) * 1000,
     idleTimeoutMs: Number(args["idle-timeout-ms"]),

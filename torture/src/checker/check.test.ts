@@ -123,12 +123,11 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["coordinator_unsettled", "died_before_result_unrecovered", "lease_active_without_run", "run_left_queued"]);
   });
 
-  it("R-FO-1 (issue 11, strict by default): a process_lost run with an active lease and no obligation is reported; the flag relaxes nothing", () => {
+  it("R-FO-1: a process_lost run with an active lease and no obligation is reported", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
     s.leases.push({ id: "l3", runId: R3, status: "active", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
     expect(kinds(s)).toEqual(["died_before_result_unrecovered", "lease_active_without_run"]);
-    expect(kinds(s, [], true)).toEqual(["died_before_result_unrecovered", "lease_active_without_run"]);
     expect(check([], s).counts.relaxed).toEqual({});
   });
 

@@ -5,7 +5,7 @@
 // an allocated sandbox (a `process_lost` orphan, an agent that exited without a result, a provider
 // failure) must have a file-recovery obligation naming it, and its lease must be pinned: never
 // left `active`, never destroyed, released only as stopped-and-retained, a local sandbox still on
-// disk (`died_before_result_unrecovered`). `--strict-issue-11` is accepted and changes nothing.
+// disk (`died_before_result_unrecovered`).
 // Relaxed for the fake provider, always: its sandboxes live in the memory of the worker that
 // acquired them, so a fake run whose worker died can lose its sandbox (`provider_sandbox_missing`);
 // counted as `fake_sandbox_lost`; such a coordinator is retried (`retryable_failure`) until the
@@ -21,9 +21,9 @@ import type { FinalState } from "./final-state";
 import { checkFiles } from "./files";
 import { mergeIntervals, overlaps } from "./intervals";
 import { faultsOf, mayHaveHappened, readOperations } from "./operations";
-import { bump, FILE_RECOVERY, OPEN, RESULT_HOLD_CAUSES, UNSETTLED_PHASES, type CheckOptions, type Verdict, type Violation, type ViolationKind } from "./verdict";
+import { bump, FILE_RECOVERY, OPEN, RESULT_HOLD_CAUSES, UNSETTLED_PHASES, type Verdict, type Violation, type ViolationKind } from "./verdict";
 
-export function check(history: readonly HistoryEvent[], final: FinalState, _options: CheckOptions = {}): Verdict {
+export function check(history: readonly HistoryEvent[], final: FinalState): Verdict {
   const violations: Violation[] = [];
   const relaxed: Record<string, number> = {};
   const add = (kind: ViolationKind, detail: string, runId?: string) => violations.push({ kind, detail, ...(runId ? { runId } : {}) });

@@ -57,7 +57,7 @@ export const merge = (pid: number, runId: string, from: number, to: number | nul
   ...(to === null ? [] : [{ t: String(to), ev: "merge.exit", pid, target: WS, runId, ok: true }]),
 ];
 
-export const kinds = (state: FinalState, history: HistoryEvent[] = [], strict = false): ViolationKind[] => [...new Set(check(history, state, { strictIssue11: strict }).violations.map((v) => v.kind))].sort();
+export const kinds = (state: FinalState, history: HistoryEvent[] = []): ViolationKind[] => [...new Set(check(history, state).violations.map((v) => v.kind))].sort();
 
 let opIds = 0;
 /**

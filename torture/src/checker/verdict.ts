@@ -52,11 +52,6 @@ export interface Violation {
   runId?: string;
 }
 
-export interface CheckOptions {
-  /** Accepted for older command lines; relaxes nothing (R-FO-1 is checked strictly). */
-  strictIssue11?: boolean;
-}
-
 export interface Verdict {
   violations: Violation[];
   counts: {
