@@ -32,7 +32,7 @@ export function readFinalizationOwner(
 }
 
 /**
- * Issue 20: the identity of a receipt too malformed to have a usable token: the sha256 of the
+ * The identity of a receipt too malformed to have a usable token: the sha256 of the
  * receipt as PostgreSQL stores it (jsonb's own text, so every reader computes the same bytes).
  * One expression for the unverified-owner hold that names it, its stale cleanup, the attestation
  * that releases it and the maintenance SQL's malformed-receipt form (guidance.ts).

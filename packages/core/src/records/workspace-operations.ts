@@ -32,7 +32,7 @@ export async function startWorkspaceOperation(db: DbOrTx, input: StartWorkspaceO
 }
 
 /**
- * Metrics (issue 14): operations this process opened, so closing one here can report its duration
+ * Metrics: operations this process opened, so closing one here can report its duration
  * without another query. Bounded: an operation another process closes is forgotten oldest first.
  */
 const startedHere = new Map<string, { phase: string; at: number }>();
