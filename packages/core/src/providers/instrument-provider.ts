@@ -1,4 +1,4 @@
-// Provider call counts and failures by plugin (issue 14 section 2), without touching any plugin:
+// Provider call counts and failures by plugin, without touching any plugin:
 // a view of the plugin whose operations report each call and each rejection to the metrics.
 // Everything else (pluginId, provider, capabilities, and any operation added later, such as a
 // delta export) passes through unchanged; operations run with the plugin itself as `this`, so

@@ -140,7 +140,7 @@ export interface ExportOptions {
    * Set by a caller that reads the archive into one receiveWorkspaceArchive in this process and
    * hands it to nothing else (finalization/export-snapshot.ts). A provider producing the stream
    * in this process may then let that receive recycle its buffers once it is done (export.ts
-   * `recycleBuffers`: no fresh memory, and so no page faults, for the next export; issue 14).
+   * `recycleBuffers`: no fresh memory, and so no page faults, for the next export).
    * Any other consumer leaves it unset.
    */
   singleReceiver?: boolean;
@@ -150,7 +150,7 @@ export interface ExportOptions {
  * What exportWorkspace may resolve to: the archive stream, optionally with `expectedBytes`, a
  * lower bound of its size the provider knows up front (the `local` provider counts it, up to the
  * spool's memory bound, when it has a single receiver). The receive then spools a larger archive
- * to disk from its first byte (issue 14); a hint only, never trusted for anything else.
+ * to disk from its first byte; a hint only, never trusted for anything else.
  */
 export type ExportStream = Readable & { expectedBytes?: number };
 

@@ -1,4 +1,4 @@
-// Issue 13 §1: where isolation cannot work, the launcher and the console say why.
+// Where isolation cannot work, the launcher and the console say why.
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,15 +12,15 @@ afterEach(async () => {
 });
 const now = new Date("2026-12-01T10:00:00.000Z");
 
-describe("issue 13: why agents are not isolated", () => {
-  it("issue 13: a missing bwrap says so and how to install it", async () => {
+describe("why agents are not isolated", () => {
+  it("a missing bwrap says so and how to install it", async () => {
     const empty = await mkdtemp(join(tmpdir(), "copyback-no-bwrap-"));
     dirs.push(empty);
     expect(await diagnoseBubblewrap(empty)).toEqual({ usable: false, reason: BUBBLEWRAP_MISSING_REASON });
     expect(BUBBLEWRAP_MISSING_REASON).toContain("apt-get install bubblewrap");
   });
 
-  it("issue 13: a bwrap that cannot make namespaces names the cause and the fix", () => {
+  it("a bwrap that cannot make namespaces names the cause and the fix", () => {
     const reason = explainProbeFailure("/usr/bin/bwrap", { stderr: "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces\n", timedOut: false, code: 1 });
     expect(reason).toContain("/usr/bin/bwrap");
     expect(reason).toContain("No permissions to creating new namespace");
@@ -29,7 +29,7 @@ describe("issue 13: why agents are not isolated", () => {
     expect(explainProbeFailure("/b", { stderr: "", timedOut: true })).toContain("did not finish a test sandbox");
   });
 
-  it("issue 13: the launcher's warning and the console's reason come from the report, nothing when isolated", () => {
+  it("the launcher's warning and the console's reason come from the report, nothing when isolated", () => {
     const unisolated = isolationReport({ usable: false, reason: "bubblewrap is missing" }, now, "h1");
     expect(unisolated).toEqual({ schema: "copyback.host-isolation.v1", isolated: false, reason: "bubblewrap is missing", host: "h1", checkedAt: "2026-12-01T10:00:00.000Z" });
     expect(isolationWarning(unisolated)).toMatch(/^WARNING: agents are NOT isolated: bubblewrap is missing\. .*database credentials/);
@@ -41,7 +41,7 @@ describe("issue 13: why agents are not isolated", () => {
     expect(notIsolatedReason(null)).toBeNull();
   });
 
-  it("issue 13: the report file is replaced whole (0600) and a broken one reads as none", async () => {
+  it("the report file is replaced whole (0600) and a broken one reads as none", async () => {
     const root = await mkdtemp(join(tmpdir(), "copyback-isolation-"));
     dirs.push(root);
     expect(await readIsolationReport(root)).toBeNull();

@@ -1,4 +1,4 @@
-// Resource limits for local agents (issue 13, section 2), per environment (`environments.config`
+// Resource limits for local agents, per environment (`environments.config`
 // of a local environment, `limits`), with documented defaults. How each is enforced depends on
 // what this machine allows, decided per exec and recorded in the run log:
 //   cpuSeconds  RLIMIT_CPU through util-linux `prlimit` (per process: SIGXCPU at the limit)

@@ -1,5 +1,5 @@
 // The stat cache's file format (pure: bytes <-> WorkspaceStatCache). Binary, because the delta
-// export reads it on every copyback and JSON cost about 18 ms for 10,000 files (issue 14: an
+// export reads it on every copyback and JSON cost about 18 ms for 10,000 files (an
 // unchanged copyback should cost little): parsing, then checking each record's hash with a
 // regular expression. Here the numbers are read in place and the hashes are raw bytes, so a
 // decoded file can hold no malformed hash, and a number that is not one (NaN) matches no lstat:

@@ -2,7 +2,7 @@
 // identity (device, inode, size, mtime, ctime: a rewrite or a rename over it changes at least the
 // ctime or the inode). The seed writes a sandbox's cache and the delta export reads it back a few
 // seconds later in the same process; remembering the decoded records saves reading and decoding
-// the file (issue 14: 6 to 9 ms of every small copyback at 10,000 files).
+// the file (6 to 9 ms of every small copyback at 10,000 files).
 //
 // Never trusted more than the file: a cache is an accelerator whose records are used only for a
 // file whose lstat still matches (scan.ts), and the host verifies every byte the delta carries.

@@ -44,7 +44,7 @@ describe("the local stat cache", () => {
     expect(decodeStatCache(encodeStatCache({ version: 1, files: {} }))).toEqual({ version: 1, files: {} });
   });
 
-  it("issue 14: the cache this process wrote is used again while the file is unchanged; a file rewritten by anyone else is read again", async () => {
+  it("the cache this process wrote is used again while the file is unchanged; a file rewritten by anyone else is read again", async () => {
     const file = join(scratch, "remembered.bin");
     const record = (sha: string) => ({ size: 1, mode: 420, ino: 7, mtimeMs: 1, ctimeMs: 1, sha256: sha.repeat(64) });
     const ours = { version: 1 as const, files: { "a.txt": record("a") } };
@@ -71,7 +71,7 @@ describe("the local stat cache", () => {
     expect(await readStatCache(file)).toEqual({ cache: undefined, state: "absent" });
   });
 
-  it("issue 14: the memory holds a few caches and a bounded number of records, the oldest dropped first", () => {
+  it("the memory holds a few caches and a bounded number of records, the oldest dropped first", () => {
     const memory = new StatCacheMemory();
     const cache = (records: number) => ({
       version: 1 as const,

@@ -28,7 +28,7 @@ const CLOCK_TICK_MARGIN_MS = 50;
 const memory = new StatCacheMemory();
 
 export async function readStatCache(file: string): Promise<{ cache: WorkspaceStatCache | undefined; state: StatCacheState }> {
-  // Issue 14: the cache this process wrote or read, while the file still has that identity.
+  // The cache this process wrote or read, while the file still has that identity.
   const stats = await lstat(file).catch(() => null);
   const remembered = stats?.isFile() ? memory.get(file, identityKey(stats)) : undefined;
   if (remembered) return { cache: remembered, state: "used" };
