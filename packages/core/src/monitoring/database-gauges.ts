@@ -1,4 +1,4 @@
-// The gauges that describe the database, computed on scrape (issue 14 section 2): runs by status
+// The gauges that describe the database, computed on scrape: runs by status
 // and phase, open recovery actions by cause and age, retained sandboxes by provider. Small grouped queries per scrape are
 // cheaper than keeping a count current in every process that changes a run or an action, and they
 // read the same on every endpoint (aggregate with max(), not sum(), across processes). A scrape
