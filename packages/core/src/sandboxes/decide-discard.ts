@@ -1,4 +1,4 @@
-// Admission of an operator's Discard of a retained sandbox (issue 14 section 2). Pure. A
+// Admission of an operator's Discard of a retained sandbox. Pure. A
 // retained sandbox may hold the only copy of a run's work, so nothing discards one automatically:
 // the request must name the provider's immutable allocation id recorded on the lease (so the
 // operator destroys the sandbox they inspected, not one that replaced it), and acknowledge by id
@@ -62,7 +62,7 @@ export function decideDiscard(snapshot: DiscardSnapshot, request: DiscardRequest
     return reject("allocation_mismatch", "The allocation id does not match the one recorded on the lease; nothing was destroyed.", { recorded: lease.providerLeaseId });
   }
   if (!lease.held) return reject("sandbox_not_retained", "This sandbox is not retained for recovery; the ordinary release handles it.");
-  // R-ORP-3 (issue 20: "the running run keeps its source lease until the finalizer completes"): the
+  // R-ORP-3 ("the running run keeps its source lease until the finalizer completes"): the
   // run's saved result is still to be copied back from this very sandbox, by the live path or the
   // reconciler's retry; destroying it now would drop an accepted result that nobody gave up (and
   // tear an export mid-read). It becomes discardable once that copyback settles: committed (the

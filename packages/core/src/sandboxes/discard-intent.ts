@@ -6,7 +6,7 @@
 // held (lease-holds.ts: never reused, never released by the ordinary cleanup) and listed as being
 // discarded (list-retained.ts), never as a sandbox with its files.
 //
-// Why the claim is short and renewed (issue 20): a request's claim used to last 15 minutes, so a
+// Why the claim is short and renewed: a request's claim used to last 15 minutes, so a
 // Discard whose process died (or whose final transaction failed) after the destroy left the
 // lease claimed, its actions saying the files were kept, and every repeat Discard refused for
 // that long. Whether a claimer on another host is alive cannot be read from here; what can be
@@ -38,7 +38,7 @@ export const discardIntentSchema = z.object({
   /** The open recovery actions the operator acknowledged, by id: exactly those record their files given up. */
   actionIds: z.array(z.uuid()),
   providerLeaseId: z.string().min(1),
-  /** R-EX-6: the plugin the destroy goes through. Absent on intents recorded before issue 20: the lease's own. */
+  /** R-EX-6: the plugin the destroy goes through. Absent on intents recorded before the intent named its plugin: the lease's own. */
   pluginId: z.string().min(1).optional(),
   at: z.iso.datetime({ offset: true }),
   /** The earlier, interrupted Discard this one resumed (its request id). */

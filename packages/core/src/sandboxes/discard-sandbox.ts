@@ -1,4 +1,4 @@
-// Discard of a retained sandbox by a board operator (issue 14 section 2). Nothing else ever
+// Discard of a retained sandbox by a board operator. Nothing else ever
 // decides to discard one: the ordinary cleanup selects only pending_cleanup leases with an intent,
 // and the reuse of a lease refuses held ones (lease-holds.ts). In order:
 //   1. one transaction, the lease row locked: the snapshot (held? which open actions name it? a
@@ -14,7 +14,7 @@
 //      its files were given up, one activity row. A database that is briefly away is tried again
 //      a few times while the claim is renewed.
 // Interrupted anywhere after step 1 (the process killed, the database gone past those tries), the
-// intent is resumable (issue 20): once the claim lapsed, the lease cleanup sweep finishes it
+// intent is resumable: once the claim lapsed, the lease cleanup sweep finishes it
 // (resume-discard.ts), and a repeat Discard is a new admission that resumes it (its intent names
 // the one it resumes). A repeat while the claim is live is refused `cleanup_in_progress`, saying
 // until when; two Discards at once are serialized by the row lock, so only one is admitted.

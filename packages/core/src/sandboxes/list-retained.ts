@@ -1,4 +1,4 @@
-// Every retained sandbox allocation (issue 14 section 2): the leases whose sandbox still exists
+// Every retained sandbox allocation: the leases whose sandbox still exists
 // (status not `destroyed`) and that hold files for recovery by lease-holds.ts's one condition, with
 // why (retention-reasons.ts), their run and task, provider, pinned plugin and the provider's
 // immutable allocation id, their age, and their size where the provider told it: measured by the
@@ -8,7 +8,7 @@
 // confirmed, a failed measurement) it is unknown (null), never guessed. A lease with an unfinished
 // operator Discard (discard-intent.ts: in flight, or interrupted and waiting for the reconciler) is
 // listed as being discarded (`discarding`, the first reason), with no size: its sandbox may already
-// be gone, so it is never shown as a sandbox with its files (issue 20). Reads only; oldest first.
+// be gone, so it is never shown as a sandbox with its files. Reads only; oldest first.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
 import { LEASE_METADATA_KEYS, readLeaseFailure, readSandboxSize } from "../leases/lease-metadata";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_PHASES } from "../leases/lease-holds";

@@ -1,4 +1,4 @@
-// The final transaction of a Discard (issue 14 section 2), in one place for both of its finishers:
+// The final transaction of a Discard, in one place for both of its finishers:
 // the operator's own request (discard-sandbox.ts step 3) and the resumption of an interrupted one
 // (resume-discard.ts, run by the lease cleanup sweep). After the pinned plugin's destroy returned:
 // the lease `destroyed` with the confirmed destruction receipt of the intent (request, who, why,

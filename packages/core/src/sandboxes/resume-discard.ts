@@ -1,4 +1,4 @@
-// Finishing an operator's Discard that its request did not finish (issue 20): the request died or
+// Finishing an operator's Discard that its request did not finish: the request died or
 // lost the database after recording its intent, before or after the destroy, so the lease still
 // carries the intent with no final record and no live claim (discard-intent.ts says why a live
 // request's claim is short). The lease cleanup sweep calls this for each such lease it selects.

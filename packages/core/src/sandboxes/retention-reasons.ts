@@ -1,4 +1,4 @@
-// Why a sandbox is retained, in words for the operator (issue 14 section 2, retained sandboxes).
+// Why a sandbox is retained, in words for the operator.
 // Pure: the facts come from list-retained.ts, one per part of lease-holds.ts's "held" condition,
 // so the list says exactly what keeps each allocation.
 export interface RetentionFacts {
