@@ -13,5 +13,5 @@ export type Principal =
   /** Local deployment mode only: the operator at this machine (the spec's "trusted local board"). */
   | { kind: "local_board" }
   | { kind: "board_user"; userId: string; isInstanceAdmin: boolean; memberships: readonly Membership[]; via: "session" | "board_api_key" }
-  /** `runId`: a run-scoped key (issue 13), good only for that run's finish call while it runs. */
+  /** `runId`: a run-scoped key, good only for that run's finish call while it runs. */
   | { kind: "agent"; agentId: string; companyId: string; keyId: string; runId?: string };
