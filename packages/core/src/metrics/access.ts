@@ -1,4 +1,4 @@
-// Who may read the console's /api/metrics (issue 14 section 2). The metrics are instance-wide
+// Who may read the console's /api/metrics. The metrics are instance-wide
 // (every company's runs and recovery actions, counted), so a company role is not enough: the
 // trusted local board, an instance administrator (signed in: board API keys never carry instance-wide authority), or a scraper that
 // presents COPYBACK_METRICS_TOKEN. Never public: in authenticated mode because the issue's

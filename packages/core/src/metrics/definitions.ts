@@ -1,4 +1,4 @@
-// Every Prometheus metric of Copyback, defined in one place (issue 14 section 2). The counters
+// Every Prometheus metric of Copyback, defined in one place. The counters
 // and histograms below live in this process (`processRegistry`) and are fed by the observe*
 // functions in observe.ts from the code that does the work; the gauges that describe the
 // database (runs, open recovery actions, retained sandboxes) are computed on scrape by
