@@ -1,4 +1,4 @@
-// Workspace history (issue 14 section 2): for one path of a host workspace, which committed runs
+// Workspace history: for one path of a host workspace, which committed runs
 // wrote or deleted it and when, newest first. Every path a copyback wrote or deleted is a row of
 // `workspace_path_changes`, written in the barrier transaction with its succeeded
 // `workspace_finalize` operation (finalize-run.ts); the table's primary key (workspace, path,
