@@ -1,5 +1,5 @@
-// What a database failure before the agent's start does to a run, pure (issue 20, the "weigh"
-// item). R-FO-1 pins a sandbox and fails the run when a *provider* fails before a result, because
+// What a database failure before the agent's start does to a run, pure.
+// R-FO-1 pins a sandbox and fails the run when a *provider* fails before a result, because
 // the sandbox may hold the agent's unpublished edits. A database that drops the connection while
 // the sandbox is acquired, bound, seeded or its agent's key minted says nothing about the task and
 // nothing of the task's work exists yet (no agent was ever started): the run goes back to the queue

@@ -59,7 +59,7 @@ export async function copyBackLegacyWorkspace(
           const workDir = join(staging, `try-${tryNumber}`);
           await mkdir(workDir, { mode: 0o700 });
           try {
-            // Issue 14: the delta export where the plugin offers it, the full export otherwise
+            // The delta export where the plugin offers it, the full export otherwise
             // or when the host refuses the delta (finalization/export-for-merge.ts).
             const exported = await exportForMerge({
               plugin: input.plugin,

@@ -1,5 +1,5 @@
 // A run whose setup met a database failure before its agent was started goes back to the queue
-// (database-outage-policy.ts says why that is safe, issue 20). Before the run is queued, what this
+// (database-outage-policy.ts says why that is safe). Before the run is queued, what this
 // attempt created is settled, so nothing leaks and the next attempt starts clean:
 //   1. its running preparation is closed `failed` under its own live recovery claim (R-FO-4: another
 //      holder's or a stale claim refuses, and then nothing at all is cleaned up here);
