@@ -3,7 +3,7 @@
 // schema its provider parses it with at run time (providers/environment-config.ts), and/or its
 // lease policy (environments.default_lease_policy, checked against the schema's enum). It is how an
 // operator or an E2E suite sets the rehearsal faults of README "Rehearsing recovery" or a
-// `reuse_by_environment` environment on a real install (issue 20: no CLI set the policy). A refused
+// `reuse_by_environment` environment on a real install (the one command that sets the policy). A refused
 // change writes nothing; an applied one writes its activity row in the same transaction (system
 // actor). Both apply to sandboxes acquired after it (the worker reads them at acquisition); leases
 // already held keep what they were started with (leases/environment-lease-policy.ts says why).

@@ -42,7 +42,7 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
     const intent = intentRow ? intentView(intentRow) : null;
     const owner =
       row.cause === OWNER_UNVERIFIED_CAUSE ? readOwnerUnverifiedEvidence(row.evidence) : null;
-    // Issue 20: a malformed receipt's hold is attested with its fixed reference (attestationTokenOf).
+    // A malformed receipt's hold is attested with its fixed reference (attestationTokenOf).
     const attestToken = owner ? attestationTokenOf(owner) : null;
     const storedSha256 = owner?.ownerToken === null && owner.receiptSha256 && row.runId ? await readReceiptSha256(prisma, row.runId) : null;
     const receipt = receiptState(run?.runnerProfileJson, owner?.ownerToken ?? null, run !== null, owner?.receiptSha256 ?? null, storedSha256);
@@ -57,7 +57,7 @@ export async function recoveryShow(ctx: CommandContext, actionId: string): Promi
             ownerToken: attestToken,
           })
         : null;
-    // Issue 10 item 9: an open exhausted-export hold names the exact export-only retry (R-EX-2).
+    // An open exhausted-export hold names the exact export-only retry (R-EX-2).
     const retryCall = open && row.cause === EXPORT_RETRY_EXHAUSTED_CAUSE && row.runId !== null ? exportRetryCall({ origin: null, issueId: row.issueId, actionId: row.id, runId: row.runId }) : null;
     // R-EX-4, R-UI-2: the copyback-failed hold's details and its resolution path (an open one).
     const failed = row.cause === COPYBACK_FAILED_CAUSE ? readCopybackFailedEvidence(row.evidence) : null;
@@ -103,7 +103,7 @@ function receiptState(
   if (!runExists) return "no_run";
   const current = readFinalizationOwner(runnerProfileJson);
   if (current.kind === "none") return "released";
-  // Issue 20: a malformed receipt's hold is in force while the run carries exactly that receipt.
+  // A malformed receipt's hold is in force while the run carries exactly that receipt.
   if (heldSha256 !== null) return current.kind === "malformed" && storedSha256 === heldSha256 ? "held" : "other_owner";
   if (current.kind === "malformed") return "malformed";
   return token !== null && current.receipt.token === token ? "held" : "other_owner";

@@ -1,5 +1,5 @@
 // `copyback sandboxes discard --lease ID --allocation ID [--acknowledge ACTION_ID]... --reason TEXT`:
-// the explicit Discard of a retained sandbox (issue 14 section 2) through THE service behind the
+// the explicit Discard of a retained sandbox through THE service behind the
 // console's sandboxes.discard, discardRetainedSandbox; its admission (decideDiscard) is decided
 // there. Like the recovery commands the CLI has no sign-in and records the system actor; the
 // sandbox is destroyed through this instance's built-in providers (--home), by its pinned plugin.

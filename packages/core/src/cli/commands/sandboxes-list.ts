@@ -1,5 +1,5 @@
-// `copyback sandboxes list [--company ID] [--limit N]`: every retained sandbox allocation (issue 14
-// section 2), oldest first: why it is retained, its run and task, provider, pinned plugin and
+// `copyback sandboxes list [--company ID] [--limit N]`: every retained sandbox allocation,
+// oldest first: why it is retained, its run and task, provider, pinned plugin and
 // immutable allocation id, age and size where the provider tells. Reads only.
 import { listRetainedSandboxes, type RetainedSandboxSize } from "../../sandboxes/list-retained";
 import { withCliDatabase } from "../database";

@@ -1,6 +1,6 @@
 // `copyback workspace history PATH [--limit N]`: which committed runs last wrote or deleted PATH
 // (a file or directory inside a host workspace, absolute or relative to the current directory),
-// newest first (issue 14 section 2). The host workspace is the execution workspace whose directory
+// newest first. The host workspace is the execution workspace whose directory
 // contains PATH (both canonicalized with realpath; a deleted PATH is resolved through its nearest
 // existing parent). Reads only.
 import { realpath } from "node:fs/promises";

@@ -1,6 +1,6 @@
 // What `copyback recovery resolve --help` says about holds and evidence, printed from
 // resolvable-holds.ts, the table the resolution policy admits and refuses by and the request schema
-// requires each outcome's evidence by (issue 20: the help named two of the four file holds). The
+// requires each outcome's evidence by (so the help never names fewer holds than the command accepts). The
 // flags of each request field are here too, for the command's own refusals (recovery-resolve.ts).
 import { HOLDS_RESOLVED_ELSEWHERE, OUTCOME_REQUIRES, RESOLVABLE_HOLDS, RESOLVE_OUTCOMES } from "../../recovery/resolvable-holds";
 
