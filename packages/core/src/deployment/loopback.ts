@@ -48,7 +48,7 @@ export class LocalModeHostError extends Error {
   }
 }
 
-/** Refuses to start local mode on a non-loopback bind address (issue 3 item 1). */
+/** Refuses to start local mode on a non-loopback bind address. */
 export function assertDeploymentBinding(mode: "local" | "authenticated", host: string): void {
   if (mode === "local" && !isLoopbackHost(host)) throw new LocalModeHostError(host);
 }
