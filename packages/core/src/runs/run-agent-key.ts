@@ -1,4 +1,4 @@
-// Run-scoped agent API keys (issue 13, section 2). Every local agent turn gets its own key,
+// Run-scoped agent API keys. Every local agent turn gets its own key,
 // minted when the run's agent starts and passed in its environment (COPYBACK_API_KEY): it is
 // stored like every agent key (sha256 in agent_api_keys, in the same `cba_` format the web app
 // parses), bound to the run, and accepted by the web app only for that run's finish call while
