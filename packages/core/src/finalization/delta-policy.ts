@@ -1,4 +1,4 @@
-// Pure: what a failed delta export means for the copyback try (issue 14). Two kinds of failure:
+// Pure: what a failed delta export means for the copyback try. Two kinds of failure:
 //   - the sandbox or the transfer failed (a provider error, a dropped or timed-out transfer,
 //     staging out of space): the full export would ask the same sandbox over the same channel, so
 //     the try fails as any export does and R-RR-1 retries it before any host write;

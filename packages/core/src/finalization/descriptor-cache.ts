@@ -2,7 +2,7 @@
 // row they were read from (workspace-descriptor.ts: id, xmin, ctid). A run reads its descriptor
 // before the agent starts (runtime selection) and again in finalization; the second read then
 // costs a version check instead of moving and validating the whole baseline manifest once more
-// (issue 14: about 10,000 entries, 25 to 60 ms of a copyback that changed nothing).
+// (about 10,000 entries, 25 to 60 ms of a copyback that changed nothing).
 //
 // Pure memory, bounded: a few descriptors and a bounded number of baseline entries in all, the
 // oldest dropped first. An entry is only ever used for the same row version of the same run's
@@ -12,7 +12,7 @@ import { VersionedLru } from "../memory/versioned-lru";
 import type { PreparedWorkspaceDescriptor } from "../workspace/prepared-descriptor";
 
 const MAX_DESCRIPTORS = 8;
-/** About one 200,000-entry workspace (issue 14's large case), or many ordinary ones. */
+/** About one 200,000-entry workspace (the largest workspace a copyback is measured with), or many ordinary ones. */
 const MAX_BASELINE_ENTRIES = 200_000;
 
 export class DescriptorCache {

@@ -1,4 +1,4 @@
-// One copyback try's export (issue 14): the delta export when the lease's plugin offers it, the
+// One copyback try's export: the delta export when the lease's plugin offers it, the
 // full export (export-snapshot.ts) otherwise, and the full export in the same try when the host
 // refuses the delta (delta-policy.ts: provider_delta_mismatch, an unsafe or malformed manifest).
 // A delta that fails because the sandbox or the transfer failed fails the try like any export

@@ -1,4 +1,4 @@
-// Which sandbox a finalizing run may export, pure (R-EX-6, R-ORP-3; issue 20). The prepared
+// Which sandbox a finalizing run may export, pure (R-EX-6, R-ORP-3). The prepared
 // descriptor names the lease that was seeded for the run; before any export the lease row read
 // under ownership must still be that run's: the same company, bound to the run (a lease rebound to
 // another run's turn holds that run's files, not this result's), the allocation that was seeded

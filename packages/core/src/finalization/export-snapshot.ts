@@ -58,7 +58,7 @@ export async function exportSnapshot(input: ExportSnapshotInput): Promise<Export
       archive: abortable(archive, input.signal),
       stagingDir: snapshotDir,
       // A large archive spills into this attempt's private directory, removed with it; from its
-      // first byte when the provider knows it is that large (issue 14: ExportStream.expectedBytes).
+      // first byte when the provider knows it is that large (ExportStream.expectedBytes).
       spillDirectory: input.workDir,
       expectedBytes: (archive as ExportStream).expectedBytes,
     });

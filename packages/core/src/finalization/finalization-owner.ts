@@ -54,7 +54,7 @@ const OWNER_CONNECTION_NAME = "copyback-finalization-owner";
 
 /**
  * R-OWN-6: the copyback's own connection, outside the application pool. Opened ahead by a caller
- * that hands it to takeFinalizationOwnership (issue 14: its setup then overlaps the caller's
+ * that hands it to takeFinalizationOwnership (its setup then overlaps the caller's
  * reads instead of adding to the copyback's latency); a caller that ends up not making the
  * attempt gives it to discardOwnerConnection.
  */
@@ -110,7 +110,7 @@ const joinedTokens = new Map<string, string>();
 
 export async function takeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipKey): Promise<OwnershipAttempt> {
   const attempt = await tryTakeFinalizationOwnership(deps, key);
-  // Metrics (issue 14): a busy skip is how contention between finalizers shows (R-OWN-2).
+  // Metrics: a busy skip is how contention between finalizers shows (R-OWN-2).
   if (attempt.kind === "busy") observeFinalizationBusy(attempt.reason);
   return attempt;
 }

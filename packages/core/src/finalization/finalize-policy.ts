@@ -54,7 +54,7 @@ export const MERGE_CONFLICT_CODE = "workspace_merge_conflict";
 
 /**
  * R-EX-1: "Transient export failures retry three times, then produce
- * native_workspace_sync_out_retry_exhausted". What is counted, decided here (issue 20):
+ * native_workspace_sync_out_retry_exhausted". What is counted, decided here:
  *   - transient export FAILURES, not coordinator attempts. An attempt that never recorded a
  *     failure (its owner was killed mid-export and the run was later taken over or attested, its
  *     lock connection or the database was lost under it) is not a failed export, and spends
