@@ -1,4 +1,4 @@
-// Acquiring an environment lease for a run (issue 5 item 4, DESIGN.md section 4).
+// Acquiring an environment lease for a run (DESIGN.md section 4).
 //
 // A new allocation writes the lease row FIRST (status active, provider and plugin id copied from
 // the environment, R-EX-6), then asks the pinned plugin for a sandbox, then records what the

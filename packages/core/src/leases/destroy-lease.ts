@@ -191,7 +191,7 @@ export function newDestroyIntent(
 }
 
 /**
- * R-EX-2 (issue 20): the one way from `released` to a destroy, for a sandbox stopped and kept while
+ * R-EX-2: the one way from `released` to a destroy, for a sandbox stopped and kept while
  * its run's copyback waited for a retry, once that copyback committed (release-lease.ts checks the
  * commit and the barrier), and for a warm reusable sandbox of an environment whose lease policy no
  * longer reuses (retire-warm-sandboxes.ts; `db` may be that change's transaction). Intent first, as every destroy (R-SO-1): status pending_cleanup with the

@@ -1,5 +1,5 @@
 // Changing an environment's lease policy (environments.default_lease_policy; `copyback environment
-// configure --lease-policy`, issue 20), pure: the value checked against the schema's enum, and what
+// configure --lease-policy`), pure: the value checked against the schema's enum, and what
 // the change means for the leases the environment already has, in words.
 //
 // What is safe: the policy is read at acquisition only (acquire-lease.ts: the environment's default

@@ -1,4 +1,4 @@
-// Environment leases (issue 5 item 4): acquisition by policy, release by policy, the status
+// Environment leases: acquisition by policy, release by policy, the status
 // machine with compare-and-set transitions and the versioned metadata documents.
 export { acquireLease } from "./acquire-lease";
 export { releaseLeaseByPolicy, continueLeaseCleanup, stopAndRetain, judgeStopReceipt, CLEANUP_CLAIM_MS, type StopReceiptVerdict } from "./release-lease";

@@ -1,4 +1,4 @@
-// Which leases hold files for recovery (issue 10 item 2). A held lease is never handed to another
+// Which leases hold files for recovery. A held lease is never handed to another
 // run: the reuse of a `reuse_by_environment` lease selects only leases that are NOT held, in the
 // acquisition query itself and again in its compare-and-set (acquire-lease.ts), so nothing read
 // between the two can make a held sandbox reusable. A lease is held while
@@ -13,11 +13,11 @@
 //     result_accepted, workspace_finalizing, arbitrating or retryable_failure, a held one
 //     included): the run is still `running` and its sandbox is the only copy of the result's
 //     files, which the next attempt exports (R-ORP-3, R-EX-4). Reusing it would reseed it under
-//     another run and the retry would export that run's files as this one's (issue 20);
+//     another run and the retry would export that run's files as this one's;
 //   - it carries an operator's discard intent (`sandboxDiscard`) and is not destroyed yet: a
 //     Discard in flight or interrupted (sandboxes/discard-intent.ts). Its sandbox may already be
 //     gone, so it is never handed to another run nor released by the ordinary cleanup; the Discard's
-//     resumption finishes it, and the Retained list shows it as being discarded (issue 20).
+//     resumption finishes it, and the Retained list shows it as being discarded.
 // Each part is read through an index: the partial indexes issue_recovery_actions_open_by_lease and
 // issue_recovery_actions_open_lease_ids (hand-written), heartbeat_runs and native_run_finalizations
 // by run id. Hand-written metadata that is not an object holds nothing here, but it grants nothing

@@ -1,4 +1,4 @@
-// The lease status machine (issue 5 item 4), pure. Every status change goes through
+// The lease status machine, pure. Every status change goes through
 // transitionLease (transition-lease.ts), a compare-and-set on the current status, so two
 // writers racing for one lease (two runs reusing it, a release and a cleanup sweep) cannot both win.
 import { LEASE_STATUSES, type LeaseStatus } from "./lease-types";

@@ -1,4 +1,4 @@
-// Releasing a run's lease by its policy when the run ends (issue 5 item 7; release-policy.ts
+// Releasing a run's lease by its policy when the run ends (release-policy.ts
 // decides destroy or stop-and-retain).
 //
 // Stop-and-retain (R-SO-1): the v2 intent and status `pending_cleanup` are written FIRST, then the
@@ -74,8 +74,8 @@ export async function releaseLeaseByPolicy(
 
 /**
  * R-EX-2: an ephemeral sandbox kept by a stop-only intent through an export-only retry, or stopped
- * and released while a transient failure waited for its retry (issue 20: nothing selected it after
- * the commit, so it was never destroyed), follows its original destroy-after-turn policy only once
+ * and released while a transient failure waited for its retry (without this, nothing selected it after
+ * the commit and it was never destroyed), follows its original destroy-after-turn policy only once
  * the exact result committed: the run's coordinator is committed and its workspace holds the
  * finalized host-copy receipt (the succeeded workspace_finalize operation, copyback-proven.ts).
  * Then the stop intent (or the stop receipt of a released lease) is replaced by a destroy intent in

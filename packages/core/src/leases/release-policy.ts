@@ -1,4 +1,4 @@
-// What happens to a lease when its run ends (issue 5 item 7), pure.
+// What happens to a lease when its run ends, pure.
 //
 //                        committed              failed            agent_not_started
 //   ephemeral            destroy                stop and retain   destroy

@@ -1,5 +1,5 @@
 // Warm sandboxes of an environment that stops reusing them (`copyback environment configure
-// --lease-policy`, issue 20). A released `reuse_by_environment` lease that the held-lease rule does
+// --lease-policy`). A released `reuse_by_environment` lease that the held-lease rule does
 // not hold is a stopped sandbox kept only to be resumed by the next run; once the environment's
 // policy is another, no acquisition reuses it (the reuse query takes the new run's policy), so it
 // would cost provider storage forever and be shown nowhere (it holds nothing for recovery, so the

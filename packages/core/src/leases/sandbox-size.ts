@@ -1,4 +1,4 @@
-// How much a retained sandbox holds (issue 14 section 2: "age and size where the provider tells"),
+// How much a retained sandbox holds (the Retained list's age and size, where the provider tells),
 // measured once, right after its confirmed stop was recorded (release-lease.ts requestStop: the
 // live release of a failed run or a reused policy, a refused reuse's stop, the cleanup sweep's
 // takeover; every stop-and-retain goes through it). A stopped sandbox's files do not change, so
