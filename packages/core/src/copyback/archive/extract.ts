@@ -155,7 +155,7 @@ const REMOVALS_PER_TURN = 64;
  * unlinked, whatever it points to), each made writable before it is emptied. Synchronous calls
  * with the event loop given back every few hundred removals, like the workspace walk: neither
  * fs.rm's recursive walk nor a promise per entry, which on a 199,000-entry tree (a sandbox
- * released after a 5 GiB copyback) grew the process by 100 to 200 MiB (issue 14). This holds one
+ * released after a 5 GiB copyback) grew the process by 100 to 200 MiB. This holds one
  * directory's listing per level and makes next to no garbage.
  */
 async function removeDirectory(path: string, turn = { left: REMOVALS_PER_TURN }): Promise<void> {

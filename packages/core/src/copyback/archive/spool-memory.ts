@@ -10,7 +10,7 @@
 // allocator serves 1 MiB requests from its arenas once a few were freed (glibc raises its mmap
 // threshold up to 32 MiB) and keeps what is freed there, so a spool that let go of 256 MiB, or
 // the export blocks of a spilled 5 GiB archive, stayed resident in the process for good
-// (issue 14: RssAnon 380 MiB over a 70 MiB heap after a 1 GiB receive). A slab is above any
+// (RssAnon 380 MiB over a 70 MiB heap after a 1 GiB receive). A slab is above any
 // such threshold: it is mapped on its own and unmapped once no view of it is left.
 //
 // A block is given back only by the spool that owned it, after its extraction threads

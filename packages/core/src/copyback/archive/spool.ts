@@ -27,7 +27,7 @@ export interface SpoolOptions {
   spillDirectory?: string;
   /**
    * A lower bound of the archive's size, when its producer knows one (ExportStream.expectedBytes):
-   * above the memory bound the spool starts in its file (issue 14: a 5 GiB export never holds
+   * above the memory bound the spool starts in its file (a 5 GiB export never holds
    * 256 MiB in memory first, which alone nearly filled a 512 MiB budget). A hint: wrong or not,
    * every byte is kept and the memory bound holds.
    */
@@ -99,7 +99,7 @@ export class ArchiveSpool {
    * the bytes to validate. In memory: the chunk itself. In the file: the same bytes read back
    * from it (R-UA-2: exactly what extraction will read), so nothing reads the chunk any more and
    * a chunk its producer lets the receive recycle goes back to the pool at once: a spilled 5 GiB
-   * export reuses a few blocks instead of 5 GiB of fresh memory (issue 14: its page faults, and
+   * export reuses a few blocks instead of 5 GiB of fresh memory (its page faults, and
    * garbage that piled up faster than it was collected).
    */
   async append(chunk: Uint8Array): Promise<Uint8Array> {
@@ -211,7 +211,7 @@ export class ArchiveSpool {
     }
     // Dropped, not pooled: a spilled archive is a large one, whose copyback goes on for minutes
     // with 200,000 entries' structures; a pool of 256 MiB kept idle beside them was most of what
-    // its peak had over the target (issue 14). The next in-memory export takes fresh blocks.
+    // its peak had over the target. The next in-memory export takes fresh blocks.
     this.#owned = [];
     this.#segments = [];
     this.#tail = undefined;

@@ -511,7 +511,7 @@ describe("ArchiveTreePolicy.finish: where links lead", () => {
   });
 });
 
-describe("ArchiveTreePolicy collision indexes (issue 14: only keys unlike their own NFC form or fold are stored)", () => {
+describe("ArchiveTreePolicy collision indexes (only keys unlike their own NFC form or fold are stored)", () => {
   it("R-UA-2: a name that is its own NFC form and fold, added first, still collides with a later variant", () => {
     const tree = new ArchiveTreePolicy(STRICT);
     expect(

@@ -20,7 +20,7 @@ interface PendingLink {
 // eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
-/** The key's NFC form (issue 14: an ASCII key is returned as is, the same string with its hash). */
+/** The key's NFC form (an ASCII key is returned as is, the same string with its hash). */
 function nfcOf(key: string): string {
   return ASCII_ONLY.test(key) ? key : key.normalize("NFC");
 }
@@ -41,7 +41,7 @@ export function linkLookupKey(
   return limits.rejectCaseCollisions ? foldKey(key) : nfcOf(key);
 }
 
-// Memory (issue 14: 200,000 entries in one archive): a node is its kind alone (a constant
+// Memory (200,000 entries in one archive): a node is its kind alone (a constant
 // string, no object per path), and the two collision indexes hold only the keys whose NFC form,
 // or whose folded form, differs from the key itself. A key that is its own NFC form (every ASCII
 // path) is found through `nodes`; an NFC form that is its own fold (every lower-case ASCII path)
@@ -57,8 +57,8 @@ export class ArchiveTreePolicy {
   private readonly links: PendingLink[] = [];
   private rootSeen = false;
   /**
-   * The components of the last entry whose parents all passed the loop in add() (issue 14:
-   * siblings follow each other in archives and sorted manifests). Once a parent is a directory
+   * The components of the last entry whose parents all passed the loop in add()
+   * (siblings follow each other in archives and sorted manifests). Once a parent is a directory
    * or an implied one it stays so (a later file or link over it is refused, never recorded), and
    * the entries added since are not parents of a sibling, so the same parents pass again as they
    * are: the loop is skipped, with the same verdict. The caller's array itself is kept: both

@@ -17,7 +17,7 @@ export type ArchiveValidation =
 
 /**
  * An entry of a safe archive, in archive order, as extraction must meet it again. Compact on
- * purpose (issue 14: 200,000 of them are held between validation and extraction): the normalized
+ * purpose (200,000 of them are held between validation and extraction): the normalized
  * path is one string (`key`, the validated plain components joined by "/", the same string as
  * `path` whenever the archive spelled it that way) and the mtime a number, not an array of
  * component strings and a Date per entry.
@@ -205,7 +205,7 @@ interface ReadEntryFacts {
  * node-tar's Parser over the same bytes, recording what the extractor would be handed. The two
  * readers' entries are compared pair by pair as soon as both have read one, and only the first
  * disagreement is kept: memory follows how far one reader is ahead of the other (a chunk's
- * worth of entries), not the size of the archive (issue 14: 200,000 entries).
+ * worth of entries), not the size of the archive (up to 200,000 entries).
  */
 function startReferenceParser(): ReferenceParser {
   const ours = new EntryQueue();

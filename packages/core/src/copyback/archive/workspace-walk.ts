@@ -47,7 +47,7 @@ export async function walkWorkspace(
 /**
  * The same listing, entry by entry as it is read: the export (export.ts) writes each entry while
  * the rest is still being listed, so a 200,000-entry workspace is never held as one list
- * (issue 14: a copyback's memory does not grow with the workspace). Errors arrive where the
+ * (a copyback's memory does not grow with the workspace). Errors arrive where the
  * listing meets them, as the array form would have thrown them.
  */
 export async function* streamWorkspace(
@@ -108,7 +108,7 @@ export async function* streamWorkspace(
 
 /**
  * The workspace's archive bytes (a header per entry and the file sizes), counted only until they
- * pass `atLeast`: a cheap lower bound of an export's size for the receive's spool (issue 14: an
+ * pass `atLeast`: a cheap lower bound of an export's size for the receive's spool (an
  * archive known to outgrow the spool's memory bound goes to its file from the first byte instead
  * of holding 256 MiB in memory only to write them out). A hint and nothing more: the tree may
  * change before it is exported, the spool still spills at its bound whatever it was told, and a

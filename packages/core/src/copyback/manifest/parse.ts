@@ -29,7 +29,7 @@ export function parseManifest(value: unknown): Manifest {
 }
 
 /**
- * The manifest's schema, written out (issue 14: a zod schema took 8-10 ms for the 10,540 entries
+ * The manifest's schema, written out (a zod schema took 8-10 ms for the 10,540 entries
  * every delta copyback receives; this loop about 2): `{ version: 1, entries: [...] }`, each entry
  * `{ path: string, type: "file" | "directory" | "symlink", mode: integer 0..0o777, sha256?: 64
  * lower-case hex digits, size?: safe integer >= 0, target?: non-empty string }`. Every field
@@ -87,7 +87,7 @@ const SHA256 = /^[0-9a-f]{64}$/;
 /**
  * parseManifest for a manifest this process has just built itself (receive.ts: the snapshot it
  * wrote and hashed): the same schema and rules, checked on the entries in place, which are then
- * frozen, instead of the schema's copy and a second copy of every entry (issue 14: 200,000
+ * frozen, instead of the schema's copy and a second copy of every entry (at 200,000
  * entries). Stricter than the schema where it would strip: an entry with a key the manifest does
  * not have, or a field its type does not carry, is refused. The entry array is sorted in place if
  * needed. The result is remembered like parseManifest's, so the merge does not check it again.

@@ -142,7 +142,7 @@ export async function applyPlan(plan: MergePlan, ctx: ApplyContext): Promise<voi
     staged.push({ staged: snapshotPath(root), final: hostPath(root), parent });
   }
   // The moved subtrees' files and directories, listed only when they are fsynced one by one:
-  // with the syncfs barrier, 200,000 absolute paths would only be held (issue 14).
+  // with the syncfs barrier, 200,000 absolute paths would only be held.
   const movedEntries = (): { files: string[]; directories: string[] } => {
     const files: string[] = [];
     const directories: string[] = [];

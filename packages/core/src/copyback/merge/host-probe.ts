@@ -102,12 +102,12 @@ export const probeHost: HostProbe = async (request) => {
   const levels: string[][] = [];
   for (const p of wanted) (levels[depthOf(p) - 1] ??= []).push(p);
   // The levels hold every path now; the set's table (200,000 entries at --large) is not kept
-  // alive beside `known` for the rest of the probe (issue 14).
+  // alive beside `known` for the rest of the probe.
   wanted.clear();
   for (const level of levels) {
     if (level === undefined) continue;
     // A pool as wide as the limiter, not one promise per path at once: a level of 190,000 files
-    // held that many pending promises and closures (issue 14: memory that does not grow).
+    // held that many pending promises and closures (the probe's memory must not grow with the workspace).
     await runPool(level, request.concurrency, async (rel) => {
       const parent = parentOf(rel);
       if (parent !== "" && entries.get(parent)?.type !== "directory") {

@@ -1,4 +1,4 @@
-// mergeBytes (issue 14): the merge metrics' byte counts, from a sealed manifest in one lockstep
+// mergeBytes: the merge metrics' byte counts, from a sealed manifest in one lockstep
 // pass with the plan's written paths, from any other manifest through a set; both the same.
 import { describe, expect, it } from "vitest";
 import { parseManifest } from "../manifest/parse";
@@ -16,7 +16,7 @@ const entries: ManifestEntry[] = [
 ];
 
 describe("mergeBytes", () => {
-  it("issue 14: counts the written files' bytes of a sealed manifest without a set, as a set would", () => {
+  it("counts the written files' bytes of a sealed manifest without a set, as a set would", () => {
     const sealed = parseManifest({ version: 1, entries });
     // The plan's order: code-unit path order ("a-b" before "a/c.txt"), directories and links among the files.
     const written = ["a", "a-b", "a/c.txt", "l"];
@@ -25,7 +25,7 @@ describe("mergeBytes", () => {
     expect(mergeBytes(unsorted, { kind: "applied", written, deleted: [] })).toEqual({ writtenBytes: 12, snapshotBytes: 26 });
   });
 
-  it("issue 14: a written path the manifest does not hold, and none written, count nothing", () => {
+  it("a written path the manifest does not hold, and none written, count nothing", () => {
     const sealed = parseManifest({ version: 1, entries });
     expect(mergeBytes(sealed, { kind: "applied", written: ["0", "a/b.txt", "b", "zz"], deleted: [] })).toEqual({ writtenBytes: 3, snapshotBytes: 26 });
     expect(mergeBytes(sealed, { kind: "unchanged" })).toEqual({ writtenBytes: 0, snapshotBytes: 26 });

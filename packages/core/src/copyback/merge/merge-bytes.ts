@@ -1,4 +1,4 @@
-// The merge metrics' byte counts (issue 14): the snapshot's file bytes, and those of the files a
+// The merge metrics' byte counts: the snapshot's file bytes, and those of the files a
 // merge wrote into the host. Pure.
 import { isValidatedManifest } from "../manifest/parse";
 import { comparePaths } from "../manifest/paths";
@@ -23,7 +23,7 @@ export function mergeBytes(manifest: Manifest | undefined, outcome: MergeOutcome
 /**
  * Whether a manifest path was written, asked in the manifest's order. A sealed manifest and the
  * plan's written paths are both in path order, so one pass over both answers it without a set of
- * 200,000 paths at the end of a large merge (issue 14); any other manifest gets the set.
+ * 200,000 paths at the end of a large merge; any other manifest gets the set.
  */
 function writtenLookup(manifest: Manifest, written: readonly string[]): (path: string) => boolean {
   if (!isValidatedManifest(manifest)) {

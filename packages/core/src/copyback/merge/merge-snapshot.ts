@@ -27,7 +27,7 @@ import type { MergeOutcome, MergeSnapshotOptions } from "./types";
 const DEFAULT_SYNCFS_THRESHOLD = 64;
 
 export async function mergeSnapshot(opts: MergeSnapshotOptions): Promise<MergeOutcome> {
-  // Metrics (issue 14): each merge's duration and outcome, the bytes it wrote into the host and
+  // Metrics: each merge's duration and outcome, the bytes it wrote into the host and
   // the size of the snapshot it compared (from the supplied manifest; a scanned one is not sized).
   const started = performance.now();
   try {

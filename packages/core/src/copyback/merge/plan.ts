@@ -108,7 +108,7 @@ export function hashNeeded(
 
 type Source = "host" | "sandbox" | "preserved" | "conflict";
 /**
- * Where each path's final entry comes from. Only the source is kept per path (issue 14: at
+ * Where each path's final entry comes from. Only the source is kept per path (at
  * 200,000 entries an object per path was about 10 MiB more of the merge's peak): the entry itself
  * is the host's ("host", "preserved"), the snapshot's ("sandbox"), or none ("conflict").
  */
