@@ -3,7 +3,7 @@
 // ONE table: decide-resolve.ts admits and refuses by it, the request schema
 // (operator/resolve-recovery-action.ts) requires each outcome's evidence by it, and the CLI's help
 // (cli/recovery/resolve-help.ts) is printed from it, so the help cannot name a different set of
-// holds than the command accepts (issue 20). Pure data; no database.
+// holds than the command accepts. Pure data; no database.
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
 
 export interface ResolvableHold {

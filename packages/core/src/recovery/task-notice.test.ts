@@ -78,7 +78,7 @@ describe("deriveTaskNotice", () => {
     expect(deriveTaskNotice([action({ status: "escalated" })]).kind).toBe("attention");
   });
 
-  it("R-UI-2: a hold whose sandbox was discarded says its work is gone, not kept (issue 14 Discard)", () => {
+  it("R-UI-2: a hold whose sandbox was discarded says its work is gone, not kept", () => {
     for (const cause of [FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE]) {
       const kept = deriveTaskNotice([action({ cause })]);
       const gone = deriveTaskNotice([action({ cause, filesGivenUp: true })]);

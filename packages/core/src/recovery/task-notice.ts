@@ -22,7 +22,7 @@ export interface NoticeAction {
   runId: string | null;
   /** The operator's attestation (or another confirmed recovery) is recorded: recovery is queued. */
   recoveryQueued: boolean;
-  /** Issue 14: an operator discarded the sandbox this action needed (its files were given up). */
+  /** An operator discarded the sandbox this action needed (its files were given up). */
   filesGivenUp?: boolean;
   createdAt: Date;
   /**
@@ -70,7 +70,7 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   [COPYBACK_FAILED_CAUSE]: "Saving this task's work back to the workspace failed. The work and its result are kept in the run's sandbox; an operator needs to recover them.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
-// Issue 14: after a Discard the notice must not say the files are kept: they were given up.
+// After a Discard the notice must not say the files are kept: they were given up.
 export const FILES_GIVEN_UP_MESSAGE =
   "The sandbox that held this task's unsaved work was discarded, so that work is gone. An operator needs to record how the task goes on before it continues.";
 

@@ -391,7 +391,7 @@ describe("decideAttestation", () => {
   });
 });
 
-describe("R-ATT-3: a malformed receipt's hold (issue 20)", () => {
+describe("R-ATT-3: a malformed receipt's hold", () => {
   const malformed = (o: Overrides = {}) =>
     snap({
       request: { runId: RUN, ownerToken: MALFORMED_TOKEN },

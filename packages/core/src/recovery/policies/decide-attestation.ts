@@ -61,7 +61,7 @@ export function decideAttestation(s: AttestationSnapshot): AttestationDecision {
   if (!s.lockAcquired) return reject("copyback_lock_active", "A copyback of this run holds its finalization lock right now.");
   if (s.receipt.kind === "none") return reject("owner_changed", "The run no longer carries that owner receipt.");
   if (action.receiptSha256 !== null) {
-    // Issue 20: a malformed receipt's hold releases exactly the receipt it names (its stored
+    // A malformed receipt's hold releases exactly the receipt it names (its stored
     // bytes), never another malformed one and never a well-formed newer owner. Nothing can be
     // probed about its controller: the operator's attestation is the whole evidence.
     if (s.receipt.kind !== "malformed" || s.receipt.sha256 !== action.receiptSha256) {

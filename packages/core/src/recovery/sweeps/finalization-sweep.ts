@@ -1,4 +1,4 @@
-// The finalization sweep (issue 9 item 4): due coordinators (result_accepted, workspace_finalizing,
+// The finalization sweep: due coordinators (result_accepted, workspace_finalizing,
 // arbitrating, retryable_failure past next_attempt_at) are selected through the index on
 // (phase, next_attempt_at), O(unfinished), the oldest of each company first (fair across companies), and
 // finalized by the SAME finalizeRun as the live path, under the same advisory lock. A busy run is
@@ -98,7 +98,7 @@ function readmittedByExportRetry(detail: unknown): boolean {
 
 /**
  * Releases every lease of the run that still has a sandbox by policy, as the live path does after
- * finalization. Released ones included (issue 20): the live path stopped and released the sandbox
+ * finalization. Released ones included: the live path stopped and released the sandbox
  * when the first attempt failed transiently, and after the retry's commit an ephemeral one is
  * destroyed by its policy (release-lease.ts destroyAfterRetriedCommit) instead of being leaked.
  */

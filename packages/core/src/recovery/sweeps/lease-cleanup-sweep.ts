@@ -1,4 +1,4 @@
-// The lease cleanup sweep (issue 10 item 5, DESIGN.md section 8): `pending_cleanup` leases whose
+// The lease cleanup sweep (DESIGN.md section 8): `pending_cleanup` leases whose
 // next cleanup is due are selected through the partial index environment_leases_cleanup_due,
 // O(due), in bounded batches, the longest-waiting of each company first (fair across companies),
 // and their recorded intent is continued by the SAME code as a live release
@@ -20,7 +20,7 @@
 // Before taking over, the sweep refuses a lease whose allocation another unsettled lease also
 // claims (a competing owner, R-EX-5): it is deferred with a note, never stopped or destroyed.
 //
-// It also finishes operators' Discards that their requests did not finish (issue 20): a lease,
+// It also finishes operators' Discards that their requests did not finish: a lease,
 // whatever its status short of `destroyed`, that carries a discard intent with no live claim
 // (sandboxes/discard-intent.ts: a live request renews its short claim) and whose next try is due,
 // selected through the partial index environment_leases_discard_due in the same bounded, fair

@@ -42,7 +42,7 @@ export function settledRunLeasesSweep(deps: {
           -- R-RC-7: a stopped run whose retention was deferred (task lock lost) keeps its source
           -- active for the stop-retention sweep, which pins it under the task lock.
           AND NOT (r.status = 'cancelled' AND r.runner_profile_json ? 'stopAcknowledgement' AND NOT (r.runner_profile_json ? 'stopRetention')))
-          -- Issue 20: a sandbox stopped and released while its run's copyback waited for a retry,
+          -- R-EX-2: a sandbox stopped and released while its run's copyback waited for a retry,
           -- whose policy destroys it after a commit, once that commit happened and nothing else
           -- holds it (the controller that committed died before its release by policy).
           OR (l.status = 'released' AND l.lease_policy IN ('ephemeral', 'retain_on_failure') AND r.status = 'succeeded'
