@@ -61,7 +61,7 @@ export async function attestOwnerStop(db: PrismaClient, input: AttestOwnerStopIn
       ? await tx.heartbeatRun.findUnique({ where: { id: input.runId }, select: { runnerProfileJson: true } })
       : null;
     const receipt = readFinalizationOwner(runRow?.runnerProfileJson ?? {});
-    // Issue 20: a malformed receipt is known by its stored bytes' sha256 (the hold names it).
+    // A malformed receipt is known by its stored bytes' sha256 (the hold names it).
     const malformedSha256 = receipt.kind === "malformed" ? await readReceiptSha256(tx, input.runId) : null;
     const receiptSha256 = evidence?.ownerToken === null ? (evidence.receiptSha256 ?? null) : null;
     const liveness =
@@ -94,7 +94,7 @@ export async function attestOwnerStop(db: PrismaClient, input: AttestOwnerStopIn
     if (decision.kind === "already_attested") return { actionId: action.id, runId: input.runId, leaseIds, status: "already_attested" as const };
 
     // Exactly the attested receipt (the token comparison cannot release a newer owner; for a
-    // malformed receipt, the comparison of its stored bytes' sha256: issue 20).
+    // malformed receipt, the comparison of its stored bytes' sha256).
     const sameReceipt =
       receiptSha256 !== null
         ? Prisma.sql`${receiptSha256Sql()} = ${receiptSha256}`

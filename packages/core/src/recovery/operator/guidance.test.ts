@@ -39,7 +39,7 @@ describe("the maintenance fallback SQL", () => {
     expect(sql.replaceAll(COMPANY, "<company-id>").replaceAll(RUN, "<run-id>").replaceAll(ISSUE, "<issue-id>").replace("tok-abc_123", "<owner-token>")).toBe(MAINTENANCE_SQL_TEMPLATE);
   });
 
-  it("R-ATT-5 (issue 20): a malformed receipt's form differs from the spec's only in the token line, which compares the stored receipt's sha256", () => {
+  it("R-ATT-5: a malformed receipt's form differs from the spec's only in the token line, which compares the stored receipt's sha256", () => {
     const sha = "f".repeat(64);
     const sql = maintenanceSql({ companyId: COMPANY, runId: RUN, issueId: ISSUE, receiptSha256: sha });
     expect(sql).not.toMatch(/<(company-id|run-id|issue-id|owner-token|receipt-sha256)>/);

@@ -8,7 +8,7 @@
 //     placeholders filled. packages/db/test/fixtures/release-finalization-owner.sql is the copy
 //     the database test runs on the real schema (and compares with the spec where it is present);
 //     guidance.test.ts keeps this text identical to it. A malformed receipt has no token to
-//     compare (issue 20): its form compares the stored receipt's sha256 instead (the same
+//     compare: its form compares the stored receipt's sha256 instead (the same
 //     expression as finalization-owner.ts receiptSha256Sql), everything else unchanged.
 
 export const STOP_EVIDENCE_PLACEHOLDER = "<deployment-platform evidence for this controller and its children>";
@@ -83,7 +83,7 @@ COMMIT;
 const TOKEN_CONDITION = "  AND runner_profile_json->'nativeWorkspaceFinalizationOwner'->>'token' = '<owner-token>'\n";
 
 /**
- * Issue 20: the maintenance SQL for a hold whose receipt is malformed (no token to compare): the
+ * The maintenance SQL for a hold whose receipt is malformed (no token to compare): the
  * token's line compares the stored receipt's sha256 (the hold's receiptSha256) instead. A zero-row
  * update means the receipt changed since the hold named it: inspect again.
  */
