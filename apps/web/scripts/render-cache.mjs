@@ -1,4 +1,4 @@
-// The console's render cache (issue 14): answers of the issues board kept in memory per web
+// The console's render cache: answers of the issues board kept in memory per web
 // process and served again until anything the console shows changes. Pure: no I/O here; the
 // server (cached-next-server.mjs) feeds it requests, responses and change notifications
 // (change-listener.mjs).

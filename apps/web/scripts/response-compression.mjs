@@ -3,7 +3,7 @@
 //
 // In local mode the console answers the browser on the same machine over loopback, where bytes
 // cost nothing and gzip costs CPU: compressing a 77 KiB board page, flushed chunk by chunk as it
-// streams, was several milliseconds of a board request's server CPU (issue 14). Authenticated
+// streams, was several milliseconds of a board request's server CPU. Authenticated
 // mode is reached over a network, so it keeps gzip unless a compressing proxy in front makes it
 // redundant (COPYBACK_WEB_COMPRESSION=off).
 

@@ -2,7 +2,7 @@
 // the environment and the number of CPUs.
 //
 // One Node.js process renders pages on one core. On a 2-core machine with 20 readers at once the
-// board then waits for that core (issue 14), so local mode runs one process per core, up to two:
+// board then waits for that core, so local mode runs one process per core, up to two:
 // they share the port through node:cluster and each keeps its own pool, LISTEN connection and
 // live-update hub. Authenticated mode stays on one process unless told otherwise, because the
 // password sign-in throttle (src/server/auth/sign-in-limiter.ts) counts attempts in memory:

@@ -1,4 +1,4 @@
-// Issue 13, section 2: an agent can no longer act as the trusted local board. The console (the
+// An agent can no longer act as the trusted local board. The console (the
 // real tRPC and attestation route handlers behind a real HTTP server on 127.0.0.1, local mode)
 // and an agent command in a real local sandbox of the local provider - under bubblewrap with and
 // without `allowNetwork`, and as a plain process group (no bubblewrap) - which tries curl and

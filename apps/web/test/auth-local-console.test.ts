@@ -1,4 +1,4 @@
-// Local mode's console secret (issue 13, section 2): the launcher's secret file and printed link
+// Local mode's console secret: the launcher's secret file and printed link
 // (scripts/launch/console-secret.ts), the sign-in link's exchange for the console cookie
 // (GET /api/local-sign-in), and principal resolution: only the cookie on a loopback Host is the
 // local board; a local process without it (or with another instance's cookie) is anonymous.

@@ -1,4 +1,4 @@
-// The authorization matrix (issue 3), authenticated mode: every tRPC procedure (through
+// The authorization matrix, authenticated mode: every tRPC procedure (through
 // createCaller and through the /api/trpc fetch handler) and every route.ts handler under
 // src/app/api, called as every principal, against the permission table. Principals are resolved
 // for real from each request: session cookies from real sign-ins, real board and agent keys, a

@@ -1,4 +1,4 @@
-// GET /api/metrics (issue 14 section 2) through its real route handler: who may read it
+// GET /api/metrics through its real route handler: who may read it
 // (the metrics token, the trusted local board, instance administrators; not company members,
 // agents or anonymous callers, in either mode), and that a real run executed on the local provider
 // in this process moves the values it serves.
@@ -106,7 +106,7 @@ describe("GET /api/metrics", () => {
     const after = parseExposition(await second.text());
     const delta = (name: string, labels: Record<string, string> = {}) => sampleSum(after, name, labels) - sampleSum(before, name, labels);
     expect(delta("copyback_runs", { status: "succeeded", phase: "committed" })).toBe(1);
-    // The local provider exports through its delta (issue 14) unless the host workspace is empty.
+    // The local provider exports through its delta unless the host workspace is empty.
     expect(delta("copyback_provider_calls_total", { plugin: "builtin.local", operation: "exportWorkspace" }) + delta("copyback_provider_calls_total", { plugin: "builtin.local", operation: "exportDelta" })).toBeGreaterThanOrEqual(1);
     expect(delta("copyback_merge_duration_seconds_count", { outcome: "applied" })).toBe(1);
     expect(delta("copyback_workspace_operation_duration_seconds_count", { phase: "workspace_finalize", status: "succeeded" })).toBe(1);

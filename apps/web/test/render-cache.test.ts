@@ -1,4 +1,4 @@
-// The render cache's policy (scripts/render-cache.mjs, issue 14): which requests may be answered
+// The render cache's policy (scripts/render-cache.mjs): which requests may be answered
 // from it, what a notification drops, what is stored and for how long.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";

@@ -147,7 +147,7 @@ describe("POST /api/issues/:id/recovery-actions/resume-workspace-finalization", 
   });
 });
 
-describe("a malformed owner receipt's hold through the route (issue 20)", () => {
+describe("a malformed owner receipt's hold through the route", () => {
   /** The hold's run now carries a receipt no owner writes; finalization's writer opens the malformed receipt's hold. */
   async function malformedHold() {
     const h = await hold();

@@ -368,7 +368,7 @@ describe("R-ATT-2: who may attest an owner stop (resume-workspace-finalization)"
 
   it("R-ATT-2: admitted past authorization, an action without a readable owner answers the domain's 409, not a 403", async () => {
     // The world's incident carries no owner evidence: it names no receipt an attestation could
-    // release (issue 20: such a hold is answered as one that predates receipt hashes).
+    // release (such a hold is answered as one that predates receipt hashes).
     const key = await insertBoardKey(testDb.prisma(), world.companyA.id, world.users.owner.id);
     const response = await resume(bearer(key.secret));
     expect(response.status).toBe(409);

@@ -258,7 +258,7 @@ describe("runs.workspace and the lease in runs.finalization", () => {
     ]);
   });
 
-  it("issue 13: an unisolated run and its lease say why, from the worker's isolation report under COPYBACK_HOME", async () => {
+  it("an unisolated run and its lease say why, from the worker's isolation report under COPYBACK_HOME", async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), "copyback-isolation-home-"));
     const before = process.env.COPYBACK_HOME;
     try {

@@ -1,5 +1,5 @@
-// The export holds in the console's tRPC reads, against a real database and real holds (issue 10
-// item 9): a member sees the operator-attention notice without identifiers or any form; a runtime
+// The export holds in the console's tRPC reads, against a real database and real holds:
+// a member sees the operator-attention notice without identifiers or any form; a runtime
 // manager's Recovery details show the run, lease, provider allocation, stopped receipt, each
 // finalization attempt and the exact export-only retry call (REST and CLI); a limit hold names its
 // limit and offers no retry call; the company Recovery page lists both holds; the run page lists

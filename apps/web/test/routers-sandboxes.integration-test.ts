@@ -1,4 +1,4 @@
-// sandboxes.listRetained (issue 14 section 2): the retained sandboxes page's data, for runtime
+// sandboxes.listRetained: the retained sandboxes page's data, for runtime
 // managers only, company-scoped, with why each allocation is kept; sandboxes.discard through the
 // same core service as the CLI, on a real stopped local sandbox.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// workspaces.pathHistory (issue 14 section 2): the run page's link from a written path. A real run
+// workspaces.pathHistory: the run page's link from a written path. A real run
 // of the demo Builder on the local provider, executed in this process, writes notes/builder.log;
 // the path's history names that run as its last writer. Unsafe paths are refused; another
 // company's run reads as not found.

@@ -1,4 +1,4 @@
-// Run-scoped agent API keys (issue 13, section 2) against a real database and the real handlers:
+// Run-scoped agent API keys against a real database and the real handlers:
 // a key minted for a run (packages/core/src/runs/run-agent-key.ts) finishes that run while it
 // runs and nothing else - not another run of the same agent, no tRPC procedure, no operator route
 // - and is dead (401) once the run ends, whichever way it ends: the heartbeat_runs trigger revokes

@@ -1,6 +1,6 @@
 // At start the worker finds out whether its agents can be isolated on this host (bubblewrap) and
 // records why not in <instance root>/isolation.json, where the console reads it for the
-// environment and run pages (issue 13 §1). The provider itself still decides per sandbox.
+// environment and run pages. The provider itself still decides per sandbox.
 import {
   diagnoseBubblewrap,
   hostSearchPath,

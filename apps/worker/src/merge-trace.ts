@@ -1,4 +1,4 @@
-// An opt-in observation seam for the torture suite (torture/, issue 12 item 4): with
+// An opt-in observation seam for the torture suite (torture/): with
 // COPYBACK_MERGE_TRACE_FILE set, every write into a host workspace under its directory-merge lock
 // (the sandbox preparation and the finalization merge, whose authorize and publish hooks run
 // inside it) appends one JSON line when it enters and one when it leaves the locked section:

@@ -1,4 +1,4 @@
-// The worker's Prometheus endpoint (issue 14 section 2): its own small HTTP listener, separate
+// The worker's Prometheus endpoint: its own small HTTP listener, separate
 // from the probes so a scraper and a supervisor can be given different ports. Off unless
 // WORKER_METRICS=on; GET /metrics answers the text exposition of @copyback/core/metrics (this
 // process's counters and histograms plus the database gauges computed on scrape). It binds to

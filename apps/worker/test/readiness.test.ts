@@ -1,9 +1,9 @@
-// Issue 13 §1: liveness and readiness are separate answers; readiness needs the database.
+// Liveness and readiness are separate answers; readiness needs the database.
 import { describe, expect, it } from "vitest";
 import { judgeReadiness } from "../src/liveness";
 
-describe("issue 13: worker readiness", () => {
-  it("issue 13: ready only when live and the database answered", () => {
+describe("worker readiness", () => {
+  it("ready only when live and the database answered", () => {
     const up = { reachable: true as const, latencyMs: 1 };
     const down = { reachable: false as const, error: "Can't reach database server" };
     expect(judgeReadiness("ok", up)).toBe("ready");

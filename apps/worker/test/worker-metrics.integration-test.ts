@@ -1,4 +1,4 @@
-// The worker's Prometheus endpoint (issue 14 section 2) after real work: a run of the demo Builder
+// The worker's Prometheus endpoint after real work: a run of the demo Builder
 // on the local provider and a run on the fake provider whose first export fails (retried before
 // any host write, R-RR-1), both through the worker process. The scrape after them must show the
 // runs committed, the provider calls and the one failure by plugin, the merges with their bytes,
@@ -98,7 +98,7 @@ describe("the worker's metrics endpoint", () => {
     const after = await scrape(url);
     const delta = (name: string, labels: Record<string, string> = {}) => sampleSum(after, name, labels) - sampleSum(before, name, labels);
     expect(sampleSum(after, "copyback_runs", { status: "succeeded", phase: "committed" })).toBe(committedBefore + 2);
-    // The local provider exports through its delta (issue 14) unless the host workspace is empty.
+    // The local provider exports through its delta unless the host workspace is empty.
     expect(delta("copyback_provider_calls_total", { plugin: "builtin.local", operation: "exportWorkspace" }) + delta("copyback_provider_calls_total", { plugin: "builtin.local", operation: "exportDelta" })).toBeGreaterThanOrEqual(1);
     expect(delta("copyback_provider_calls_total", { plugin: "builtin.fake", operation: "exportWorkspace" })).toBeGreaterThanOrEqual(2);
     expect(delta("copyback_provider_call_failures_total", { plugin: "builtin.fake", operation: "exportWorkspace", code: "provider_fault_injected" })).toBe(1);

@@ -1,4 +1,4 @@
-// The worker as a real process, SIGKILLed while its agent works (issue 11 "Done when", R-FO-1):
+// The worker as a real process, SIGKILLed while its agent works (R-FO-1):
 // after a restart the orphaned agent is stopped by PID + start time (a plain process group keeps
 // writing after its worker is gone; under bubblewrap it died with its parent), the run fails
 // `process_lost`, the sandbox with the agent's partial file is stopped and retained (never

@@ -1,4 +1,4 @@
-// Issue 13 §1, with real processes: the launcher's supervised embedded PostgreSQL is killed with
+// Liveness and readiness with real processes: the launcher's supervised embedded PostgreSQL is killed with
 // SIGKILL under a running worker. While it is down the worker stays live (/livez 200) and is not
 // ready (/readyz 503, the database unreachable); once the supervisor has restarted the server the
 // worker is ready again on its own and its passes succeed again (no restart of the worker).
@@ -47,8 +47,8 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
   }
 }
 
-describe("issue 13: the worker across a killed and restarted embedded PostgreSQL", () => {
-  it("issue 13: live but not ready while the database is down, ready again on its own after the restart", async () => {
+describe("the worker across a killed and restarted embedded PostgreSQL", () => {
+  it("live but not ready while the database is down, ready again on its own after the restart", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "copyback-readiness-"));
     dirs.push(root);
     const events: string[] = [];

@@ -1,4 +1,4 @@
-// The worker as a real process, SIGKILLed in the middle of a large export (issue 9, "Done when"):
+// The worker as a real process, SIGKILLed in the middle of a large export:
 // the restarted worker opens exactly one unverified-owner hold and starts no provider turn; an
 // operator's attestation lets the same run commit the sandbox's exact bytes. Times from restart
 // to the hold and from attestation to commit are printed.

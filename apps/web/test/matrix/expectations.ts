@@ -40,7 +40,7 @@ export type Access =
   /** tRPC's HTTP transport: each procedure's own entry decides (the matrix's HTTP pass goes through it). */
   | { kind: "trpc-transport" }
   /**
-   * Instance-wide reads (GET /api/metrics, issue 14): the trusted local board and instance
+   * Instance-wide reads (GET /api/metrics): the trusted local board and instance
    * administrators only; a company role, however high, is forbidden (core metrics/access.ts).
    */
   | { kind: "instance-superuser" };
@@ -98,10 +98,10 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   // R-RC-7, R-RR-7: Stop and Retry are task work, like Wake.
   "runs.stop": perm("issues:write"),
   "runs.retry": perm("issues:write"),
-  // Retained sandboxes (issue 14): runtime operators.
+  // Retained sandboxes: runtime operators.
   "sandboxes.listRetained": perm("runtime:manage"),
   "sandboxes.discard": perm("runtime:manage"),
-  // Workspace history (issue 14): the run page's written paths.
+  // Workspace history: the run page's written paths.
   "workspaces.pathHistory": perm("runs:read"),
 };
 

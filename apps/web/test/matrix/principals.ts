@@ -108,7 +108,7 @@ export const AUTHENTICATED_MODE_PRINCIPALS: readonly PrincipalName[] = PRINCIPAL
 
 /**
  * Principals run in local mode: the trusted local board (the console cookie on a loopback Host),
- * a local process without the cookie and one with a forged cookie (issue 13: an agent that reaches
+ * a local process without the cookie and one with a forged cookie (an agent that reaches
  * 127.0.0.1 is not the board), a DNS-rebinding page (a non-loopback Host, anonymous even with the
  * cookie), and bearer keys, which work the same in both modes.
  */

@@ -266,7 +266,7 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
     }),
   },
   "sandboxes.discard": {
-    // Issue 14: a fresh export-retry hold (a real stopped local sandbox) per cell: an allowed
+    // A fresh export-retry hold (a real stopped local sandbox) per cell: an allowed
     // discard destroys it, a refused one leaves the lease as it was.
     prepare: async ({ world }) => {
       const hold = await world.fresh.exportHold();

@@ -12,7 +12,7 @@ const noSubscription = () => () => {};
 /**
  * Live database status, fetched from the browser through tRPC. The server's HTML (and the
  * hydration render) can only say "checking…", so the query is started once hydrated: building a
- * query observer for it in every server render of every page was CPU spent on nothing (issue 14).
+ * query observer for it in every server render of every page was CPU spent on nothing.
  */
 export function HealthBadge() {
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);

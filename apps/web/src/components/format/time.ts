@@ -1,7 +1,7 @@
 // Timestamps for board users: a short relative phrase, with the exact UTC time on hover.
 //
 // A board page renders two of these per row, and Intl's format() was a visible share of a
-// request's CPU (issue 14). The words come from Intl still, but each distinct phrase and each
+// request's CPU. The words come from Intl still, but each distinct phrase and each
 // distinct UTC day is formatted once and remembered: the phrases are at most 91 ("1 minute ago"
 // to "6 days ago"), the days are bounded below. Only the clock digits are written by hand. These
 // are pure functions of the date, so remembering them can never show anyone else's data.

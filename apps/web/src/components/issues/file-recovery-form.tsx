@@ -9,7 +9,7 @@
 // records files without certifying action outcomes). Changing the selected source clears the
 // evidence and the confirmation. It calls recovery.resolve (the same core service as the REST
 // route) with the task's status unchanged; it retries nothing and changes neither owner nor status.
-// A source whose sandbox was discarded (issue 14: its files were given up) has nothing left to
+// A source whose sandbox was discarded (its files were given up) has nothing left to
 // recover: the form then closes the action with the `cancelled` disposition and a note instead.
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";

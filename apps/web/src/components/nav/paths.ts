@@ -29,7 +29,7 @@ export function recoveryPath(companyId: string, cursor?: string | null): Route {
   return `/companies/${companyId}/recovery${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}` as Route;
 }
 
-/** Workspace history of one path of a run's host workspace (issue 14). */
+/** Workspace history of one path of a run's host workspace. */
 export function pathHistoryPath(companyId: string, runId: string, path: string): Route {
   return `/companies/${companyId}/runs/${runId}/history?path=${encodeURIComponent(path)}` as Route;
 }

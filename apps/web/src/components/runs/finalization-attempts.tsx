@@ -1,7 +1,7 @@
 import { Timestamp } from "~/components/format/timestamp";
 import type { FinalizationAttempt } from "~/server/routers/runs/finalization-attempts";
 
-/** Each finalization attempt of a run: its number, how it ended, its failure code and when (issue 10 item 9). */
+/** Each finalization attempt of a run: its number, how it ended, its failure code and when. */
 export function FinalizationAttempts({ attempts }: { attempts: readonly FinalizationAttempt[] }) {
   if (attempts.length === 0) return <p className="mt-2 text-sm text-slate-500">No finalization attempt yet.</p>;
   return (

@@ -12,7 +12,7 @@ const UNAVAILABLE: Record<Extract<NonNullable<RunWorkspace["workspace"]>["listin
   invalid_exclusions: "The workspace's excluded paths are not valid, so its files are not listed.",
 };
 
-/** Links each written or deleted path to its workspace history (issue 14) when given. */
+/** Links each written or deleted path to its workspace history when given. */
 type HistoryLink = { companyId: string; runId: string } | undefined;
 
 /** What this run copied back, then the execution workspace's files as they are now. */

@@ -15,7 +15,7 @@ interface Props {
 }
 
 /**
- * Discard of one retained sandbox (issue 14 section 2). Explicit on purpose: the operator types
+ * Discard of one retained sandbox. Explicit on purpose: the operator types
  * the allocation id shown above (verified against the lease), ticks every open recovery action
  * that still needs the files (each records that they were given up) and says why.
  */

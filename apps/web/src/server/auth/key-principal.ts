@@ -1,7 +1,7 @@
 // Bearer API keys -> principals. Board keys act as their user with that user's role in the key's
 // company only; agent keys act as their agent. A revoked, expired, unknown or malformed key is an
 // error (401 invalid_api_key), never a silent fall back to anonymous: a script must learn at once
-// that its key stopped working (issue 3 item 2).
+// that its key stopped working.
 import type { PrismaClient } from "@copyback/db/client";
 import type { Principal } from "@copyback/core/auth";
 import { DomainError } from "@copyback/core/errors";

@@ -1,5 +1,5 @@
-// Local mode trusts the person at the console, not every process on the machine (issue 13,
-// section 2). The launcher keeps a per-instance secret in `<instance root>/console-secret` (0600;
+// Local mode trusts the person at the console, not every process on the machine.
+// The launcher keeps a per-instance secret in `<instance root>/console-secret` (0600;
 // bubblewrap sandboxes see an empty tmpfs there) and prints one sign-in link with it; opening the
 // link (GET /api/local-sign-in?token=...) exchanges it for an httpOnly, SameSite=Lax cookie. A
 // request without that cookie (or a bearer API key) is anonymous, even from 127.0.0.1.

@@ -1,4 +1,4 @@
-// The console's probes in the usual livez/readyz shape (issue 13 §1), beside /api/health (kept
+// The console's probes in the usual livez/readyz shape, beside /api/health (kept
 // for existing callers: readiness with the health.get body):
 //   GET /api/livez   the web process serves requests (a restart would not help otherwise).
 //   GET /api/readyz  it can also reach its database now (a load balancer should not send it

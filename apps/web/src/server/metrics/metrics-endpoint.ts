@@ -1,4 +1,4 @@
-// The console's Prometheus endpoint (issue 14 section 2): the metric definitions of
+// The console's Prometheus endpoint: the metric definitions of
 // @copyback/core/metrics (this process's counters, the database gauges computed on scrape, and the
 // open live-update connections), behind decideMetricsAccess. One endpoint per process, kept on
 // globalThis like the database client so dev-mode reloads do not register it twice.

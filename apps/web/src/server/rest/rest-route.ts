@@ -1,4 +1,4 @@
-// The REST operator API's one wrapper (issue 3 item 4). Every route goes through the same steps,
+// The REST operator API's one wrapper. Every route goes through the same steps,
 // in an order that leaks nothing to callers who may not know:
 //   1. principal from the bearer key or the session cookie (bad key: 401 invalid_api_key;
 //      nobody: 401 unauthenticated)

@@ -1,6 +1,6 @@
 import "server-only";
 // Why agents of this instance run unisolated, as the worker last found it on its host
-// (<COPYBACK_HOME>/isolation.json, issue 13 §1); shown beside "This environment is not isolated".
+// (<COPYBACK_HOME>/isolation.json); shown beside "This environment is not isolated".
 import { notIsolatedReason, readIsolationReport } from "@copyback/core/providers/local/isolation-report";
 import { instanceRootForReports } from "~/env";
 

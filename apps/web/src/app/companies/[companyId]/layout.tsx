@@ -31,7 +31,7 @@ export default async function CompanyLayout({
   // Every open recovery action of the company, for whoever may read its tasks.
   if (can.has("issues:read"))
     links.push({ href: companyPath(companyId, "recovery"), label: "Recovery" });
-  // Retained sandboxes (issue 14): for the runtime operators who may act on them.
+  // Retained sandboxes: for the runtime operators who may act on them.
   if (can.has("runtime:manage"))
     links.push({ href: companyPath(companyId, "sandboxes"), label: "Sandboxes" });
   if (can.has("activity:read"))

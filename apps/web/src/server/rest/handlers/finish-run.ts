@@ -35,7 +35,7 @@ export const finishRunRoute = restRoute({
   invalidBodyStatus: 400,
   authorizeResource: (principal, run) => {
     if (principal.kind !== "agent" || principal.agentId !== run.agentId) return new DomainError("forbidden", "not_run_agent", "Only the run's own agent can finish it.");
-    // A run-scoped key (issue 13) finishes its own run only, not another run of the same agent.
+    // A run-scoped key finishes its own run only, not another run of the same agent.
     if (principal.runId !== undefined && principal.runId !== run.id) return new DomainError("forbidden", "not_run_key", "This key belongs to another run of the agent.");
     return null;
   },

@@ -59,7 +59,7 @@ export const fileSourceSchema = z.object({
   /** The optional "no external actions were performed" confirmation applies (R-UI-4). */
   cancelledNative: z.boolean(),
   sourceIssueStatus: z.enum(["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"]),
-  /** Issue 14: the sandbox was discarded and its files given up (by whom, when, why): nothing is left to recover. */
+  /** The sandbox was discarded and its files given up (by whom, when, why): nothing is left to recover. */
   givenUp: z.object({ at: z.date(), byType: z.string(), reason: z.string() }).nullable(),
 });
 export type FileSource = z.infer<typeof fileSourceSchema>;
@@ -82,7 +82,7 @@ export const actionDetailsSchema = z.object({
   attestedAt: z.date().nullable(),
   /** Only for `runtime:confirm_owner_stop` holders, only for an unattested unverified-owner hold. */
   operator: operatorGuidanceSchema.nullable(),
-  /** Issue 10 item 9: an export hold's run, lease, allocation, stopped receipt, attempts and retry call. */
+  /** An export hold's run, lease, allocation, stopped receipt, attempts and retry call. */
   exportHold: exportHoldSchema.nullable(),
   /** A file hold's source, for the file-recovery form; null for other causes or an unknown run. */
   fileSource: fileSourceSchema.nullable(),
@@ -154,7 +154,7 @@ function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | nul
 
 /**
  * The action's own company, run, token and source issue: exactly what the spec's call and SQL name.
- * A malformed receipt's hold (issue 20) is attested with its fixed reference (attestationTokenOf)
+ * A malformed receipt's hold is attested with its fixed reference (attestationTokenOf)
  * and its SQL compares the stored receipt's sha256.
  */
 function operatorGuidance(

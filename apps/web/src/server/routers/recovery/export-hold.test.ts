@@ -1,4 +1,4 @@
-// exportHoldDetails, pure: what Recovery details show of an export hold (issue 10 item 9).
+// exportHoldDetails, pure: what Recovery details show of an export hold.
 import { describe, expect, it } from "vitest";
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/records/causes";
 import { COPYBACK_FAILED_EVIDENCE_SCHEMA, EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/records/actions";

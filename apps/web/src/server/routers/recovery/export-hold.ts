@@ -1,4 +1,4 @@
-// Recovery details of the export holds (issue 10 item 9), for `runtime:manage` only: the exhausted
+// Recovery details of the export holds, for `runtime:manage` only: the exhausted
 // export retry (R-EX-1) and the archive-limit hold (R-UA-3). What the spec's operator steps need
 // to verify before anything is repaired: the run, the lease, the provider allocation and the
 // stopped-provider receipt; each finalization attempt; and, for the exhausted hold, the exact

@@ -39,7 +39,7 @@ export const getRecoveryForIssue = companyProcedure("issues:read")
     if (!mayManage) return { notice, details: null };
     const mayAttest = authorize(ctx.principal, "runtime:confirm_owner_stop", ctx.companyId).kind === "allow";
     const origin = mayAttest ? consoleOrigin(ctx.headers) : null;
-    // Issue 10 item 9: the export holds' run, lease, receipt, attempts and exact retry call.
+    // The export holds' run, lease, receipt, attempts and exact retry call.
     // R-EX-4, R-UI-2: with the task's status, for the copyback-failed hold's prefilled resolve call.
     const exportHolds = await loadExportHolds(ctx.db, ctx.companyId, rows, consoleOrigin(ctx.headers), issue.status);
     // R-UI-4: the file holds' source runs, for the file-recovery form (board operators only).

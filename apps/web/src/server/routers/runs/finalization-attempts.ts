@@ -1,4 +1,4 @@
-// Each finalization attempt of a run (the run page and Recovery details, issue 10 item 9): one
+// Each finalization attempt of a run (the run page and Recovery details): one
 // row per `workspace_finalize` operation, numbered by the attempt its metadata recorded, with the
 // code it failed with and when. Pure.
 import { z } from "zod";

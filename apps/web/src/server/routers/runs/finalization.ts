@@ -35,7 +35,7 @@ export const runFinalizationOutput = z.object({
         .nullable(),
     }),
   ),
-  /** Each finalization attempt: its number, result, failure code and time (issue 10 item 9). */
+  /** Each finalization attempt: its number, result, failure code and time. */
   attempts: z.array(finalizationAttemptSchema),
   /** The run's environment leases, newest first (a reused lease shows on its latest run). */
   leases: z.array(

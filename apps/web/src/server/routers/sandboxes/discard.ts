@@ -22,7 +22,7 @@ export const discardSandboxOutput = z.object({
 });
 
 /**
- * Discard of a retained sandbox (issue 14 section 2): the same core service as `copyback sandboxes
+ * Discard of a retained sandbox: the same core service as `copyback sandboxes
  * discard`. Refusals are conflicts with a stable code (allocation_mismatch, acknowledgement_missing,
  * ...) and destroy nothing. The sandbox is destroyed through the lease's pinned plugin from this
  * process (the instance's providers on COPYBACK_HOME, as the export-only retry).

@@ -27,14 +27,14 @@ export const retainedSandboxItem = z.object({
     })
     .nullable(),
   reasons: z.array(z.object({ kind: z.string(), text: z.string(), actionId: z.string().optional(), cause: z.string().optional() })),
-  /** An operator's Discard recorded and not finished (issue 20): its sandbox may already be gone. */
+  /** An operator's Discard recorded and not finished: its sandbox may already be gone. */
   discarding: z.object({ requestId: z.string(), since: z.date(), lastFailureCode: z.string().nullable() }).nullable(),
 });
 
 export const listRetainedOutput = z.object({ total: z.number().int(), items: z.array(retainedSandboxItem) });
 
 /**
- * The company's retained sandboxes (issue 14 section 2), for runtime managers: every allocation
+ * The company's retained sandboxes, for runtime managers: every allocation
  * kept for recovery, why, its run and task, provider, pinned plugin and immutable allocation id.
  * No recorded controller, host or token is in it (R-UI-1).
  */

@@ -24,7 +24,7 @@ export const pathHistoryOutput = z.object({
 });
 
 /**
- * Workspace history (issue 14 section 2) for the run page's written paths: which committed runs
+ * Workspace history for the run page's written paths: which committed runs
  * wrote or deleted this path of the run's host workspace, newest first (the last writer on top).
  * Relative paths only: the host path never leaves the server.
  */

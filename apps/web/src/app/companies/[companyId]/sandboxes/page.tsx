@@ -12,7 +12,7 @@ import { pageCall } from "../../../_lib/page-call";
 export const metadata: Metadata = { title: "Retained sandboxes" };
 
 /**
- * Every sandbox allocation the company keeps for recovery (issue 14 section 2), oldest first: why
+ * Every sandbox allocation the company keeps for recovery, oldest first: why
  * it is retained, its run and task, provider, plugin and immutable allocation id, age and size
  * where the provider tells. For runtime managers. Nothing discards one automatically: Discard is
  * explicit (DiscardForm: the allocation id typed, every open action acknowledged, a reason).
