@@ -1,4 +1,4 @@
-// Issue 13 §1: as root, a clone under a directory the `postgres` account cannot enter (as
+// As root, a clone under a directory the `postgres` account cannot enter (as
 // /root/copyback is) runs a hash-verified copy of the PostgreSQL binaries, made once and checked
 // at every start. Real files: a copy of the package's tree in a 0700 directory stands for the
 // clone, a private base stands for /var/lib/copyback.
@@ -18,8 +18,8 @@ afterAll(() => {
 
 const asRoot = process.getuid?.() === 0;
 
-describe.runIf(asRoot)("issue 13: PostgreSQL binaries the server's account cannot reach", () => {
-  it("issue 13: copies them once into the base (root-owned, 0755, verified), reuses the copy, and remakes a tampered one", async () => {
+describe.runIf(asRoot)("PostgreSQL binaries the server's account cannot reach", () => {
+  it("copies them once into the base (root-owned, 0755, verified), reuses the copy, and remakes a tampered one", async () => {
     const packaged = await postgresBinaries();
     const user = await resolveServerUser(() => undefined);
     // The "clone": a 0700 directory (like /root) holding the package's tree.

@@ -1,7 +1,7 @@
 // The embedded server's log goes to files under the instance root, never to a pipe its parent must
 // drain: a parent that blocks its event loop (a test runner in spawnSync, a long synchronous step)
 // once left the server blocked writing a log line, so the checkpointer stalled and every
-// `DROP DATABASE ... WITH (FORCE)` waited for a checkpoint (issue 20, part 2).
+// `DROP DATABASE ... WITH (FORCE)` waited for a checkpoint.
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";

@@ -1,4 +1,4 @@
-// Issue 13 §1: a real embedded server killed with SIGKILL under a supervisor is started again
+// A real embedded server killed with SIGKILL under a supervisor is started again
 // (stale postmaster.pid and draining backends handled as at start), keeps its committed rows and
 // its URL, and a pool that was connected before the death carries on; a stop ends supervision.
 import fs from "node:fs";
@@ -13,8 +13,8 @@ afterAll(() => {
   for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 
-describe("issue 13: the supervised embedded PostgreSQL", () => {
-  it("issue 13: restarts a postmaster killed with SIGKILL, in one line, keeping rows, URL and clients", async () => {
+describe("the supervised embedded PostgreSQL", () => {
+  it("restarts a postmaster killed with SIGKILL, in one line, keeping rows, URL and clients", async () => {
     const root = tempInstanceRoot();
     roots.push(root);
     const events: string[] = [];

@@ -1,4 +1,4 @@
-// Issue 13 §1: the test runner's summary (scripts/tests/reports.ts; scripts have no vitest
+// The test runner's summary (scripts/tests/reports.ts; scripts have no vitest
 // project) counts a test that skipped itself as skipped, never as passed, and keeps its reason.
 import { describe, expect, it } from "vitest";
 import { countVitest, skippedVitest } from "../../../scripts/tests/reports";
@@ -20,8 +20,8 @@ const report = {
   ],
 };
 
-describe("issue 13: skipped tests in the summary", () => {
-  it("issue 13: a self-skipped test is counted as skipped, with the reason it gave", () => {
+describe("skipped tests in the summary", () => {
+  it("a self-skipped test is counted as skipped, with the reason it gave", () => {
     expect(countVitest(report)).toEqual({ passed: 1, failed: 0, skipped: 2, files: 1 });
     expect(skippedVitest(report)).toEqual([
       { name: "spec R-ATT-5: the fixture is the spec's block", reason: "no ../shared beside this clone" },
@@ -29,7 +29,7 @@ describe("issue 13: skipped tests in the summary", () => {
     ]);
   });
 
-  it("issue 13: a missing or foreign report has no skipped tests", () => {
+  it("a missing or foreign report has no skipped tests", () => {
     expect(skippedVitest(null)).toEqual([]);
     expect(skippedVitest({})).toEqual([]);
     expect(skippedVitest({ testResults: [{}] })).toEqual([]);

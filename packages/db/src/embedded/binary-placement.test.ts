@@ -1,4 +1,4 @@
-// Issue 13 §1: a clone the server's user cannot enter runs a verified copy of the binaries.
+// A clone the server's user cannot enter runs a verified copy of the binaries.
 // The pure parts: where the copy goes, what the hash covers, when a copy is needed at all.
 import { describe, expect, it } from "vitest";
 import {
@@ -25,13 +25,13 @@ const tree: TreeEntry[] = [
 ];
 const contents = new Map([["bin/postgres", "aa"]]);
 
-describe("issue 13: where the server's user finds the PostgreSQL binaries", () => {
-  it("issue 13: no copy when we are not root or the server's user reaches the package", () => {
+describe("where the server's user finds the PostgreSQL binaries", () => {
+  it("no copy when we are not root or the server's user reaches the package", () => {
     expect(planBinaryPlacement({ user: { kind: "current" }, binaries, blocked: "/root", key }).kind).toBe("in-place");
     expect(planBinaryPlacement({ user: postgresUser, binaries, blocked: undefined, key }).kind).toBe("in-place");
   });
 
-  it("issue 13: a clone under a directory the user cannot enter gets a copy under /var/lib/copyback, named by major and key", () => {
+  it("a clone under a directory the user cannot enter gets a copy under /var/lib/copyback, named by major and key", () => {
     const plan = planBinaryPlacement({ user: postgresUser, binaries, blocked: "/root", key });
     expect(plan).toEqual({
       kind: "copy",
@@ -47,14 +47,14 @@ describe("issue 13: where the server's user finds the PostgreSQL binaries", () =
     });
   });
 
-  it("issue 13: refuses binaries outside one bin/ directory, a non-hex key and a file outside the tree", () => {
+  it("refuses binaries outside one bin/ directory, a non-hex key and a file outside the tree", () => {
     expect(() => binaryTreeRoot({ postgres: "/a/bin/postgres", initdb: "/b/bin/initdb" })).toThrow(EmbeddedPostgresError);
     expect(() => binaryTreeRoot({ postgres: "/a/x/postgres", initdb: "/a/x/initdb" })).toThrow(/one bin\/ directory/);
     expect(() => binaryCopyDir(18, "../../etc")).toThrow(RangeError);
     expect(() => binariesIn("/copy", pkg, { ...binaries, initdb: "/usr/bin/initdb" })).toThrow(RangeError);
   });
 
-  it("issue 13: the key changes with any size, mode, mtime, name or link target, and not with listing order", () => {
+  it("the key changes with any size, mode, mtime, name or link target, and not with listing order", () => {
     const base = treeKey(tree);
     expect(treeKey([...tree].reverse())).toBe(base);
     const variants: TreeEntry[][] = [
@@ -67,7 +67,7 @@ describe("issue 13: where the server's user finds the PostgreSQL binaries", () =
     for (const variant of variants) expect(treeKey(variant)).not.toBe(base);
   });
 
-  it("issue 13: the digest covers content, names, permission bits and link targets, not timestamps", () => {
+  it("the digest covers content, names, permission bits and link targets, not timestamps", () => {
     const base = treeDigest(tree, contents);
     expect(treeDigest(tree.map((e) => ({ ...e, mtimeNs: "42" })), contents)).toBe(base);
     expect(treeDigest(tree, new Map([["bin/postgres", "bb"]]))).not.toBe(base);
@@ -77,8 +77,8 @@ describe("issue 13: where the server's user finds the PostgreSQL binaries", () =
   });
 });
 
-describe("issue 13: the paths the server's user must traverse", () => {
-  it("issue 13: every ancestor of every target, outermost first, each once", () => {
+describe("the paths the server's user must traverse", () => {
+  it("every ancestor of every target, outermost first, each once", () => {
     expect(ancestorChain(["/root/copyback/bin/postgres", "/root/copyback/bin/initdb", "/var/lib/copyback/c/data"])).toEqual([
       "/",
       "/root",

@@ -1,7 +1,7 @@
 // Where the embedded server's log goes: always to files, never to a pipe. A pipe is drained only
 // while its reader's event loop runs; a parent that blocks it (spawnSync in a test runner, a long
 // synchronous step) left the server blocked mid-log-line, the checkpointer with it, and every
-// `DROP DATABASE ... WITH (FORCE)` waiting for a checkpoint (issue 20, part 2).
+// `DROP DATABASE ... WITH (FORCE)` waiting for a checkpoint.
 //  - PostgreSQL's own logging collector writes `<dataDir>/log/postgresql-<Mon..Sun>.log`: one file
 //    per weekday, truncated when its name comes round again, so a week of log is kept and no more
 //    (the collector reads its backends' pipe itself; nothing of ours sits on that path).

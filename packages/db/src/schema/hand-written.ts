@@ -26,7 +26,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // One active ephemeral lease per environment and execution workspace (issue 5 item 4);
+    // One active ephemeral lease per environment and execution workspace;
     // acquireLease turns a violation into DomainError conflict `lease_busy`.
     name: "environment_leases_one_active_ephemeral",
     table: "environment_leases",
@@ -37,7 +37,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 9: open recovery actions by cause (Recovery page, owner-hold sweeps).
+    // Open recovery actions by cause (Recovery page, owner-hold sweeps).
     name: "issue_recovery_actions_open_by_cause",
     table: "issue_recovery_actions",
     reason: "partial index (WHERE status IN ('active', 'escalated'))",
@@ -47,7 +47,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 10 item 2: the reuse of a released lease leaves out leases an open action names.
+    // The reuse of a released lease leaves out leases an open action names.
     name: "issue_recovery_actions_open_by_lease",
     table: "issue_recovery_actions",
     reason: "partial index (WHERE status IN ('active', 'escalated') AND lease_id IS NOT NULL)",
@@ -57,7 +57,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 10 item 2: ... and leases named in an open action's evidence (`leaseIds`).
+    // The same reuse also leaves out leases named in an open action's evidence (`leaseIds`).
     name: "issue_recovery_actions_open_lease_ids",
     table: "issue_recovery_actions",
     reason: "partial GIN expression index (evidence -> 'leaseIds' jsonb_path_ops, WHERE status IN ('active', 'escalated'))",
@@ -67,7 +67,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 10 item 5 (R-EX-5): the cleanup sweep never takes over an allocation another unsettled lease claims.
+    // R-EX-5: the cleanup sweep never takes over an allocation another unsettled lease claims.
     name: "environment_leases_unsettled_allocation",
     table: "environment_leases",
     reason: "partial index (WHERE provider_lease_id IS NOT NULL AND status IN ('active', 'pending_cleanup', 'released'))",
@@ -77,7 +77,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 10 item 5: the cleanup sweep's due selection (pending_cleanup leases by next_cleanup_at).
+    // The cleanup sweep's due selection (pending_cleanup leases by next_cleanup_at).
     name: "environment_leases_cleanup_due",
     table: "environment_leases",
     reason: "partial index (WHERE status = 'pending_cleanup')",
@@ -87,7 +87,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 20: the lease cleanup sweep's resumption of unfinished Discards (leases with a discard intent, not destroyed).
+    // The lease cleanup sweep's resumption of unfinished Discards (leases with a discard intent, not destroyed).
     name: "environment_leases_discard_due",
     table: "environment_leases",
     reason: "partial index (WHERE status <> 'destroyed' AND jsonb_typeof(metadata -> 'sandboxDiscard') = 'object')",
@@ -97,7 +97,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 10 item 7 (R-UA-5): the historical unsafe export sweep's due selection.
+    // R-UA-5: the historical unsafe export sweep's due selection.
     name: "native_run_finalizations_historical_unsafe",
     table: "native_run_finalizations",
     reason: "partial index (WHERE phase = 'terminal_failure' AND failure_code = 'native_workspace_sync_out_unsafe_archive')",
@@ -107,7 +107,7 @@ export const HAND_WRITTEN_INDEXES: readonly HandWrittenIndex[] = [
     ],
   },
   {
-    // Issue 11 item 3 (R-RC-7): acknowledged cancellations that missed the pin (the stop-retention sweep).
+    // R-RC-7: acknowledged cancellations that missed the pin (the stop-retention sweep).
     name: "heartbeat_runs_stop_retention_due",
     table: "heartbeat_runs",
     reason: "partial index (WHERE status = 'cancelled' AND runner_profile_json ? 'stopAcknowledgement' AND NOT runner_profile_json ? 'stopRetention')",
