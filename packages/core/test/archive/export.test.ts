@@ -135,7 +135,7 @@ describe("exportWorkspaceArchive", () => {
   });
 });
 
-// Issue 14: the size hint a local export gives its receive's spool.
+// The size hint a local export gives its receive's spool.
 describe("workspaceBytesAtLeast", () => {
   it("counts a header per entry and the file sizes, leaves exclusions out, and stops once past the bound", async () => {
     const { workspaceBytesAtLeast } = await import("../../src/copyback/archive/workspace-walk");

@@ -1,4 +1,4 @@
-// The spool's memory bound (issue 14): a receive keeps at most DEFAULT_SPOOL_MEMORY_BYTES of an
+// The spool's memory bound: a receive keeps at most DEFAULT_SPOOL_MEMORY_BYTES of an
 // archive in memory, moves to an unlinked file past it and lets go of that memory, and the block
 // pool never keeps more than one spool's worth.
 import { mkdir, readdir } from "node:fs/promises";
@@ -80,7 +80,7 @@ describe("ArchiveSpool memory bound", () => {
     }
   });
 
-  it("issue 14: an archive its producer knows to be larger than the memory bound is spooled to the file from its first byte", async () => {
+  it("an archive its producer knows to be larger than the memory bound is spooled to the file from its first byte", async () => {
     const spillDirectory = join(tmp.path, "spill");
     await mkdir(spillDirectory);
     const large = new ArchiveSpool({ spillDirectory, memoryLimitBytes: 1024, expectedBytes: 1025 });
@@ -102,7 +102,7 @@ describe("ArchiveSpool memory bound", () => {
     expect(pooledBlocks() * SPOOL_BLOCK_BYTES).toBe(DEFAULT_SPOOL_MEMORY_BYTES);
   });
 
-  it("issue 14: a block is a view into a slab above the C allocator's mmap threshold (32 MiB), so freed slabs leave the process", () => {
+  it("a block is a view into a slab above the C allocator's mmap threshold (32 MiB), so freed slabs leave the process", () => {
     while (pooledBlocks() > 0) takeBlock();
     const a = takeBlock();
     const b = takeBlock();

@@ -1,7 +1,7 @@
 // `copyback environment list|configure` against a real PostgreSQL: the rehearsal faults of
 // README "Rehearsing recovery" set on a real install, checked by the provider's own schema; a
 // refused change (bad JSON, a misspelled fault, an unknown environment, conflicting flags, a bad
-// lease policy) writes nothing; the lease policy (issue 20) applies to new acquisitions only.
+// lease policy) writes nothing; the lease policy applies to new acquisitions only.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -82,12 +82,12 @@ describe("copyback environment", () => {
   });
 });
 
-// Issue 20: no CLI set an environment's lease policy (the session-9 walk needed SQL for it).
+// Without this command an environment's lease policy could only be set in SQL.
 describe("copyback environment configure --lease-policy", () => {
   const activityOf = (environmentId: string) =>
     db.prisma().activityLog.findMany({ where: { entityType: "environment", entityId: environmentId }, orderBy: { createdAt: "asc" } });
 
-  it("issue 20: sets the policy, `environment list` shows it and the activity log records the change", async () => {
+  it("sets the policy, `environment list` shows it and the activity log records the change", async () => {
     const set = await cli(["environment", "configure", local, "--lease-policy", "reuse_by_environment"]);
     expect(set.code, set.stderr).toBe(EXIT.ok);
     expect(parseJson(set)).toMatchObject({ environment: { id: local, defaultLeasePolicy: "reuse_by_environment" }, leasePolicyChange: { from: "ephemeral", to: "reuse_by_environment", changed: true } });
@@ -109,7 +109,7 @@ describe("copyback environment configure --lease-policy", () => {
     await cli(["environment", "configure", local, "--clear-faults", "--lease-policy", "ephemeral"]);
   });
 
-  it("issue 20: a bad policy is refused before anything is opened and changes nothing, with the valid choices named", async () => {
+  it("a bad policy is refused before anything is opened and changes nothing, with the valid choices named", async () => {
     const before = await db.prisma().environment.findUniqueOrThrow({ where: { id: local } });
     const logged = (await activityOf(local)).length;
     for (const argv of [["--lease-policy", "forever"], ["--lease-policy", "Ephemeral"], ["--faults", '{"failExports":3}', "--lease-policy", "reuse"]]) {
@@ -173,7 +173,7 @@ describe("copyback environment configure --lease-policy", () => {
     expect((await prisma.environmentLease.findUniqueOrThrow({ where: { id: held.lease.id } })).status).toBe("released");
   });
 
-  it("issue 20: the command's help names every lease policy of the schema", async () => {
+  it("the command's help names every lease policy of the schema", async () => {
     const help = await runCli(["environment", "configure", "--help"]);
     for (const policy of LEASE_POLICIES) expect(help.stdout).toContain(policy);
   });

@@ -1,4 +1,4 @@
-// `copyback recovery resolve --help` against what the command really does (issue 20): every cause
+// `copyback recovery resolve --help` against what the command really does: every cause
 // the resolution policy admits, every cause it sends elsewhere and the evidence each outcome needs
 // are found here by asking the policy and the command themselves, never by reading the table the
 // help is printed from, so a cause added to the policy without the help fails this test.

@@ -1,4 +1,4 @@
-// `copyback recovery show` of an exhausted-export hold (issue 10 item 9, R-EX-2) against a real
+// `copyback recovery show` of an exhausted-export hold (R-EX-2) against a real
 // PostgreSQL and a real stopped local sandbox (export-hold.ts): the exact export-only retry, as
 // the REST call and the CLI command, prefilled with the task, action and run; only while open.
 import path from "node:path";

@@ -480,7 +480,7 @@ describe("copyback recovery attest", () => {
   });
 });
 
-describe("a malformed owner receipt's hold (issue 20)", () => {
+describe("a malformed owner receipt's hold", () => {
   /** A held run whose receipt is then found malformed by finalization: the production writer opens its hold. */
   async function malformedHeld(): Promise<HeldRun> {
     const held = await heldRun(world);

@@ -1,4 +1,4 @@
-// `copyback sandboxes list` against a real PostgreSQL (issue 14 section 2, retained sandboxes):
+// `copyback sandboxes list` against a real PostgreSQL (retained sandboxes):
 // a real export-retry hold (a stopped local sandbox with its receipt and the board's hold) is
 // listed with why it is retained, its run and task, provider, plugin, immutable allocation id and
 // age; a committed run's released lease and a destroyed lease are not; --company scopes it.

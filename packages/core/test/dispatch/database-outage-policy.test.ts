@@ -1,4 +1,4 @@
-// The pure half of a database outage before the agent's start (issue 20): which failures send the
+// The pure half of a database outage before the agent's start: which failures send the
 // run back to the queue, how often, what happens to the attempt's leases, whose preparation the
 // executor may settle (R-FO-4), and the words of the run event.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Run-scoped agent keys through executeRun on the real local provider (issue 13, section 2): the
+// Run-scoped agent keys through executeRun on the real local provider: the
 // worker mints one key per run before the agent starts, the agent finds it in COPYBACK_API_KEY
 // (under bubblewrap and as a plain process group), it is stored only as a sha256 bound to the
 // run, and it is revoked when the agent's turn is over - whether the run then commits or fails.

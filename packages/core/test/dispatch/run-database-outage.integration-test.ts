@@ -1,4 +1,4 @@
-// A database outage before the agent starts (issue 20, the "weigh" item): PostgreSQL ends the
+// A database outage before the agent starts: PostgreSQL ends the
 // connection that writes one step of the run's setup (the lease bind after the provider's
 // allocation, the preparation's record after the seed, the agent's run key). Nothing of the task's
 // work exists yet, so the run goes back to the queue with an event that says why (R-FO-1: only a

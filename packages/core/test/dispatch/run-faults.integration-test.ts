@@ -116,7 +116,7 @@ describe("fake provider faults through executeRun", () => {
       return { resultFile: RESULT_IN_REVIEW };
     });
     const runId = await world.runOnce(task, { deps: { apiUrl: "http://127.0.0.1:3100" } });
-    // Issue 13: and its run-scoped agent key for the finish call.
+    // And its run-scoped agent key for the finish call.
     expect(seen).toEqual({
       GREETING: "hi",
       COPYBACK_RUN_ID: runId,

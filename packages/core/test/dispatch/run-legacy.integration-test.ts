@@ -1,4 +1,4 @@
-// Legacy runs (issue 11 item 4) through the whole executor on real local sandboxes (and the fake
+// Legacy runs through the whole executor on real local sandboxes (and the fake
 // provider where a provider fault is needed): the `legacy` adapter's own copy-back through the
 // directory-merge lock with R-RR-1's retries, and the repair hold when the required files cannot
 // be copied back (R-RR-2, R-RR-3). Real PostgreSQL, real host workspaces, real agent processes.
@@ -123,7 +123,7 @@ describe("legacy runs", () => {
     await assignAgent(world.db, { companyId: task.companyId, issueId: task.issueId, agentId: other.id, actor: SYSTEM_ACTOR });
     await world.db.issue.update({ where: { id: task.issueId }, data: { conversationGeneration: { increment: 1 } } });
     // Newer incidents on the same task (another run's holds).
-    // Its owner receipt is malformed (a hold for one names the receipt it holds: issue 20).
+    // Its owner receipt is malformed (a hold for one names the receipt it holds).
     const newer = await world.db.heartbeatRun.create({
       data: { companyId: task.companyId, agentId: other.id, nativeIssueId: task.issueId, status: "failed", runnerProfileJson: { nativeWorkspaceFinalizationOwner: { token: 42 } } },
     });

@@ -1,4 +1,4 @@
-// Issue 14: run finalization copies back through the delta export on the real local provider
+// Run finalization copies back through the delta export on the real local provider
 // (the seed's stat cache, a tar of only the changed entries plus the full snapshot manifest,
 // verified on the host), falls back to the full export in the same try when the host refuses the
 // delta, and is retried like any export when the sandbox fails it. Real PostgreSQL, real host

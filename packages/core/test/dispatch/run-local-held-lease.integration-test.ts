@@ -1,4 +1,4 @@
-// Issue 10 item 2 on the real local provider: a lease that holds files for recovery is never
+// The held-lease rule on the real local provider: a lease that holds files for recovery is never
 // handed to the next run. A failed run on a `reuse_by_environment` environment leaves its sandbox
 // stopped and retained with a confirmed receipt; the next run on that environment gets another
 // allocation, and the held sandbox's bytes (the failed agent's unexported edits) are untouched.

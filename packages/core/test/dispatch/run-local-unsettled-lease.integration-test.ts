@@ -1,4 +1,4 @@
-// Issue 20 part 1 on the real local provider: a sandbox stays its run's until that run's copyback
+// On the real local provider, a sandbox stays its run's until that run's copyback
 // is settled. A transient export failure (the local provider's rehearsal fault, three failed tries
 // of the first finalization attempt) leaves the run `running` with its coordinator in
 // `retryable_failure` and its sandbox stopped and retained; then

@@ -1,5 +1,5 @@
-// Hangs and lost replies of the fake provider through the whole executor (issue 5: "the fake
-// provider's fault modes reach the right states"): a hung export meets the export deadline and is
+// Hangs and lost replies of the fake provider through the whole executor (the fake
+// provider's fault modes must reach the right states): a hung export meets the export deadline and is
 // retried (R-RR-1); a lost reply to acquire, exec, exportWorkspace or stopLease leaves the run and
 // the lease where recovery can find them, never released or destroyed on a guess.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Resource limits for local agents (issue 13, section 2) with real processes through executeRun:
+// Resource limits for local agents with real processes through executeRun:
 // an agent that burns CPU, writes a too large file, allocates too much memory or forks too many
 // processes fails with agent_resource_limit, the run log says which limit it hit, and its sandbox
 // is kept. Under bubblewrap and as a plain process group. Memory and processes use this exec's own

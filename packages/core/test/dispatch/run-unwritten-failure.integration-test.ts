@@ -1,4 +1,4 @@
-// Issue 20 (found by the torture suite, seed 2): the transaction that fails a run whose agent has
+// Found by the torture suite (seed 2): the transaction that fails a run whose agent has
 // run is cut (a dropped connection, an idle-transaction timeout while the worker was paused). The
 // failure is not recorded, so the run is still `running` and nothing pins its sandbox or opens its
 // file-recovery obligation. The executor must then leave the lease exactly as it is, bound and

@@ -1,4 +1,4 @@
-// Helpers of the only-this-fence tests (issue 20 part 4; packages/core/src/finalization/FENCES.md):
+// Helpers of the only-this-fence tests (packages/core/src/finalization/FENCES.md):
 // a second connection that plays the other actor, and a deterministic interleaving of two
 // statements through a table lock (no sleeps, no timing luck).
 //

@@ -1,4 +1,4 @@
-// Fence: the held-lease rule (lease-holds.ts; FENCES.md, issue 20 part 1). The stale actor is a
+// Fence: the held-lease rule (lease-holds.ts; FENCES.md). The stale actor is a
 // later run of the same `reuse_by_environment` environment and execution workspace asking for a
 // sandbox while a released, confirmed-stopped lease still holds another run's only copy of its
 // files. Everything else would let the reuse through: the stop receipt is confirmed, the plugin is

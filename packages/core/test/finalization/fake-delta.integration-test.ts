@@ -1,4 +1,4 @@
-// Issue 14: finalizeRun through the fake provider's delta export (createFakeProvider({
+// finalizeRun through the fake provider's delta export (createFakeProvider({
 // exportDelta: true })), the fallback to the full export when the host refuses the delta, the
 // retry when the provider fails it, and a plugin without the capability (the full export only).
 import { randomUUID } from "node:crypto";

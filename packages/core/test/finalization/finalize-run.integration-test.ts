@@ -173,7 +173,7 @@ describe("finalizeRun", () => {
       metadata: { conflictCount: 1, conflicts: [{ path: "conflict.txt", kind: "both_changed" }] },
     });
     expect(s.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "workspace_merge_conflict", failureDetail: { conflictCount: 1 } });
-    // A settled coordinator never leaves its run running (issue 9 item 3).
+    // A settled coordinator never leaves its run running.
     expect(s.run).toMatchObject({ status: "failed", errorCode: "workspace_merge_conflict" });
     expect(s.issue.status).toBe("blocked");
     expect(await copybackProven(db.prisma(), { companyId: world.companyId, runId: run.runId, issueId: run.issueId })).toBe(false);

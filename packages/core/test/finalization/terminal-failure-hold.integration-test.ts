@@ -1,4 +1,4 @@
-// Terminal copyback failures pin and hold in the same transaction (issue 20; R-EX-4, R-UI-2): a
+// Terminal copyback failures pin and hold in the same transaction (R-EX-4, R-UI-2): a
 // merge conflict and a final failure after host writes began each fail the run AND, in that one
 // transaction, record the stop-only intent on the exact lease and open the board-owned hold that
 // the task's notice shows. A kill inside that transaction leaves neither; once it commits both are

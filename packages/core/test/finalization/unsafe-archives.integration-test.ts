@@ -1,4 +1,4 @@
-// Issue 10 item 6 against a real PostgreSQL, real files and real tar streams: the workspace's
+// Unsafe archives against a real PostgreSQL, real files and real tar streams: the workspace's
 // exclusions reach the provider's export (excluded trees are neither exported nor validated), a
 // truncated or broken export stream is a transport failure that is retried (R-RR-1), and an
 // archive over a limit or with colliding paths is a terminal failure naming the limit, never a
@@ -57,7 +57,7 @@ async function writeExcludedTrees(sandbox: string): Promise<void> {
   await oversizedFile(join(sandbox, "node_modules/pkg/huge.bin"));
 }
 
-describe("unsafe archives (issue 10 item 6)", () => {
+describe("unsafe archives", () => {
   it("R-UA-2: the workspace's exclusions reach the export: excluded links and an oversized file can neither force a salvage nor push the archive over a limit, and the rest commits from the primary export", async () => {
     const world = excluding;
     await writeTree(world.hostPath, { "src/app.ts": "old" });

@@ -347,7 +347,7 @@ describe("acquireLease: reuse_by_environment", () => {
     });
   });
 
-  describe("issue 10 item 2: a lease that holds files for recovery is left out by the acquisition query", () => {
+  describe("a lease that holds files for recovery is left out by the acquisition query", () => {
     const openAction = (w: World, leaseId: string | null, evidence: object = {}, status: "active" | "escalated" | "resolved" = "active") =>
       db.prisma().issueRecoveryAction.create({
         data: { companyId: w.company.id, issueId: w.issue.id, leaseId, cause: "test_hold", fingerprint: `fp-${Math.random()}`, ownerType: "board", status, evidence },

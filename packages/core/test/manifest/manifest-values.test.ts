@@ -118,7 +118,7 @@ describe("parseManifest", () => {
     });
   }
 
-  // sealManifest (issue 14): the receive's own snapshot manifest, checked in place. Every
+  // sealManifest: the receive's own snapshot manifest, checked in place. Every
   // refusal of parseManifest holds for it too, and what the schema would strip is refused.
   describe("sealManifest", () => {
     it("returns the same manifest, sorted and frozen, which parseManifest then takes as is", () => {

@@ -1,5 +1,5 @@
-// The metrics endpoint of @copyback/core after real finalizations on a real PostgreSQL (issue 14
-// section 2): a committed copyback moves the runs gauge and the merge, lock and operation
+// The metrics endpoint of @copyback/core after real finalizations on a real PostgreSQL:
+// a committed copyback moves the runs gauge and the merge, lock and operation
 // histograms; a live recorded owner is a busy skip (R-OWN-2) counted by reason; a dead owner
 // without a barrier opens a board hold that the open-actions gauge shows by cause and age; a
 // database that does not answer makes copyback_database_up 0 and leaves its gauges out.

@@ -1,5 +1,5 @@
-// The export-only retry end to end on a real PostgreSQL and the real local provider (issue 10
-// item 3; R-EX-2, R-EX-3, R-EX-5, R-DT-2): an agent's turn really runs in a local sandbox, its
+// The export-only retry end to end on a real PostgreSQL and the real local provider
+// (R-EX-2, R-EX-3, R-EX-5, R-DT-2): an agent's turn really runs in a local sandbox, its
 // exports fail three coordinator attempts (the export of a local plugin that fails on demand),
 // the run is held with its sandbox stopped and retained; the operator's retry resumes exactly that
 // sandbox, verifies it and the same run commits its exact files. No new run, no wake.
@@ -41,7 +41,7 @@ beforeAll(async () => {
       }
       return base.exportWorkspace!(lease, options);
     },
-    // The delta export (issue 14) is an export too: the same transport fault fails it.
+    // The delta export is an export too: the same transport fault fails it.
     async exportDelta(lease, request) {
       await faults.onExport?.();
       if (faults.exportFailures > 0) {

@@ -1,5 +1,5 @@
-// Rehearsing the export-only retry with the built-in fake provider's environment-config faults
-// (issue 10 item 8), as an operator or an E2E suite would on a real install: the environment's
+// Rehearsing the export-only retry with the built-in fake provider's environment-config faults,
+// as an operator or an E2E suite would on a real install: the environment's
 // config makes every export fail (three coordinator attempts), the probe fail once and the resume
 // reply get lost once. Each path then behaves as on a real provider: a failed first probe is a
 // 409 with nothing written, a failed sentinel read and a lost resume reply stop and retain the

@@ -36,7 +36,7 @@ beforeAll(async () => {
       }
       return base.exportWorkspace!(lease, options);
     },
-    // The delta export (issue 14) is an export too: the same transport fault fails it.
+    // The delta export is an export too: the same transport fault fails it.
     async exportDelta(lease, request) {
       if (exportFailures > 0) {
         exportFailures -= 1;

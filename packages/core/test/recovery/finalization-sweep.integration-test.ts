@@ -1,5 +1,5 @@
-// The reconciler's finalization sweep on a real PostgreSQL (R-OWN-2, R-OWN-3, R-OWN-4, issue 9
-// item 4): due selection through the index, fair across companies; a busy run is skipped with
+// The reconciler's finalization sweep on a real PostgreSQL (R-OWN-2, R-OWN-3, R-OWN-4):
+// due selection through the index, fair across companies; a busy run is skipped with
 // nothing written and no retry spent; a stale snapshot cannot start an export after live
 // finalization published a delay or a terminal failure; a late failure never overwrites a commit.
 import pg from "pg";

@@ -1,4 +1,4 @@
-// The lease cleanup sweep with the real local provider (issue 10 item 5): real sandboxes under an
+// The lease cleanup sweep with the real local provider: real sandboxes under an
 // instance root. A worker that crashed mid-stop leaves its sandbox running with the intent and the
 // claim written; after the claim expires, a fresh process's sweep stops it through
 // environmentStopLease and the files stay byte for byte. An acquisition whose replies were lost

@@ -1,4 +1,4 @@
-// The lease cleanup sweep (issue 10 item 5) on a real PostgreSQL with the fake provider's faults.
+// The lease cleanup sweep on a real PostgreSQL with the fake provider's faults.
 // Each case leaves the state a "crashed" worker leaves, through the real code (a release whose
 // stop hangs, fails, loses its reply or is not confirmed; an acquisition whose reply never came),
 // then runs the sweep as a fresh process would: a new provider instance over the same sandboxes

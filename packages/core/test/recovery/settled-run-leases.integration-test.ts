@@ -1,4 +1,4 @@
-// A controller that settled its run and died before releasing the lease (issue 12's torture
+// A controller that settled its run and died before releasing the lease (the torture
 // suite found such leases): the reconciler finishes the release by the run's outcome; a live
 // controller's lease is left to it.
 import { describe, expect, it } from "vitest";

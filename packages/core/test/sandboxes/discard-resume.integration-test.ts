@@ -1,4 +1,4 @@
-// An operator's Discard interrupted after its intent was recorded (issue 20, found by the torture
+// An operator's Discard interrupted after its intent was recorded (found by the torture
 // suite): the database went away between the destroy and the final transaction, or the request's
 // process died. The recorded intent is resumable: the lease cleanup sweep finishes it once the
 // request's short claim lapsed (a live request renews it), a repeat Discard resumes it, and until

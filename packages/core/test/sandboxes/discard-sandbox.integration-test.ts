@@ -1,4 +1,4 @@
-// Discard of a retained sandbox (issue 14 section 2) on a real PostgreSQL and a real local
+// Discard of a retained sandbox on a real PostgreSQL and a real local
 // sandbox: the export-retry hold of a failed run (stopped through the provider, with the agent's
 // unexported file and the board's hold). Refusals write nothing and destroy nothing; the admitted
 // discard destroys the sandbox through the pinned plugin, records the confirmed destruction

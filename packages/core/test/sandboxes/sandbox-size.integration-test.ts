@@ -1,4 +1,4 @@
-// Retained sandboxes show their size where the provider tells (issue 14 section 2), on a real
+// Retained sandboxes show their size where the provider tells, on a real
 // PostgreSQL: a failed run's real local sandbox, stopped and retained by the ordinary release, is
 // measured after its stop was recorded and listed with the exact bytes and entries of its
 // workspace (a link to a large file outside is not followed) and of the whole sandbox; a provider

@@ -1,4 +1,4 @@
-// Workspace history (issue 14 section 2) after real finalizations on a real PostgreSQL: three
+// Workspace history after real finalizations on a real PostgreSQL: three
 // committed runs write, rewrite and delete one path; `copyback workspace history PATH` names them
 // newest first (the last writer on top). Every path of a large copyback is found, not only the 500
 // its run page record keeps. With 100,000 commits in the table the lookup reads only its path's
