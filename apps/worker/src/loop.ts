@@ -1,5 +1,6 @@
 // The worker loop (DESIGN.md section 7, after pg-boss and graphile-worker): one pass at a time,
 // an abortable sleep between passes, a graceful stop that lets the running pass finish.
+import { messageOf } from "@copyback/core/errors";
 import { abortableSleep } from "./abortable-sleep";
 
 export interface PassResult {
@@ -75,7 +76,7 @@ export class WorkerLoop {
       } catch (error) {
         // A failing pass never kills the loop; handlers are idempotent, so the next pass retries.
         this.status.failures += 1;
-        this.status.lastError = error instanceof Error ? error.message : String(error);
+        this.status.lastError = messageOf(error);
         this.#options.onError?.(error);
       }
       this.status.passes += 1;

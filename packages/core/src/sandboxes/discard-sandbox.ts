@@ -23,7 +23,7 @@
 // Discard at once). Answers the exact lease and action ids.
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { DomainError, isDomainError } from "../errors";
+import { DomainError, isDomainError, messageOf } from "../errors";
 import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_SQL } from "../leases/lease-holds";
 import { lockOpenActionsNamingLease } from "./lease-open-actions";
@@ -150,7 +150,7 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
       asked = true;
       await plugin.destroy!({ leaseId: lease.id, pluginId: lease.plugin_id, providerLeaseId: discarded.providerLeaseId });
     } catch (error) {
-      const failure = { code: String((error as { code?: unknown }).code ?? "provider_destroy_failed"), message: error instanceof Error ? error.message : String(error) };
+      const failure = { code: String((error as { code?: unknown }).code ?? "provider_destroy_failed"), message: messageOf(error) };
       // The destroy's own error is the answer; a database too far gone to take the failure leaves the
       // claim to lapse, and the sweep then tries the destroy again.
       await recordDiscardFailure(db, { leaseId: lease.id, claim, failure, spentAttempt: asked }).catch(() => undefined);
@@ -179,7 +179,7 @@ async function recordWithRetries(deps: DiscardDeps, input: { lease: DiscardedLea
         throw new DomainError(
           "unavailable",
           "discard_unrecorded",
-          `The sandbox was destroyed, but the record of its Discard could not be written (${error instanceof Error ? error.message : String(error)}). The Discard stays recorded on the lease: the reconciler finishes it shortly, or Discard again.`,
+          `The sandbox was destroyed, but the record of its Discard could not be written (${messageOf(error)}). The Discard stays recorded on the lease: the reconciler finishes it shortly, or Discard again.`,
           { leaseId: input.lease.id, requestId: input.intent.requestId },
         );
       }

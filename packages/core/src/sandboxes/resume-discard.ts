@@ -13,7 +13,7 @@
 //      request id, actor, reason and actions: the receipt is the operator's, finished by the system.
 // What cannot finish is recorded and put off (recordDiscardFailure), the intent kept.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { isDomainError } from "../errors";
+import { isDomainError, messageOf } from "../errors";
 import { pluginForLease } from "../leases/plugin-for-lease";
 import type { LeaseProviderRegistry } from "../leases/lease-types";
 import { hasCapability } from "../providers/registry";
@@ -109,5 +109,5 @@ async function fail(db: PrismaClient, leaseId: string, claim: string, code: Resu
 
 function describe(error: unknown): string {
   const code = isDomainError(error) ? `${error.code}: ` : "";
-  return `${code}${error instanceof Error ? error.message : String(error)}`;
+  return `${code}${messageOf(error)}`;
 }

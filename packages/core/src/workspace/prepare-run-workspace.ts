@@ -19,7 +19,7 @@ import type { Prisma, PrismaClient } from "@copyback/db/client";
 import { exportWorkspaceArchive } from "../copyback/archive/export";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import { takeManifest } from "../copyback/manifest/take-manifest";
-import { DomainError, isDomainError, notFound } from "../errors";
+import { DomainError, isDomainError, messageOf, notFound } from "../errors";
 import { requireCapability } from "../providers/registry";
 import type { ProcessIdentity } from "../process/process-identity";
 import type { EnvironmentProvider, LeaseHandle, SandboxIdentity } from "../providers/types";
@@ -164,7 +164,7 @@ export async function prepareRunWorkspace(
       message: `Preparing the sandbox workspace failed (${code}).`,
       payload: { operationId, errorCode: code },
     });
-    if (claim) throw new PreparationFailedError(code, `Preparing the sandbox workspace failed: ${error instanceof Error ? error.message : String(error)}`, operationId, claim.token, error);
+    if (claim) throw new PreparationFailedError(code, `Preparing the sandbox workspace failed: ${messageOf(error)}`, operationId, claim.token, error);
     throw error;
   }
 }

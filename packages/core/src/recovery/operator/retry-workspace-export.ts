@@ -31,7 +31,7 @@
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
-import { DomainError, isDomainError, notFound } from "../../errors";
+import { DomainError, isDomainError, messageOf, notFound } from "../../errors";
 import { finalizeRun, type FinalizeOutcome, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-policy";
 import { LEASE_METADATA_KEYS, readStopIntent } from "../../leases/lease-metadata";
@@ -204,7 +204,7 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
   } catch (error) {
     // A changed admission: the sandbox is stopped and retained again, nothing is re-admitted.
     const code = isDomainError(error) ? error.code : "export_retry_readmission_failed";
-    await stopAgain(deps, input, admitted.requestId, lease.id, code, error instanceof Error ? error.message : String(error));
+    await stopAgain(deps, input, admitted.requestId, lease.id, code, messageOf(error));
     throw error;
   }
 

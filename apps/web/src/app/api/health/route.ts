@@ -1,6 +1,6 @@
 import { NextResponse } from "next/server";
 import { TRPCError } from "@trpc/server";
-import { isDomainError } from "@copyback/core/errors";
+import { isDomainError, messageOf } from "@copyback/core/errors";
 import { domainErrorResponse } from "~/server/rest/responses";
 import { createCaller } from "~/server/routers/_app";
 import { createContext } from "~/server/trpc";
@@ -19,7 +19,7 @@ export async function GET(req: Request) {
     if (error instanceof TRPCError && isDomainError(error.cause))
       return domainErrorResponse(error.cause);
     return NextResponse.json(
-      { status: "unavailable", code: "database_unreachable", message: error instanceof Error ? error.message : String(error) },
+      { status: "unavailable", code: "database_unreachable", message: messageOf(error) },
       { status: 503 },
     );
   }
