@@ -6,16 +6,10 @@
 // destroyed. Anything else is refused before the export starts: nothing is staged and nothing
 // reaches the host. The held-lease rule (leases/lease-holds.ts) keeps an unsettled run's lease
 // from being reused; this check is what refuses to export if it ever was (older data, a bug).
-import type { LeaseStatus } from "../leases/lease-types";
+import type { LeaseFacts, LeaseStatus } from "../leases/lease-types";
 import type { LeaseHandle } from "../providers/types";
 
-export interface ExportLeaseRow {
-  id: string;
-  companyId: string;
-  runId: string | null;
-  pluginId: string;
-  providerLeaseId: string | null;
-  status: LeaseStatus;
+export interface ExportLeaseRow extends LeaseFacts {
   /** A destroy intent is recorded: the sandbox is being (or was) destroyed. */
   destroyIntent: boolean;
 }

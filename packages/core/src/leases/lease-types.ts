@@ -14,6 +14,13 @@ export const LEASE_POLICIES = Object.values(LeasePolicyEnum) as readonly LeasePo
 export type LeaseRow = EnvironmentLease;
 
 /**
+ * The lease row's identity and state that the pure decisions read: which company and run it is
+ * bound to, which plugin and allocation it names, and its status. Each decision extends it with
+ * the facts only it needs (finalization/export-lease-binding.ts, recovery/policies/decide-export-retry.ts).
+ */
+export type LeaseFacts = Pick<LeaseRow, "id" | "companyId" | "runId" | "pluginId" | "providerLeaseId" | "status">;
+
+/**
  * What the lease module needs from the provider registry: the plugin pinned on a lease, by exact
  * plugin id (R-EX-6). `forLease` throws DomainError `provider_plugin_unavailable` or
  * `provider_plugin_mismatch`; it never substitutes another plugin.

@@ -4,8 +4,9 @@
 // short row locks, and writes the admitted outcome in that same transaction. A rejection writes
 // nothing. The same function judges the second look after the sandbox was resumed and verified
 // (`stage: "readmit"`): the retry's own stop-only intent replaces the stopped receipt then.
-import type { FinalizationPhase, LeasePolicy, LeaseStatus } from "@copyback/db/client";
+import type { FinalizationPhase } from "@copyback/db/client";
 import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
+import type { LeaseFacts, LeasePolicy } from "../../leases/lease-types";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 
@@ -35,13 +36,7 @@ export interface ExportRetrySnapshot {
   failureCode: string | null;
   /** The lease the run's prepared workspace descriptor names (null: none). */
   descriptorLeaseId: string | null;
-  lease: {
-    id: string;
-    companyId: string;
-    runId: string | null;
-    pluginId: string;
-    providerLeaseId: string | null;
-    status: LeaseStatus;
+  lease: (LeaseFacts & {
     policy: LeasePolicy;
     /** confirmedStopReceipt of the lease (stage admit). */
     receipt: "confirmed" | "missing" | "invalid" | "mismatch";
@@ -53,7 +48,7 @@ export interface ExportRetrySnapshot {
     retryIntentHeld: boolean;
     /** An operator's Discard intent is on the lease (sandboxes/discard-intent.ts; an unreadable one counts): its files were given up. */
     discarding?: boolean;
-  } | null;
+  }) | null;
   /** Other unsettled leases on the same allocation, and other active leases of the run (R-EX-3: no competing current lease). */
   competingLeaseIds: string[];
   /** Runs of the task created after this one, whatever their status (R-EX-3: no newer execution). */
