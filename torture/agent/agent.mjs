@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /* eslint-disable no-restricted-properties -- the agent is its own program, not a Copyback process */
-// The torture agent (issue 12 item 2): argv[2] is its directory in the workspace (t/<issue>).
+// The torture agent: argv[2] is its directory in the workspace (t/<issue>).
 // It performs plan.mjs's operations for COPYBACK_RUN_ID in the sandbox, then behaves as planned:
 // writes its result file, exits without one, hangs, or leaves an unsafe link.
 import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";

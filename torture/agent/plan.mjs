@@ -1,4 +1,4 @@
-// The deterministic plan of one torture run (issue 12 item 2), shared by the agent that performs
+// The deterministic plan of one torture run, shared by the agent that performs
 // it in the sandbox (agent.mjs) and the checker that simulates it (src/checker/model.ts). Every
 // choice is a function of the run id and of the listing of the run's own directory, so the
 // checker can replay the exact bytes each committed run must have left on the host.

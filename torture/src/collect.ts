@@ -52,7 +52,7 @@ export async function collectFinalState(
     const p = record(e.payload);
     return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), reused: p.reused === true }] : [];
   });
-  // Releases by policy (issue 20): a run whose export failed transiently released its lease as
+  // Releases by policy: a run whose export failed transiently released its lease as
   // "failed" while its accepted result waited for the retry (the window the held-lease rule guards).
   const releasedEvents = await prisma.runEvent.findMany({ where: { ...where, code: "lease.released" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   const releases = releasedEvents.flatMap((e) => {
@@ -60,7 +60,7 @@ export async function collectFinalState(
     return typeof p.leaseId === "string" ? [{ runId: e.runId, leaseId: p.leaseId, at: e.createdAt.toISOString(), outcome: String(p.outcome) }] : [];
   });
   const handed = new Set(acquisitions.map((a) => a.leaseId));
-  // Leases no agent ever ran on (issue 20's requeue after a database outage; attempts.ts).
+  // Leases no agent ever ran on (the requeue after a database outage; attempts.ts).
   const attemptEvents = await prisma.runEvent.findMany({
     where: { ...where, code: { in: ["lease.acquired", "agent.started", "run.requeued"] } },
     select: { runId: true, code: true, payload: true, createdAt: true },
@@ -111,7 +111,7 @@ export async function collectFinalState(
         leasePolicy: l.leasePolicy,
         retainedListed: listed.has(l.id),
         discardedByOperator: l.status === "destroyed" && record(record(l.metadata).sandboxDestructionReceipt).reason === OPERATOR_DISCARD_REASON,
-        // Issue 20: any Discard of the harness's operator still on a lease that is not destroyed
+        // Any Discard of the harness's operator still on a lease that is not destroyed
         // (before or after its destroy: the sweep finishes both), whether its sandbox is gone or not.
         discardUnrecorded: l.status !== "destroyed" && record(record(l.metadata).sandboxDiscard).reason === OPERATOR_DISCARD_REASON,
         environmentId: l.environmentId,

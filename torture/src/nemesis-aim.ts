@@ -1,4 +1,4 @@
-// Where an aimed worker kill lands (issue 20 part 3). The suite exists to judge copybacks under
+// Where an aimed worker kill lands. The suite exists to judge copybacks under
 // faults, yet a uniformly random kill mostly met workers that were booting or had agents mid-turn
 // (seed 1, 3 minutes: 27 of 61 kills idle, 10 mid-turn), and every agent it killed mid-turn cost a
 // run its accepted result (process_lost). An aimed kill waits, within a bounded window, for a worker

@@ -1,4 +1,4 @@
-// What a worker kill would hit, from the running runs (issue 20 part 3: the nemesis aims its kills
+// What a worker kill would hit, from the running runs (the nemesis aims its kills
 // at copybacks and finalizations, and the report counts what each kill hit).
 import { describe, expect, it } from "vitest";
 import { classifyActivity, hitOf, type ActivityRow } from "./worker-activity";
@@ -6,19 +6,19 @@ import { classifyActivity, hitOf, type ActivityRow } from "./worker-activity";
 const row = (runId: string, controllerPid: number | null, phase: string | null, ownerPid: number | null = null): ActivityRow => ({ runId, controllerPid, phase, ownerPid });
 
 describe("classifyActivity", () => {
-  it("issue 20 part 3: a receipt counts as a copy for the pid that wrote it, whoever controls the run", () => {
+  it("a receipt counts as a copy for the pid that wrote it, whoever controls the run", () => {
     const activity = classifyActivity([row("takeover", 10, "workspace_finalizing", 20)], [10, 20]);
     expect(activity.get(20)).toEqual({ copying: ["takeover"], finalizing: [], retryWait: [], turn: [] });
     // The controller still drives the run past its result: a finalization, not a turn.
     expect(activity.get(10)).toEqual({ copying: [], finalizing: ["takeover"], retryWait: [], turn: [] });
   });
 
-  it("issue 20 part 3: the controller's own copy is one copy, not also a finalization", () => {
+  it("the controller's own copy is one copy, not also a finalization", () => {
     const activity = classifyActivity([row("own", 10, "workspace_finalizing", 10)], [10]);
     expect(activity.get(10)).toEqual({ copying: ["own"], finalizing: [], retryWait: [], turn: [] });
   });
 
-  it("issue 20 part 3: phases before the result are the turn; admission and arbitration are finalization; a retry's wait is apart", () => {
+  it("phases before the result are the turn; admission and arbitration are finalization; a retry's wait is apart", () => {
     const activity = classifyActivity(
       [row("fresh", 10, null), row("observed", 10, "observed"), row("admitted", 10, "result_accepted"), row("arbitrating", 10, "arbitrating"), row("waiting", 10, "retryable_failure")],
       [10],
@@ -26,7 +26,7 @@ describe("classifyActivity", () => {
     expect(activity.get(10)).toEqual({ copying: [], finalizing: ["admitted", "arbitrating"], retryWait: ["waiting"], turn: ["fresh", "observed"] });
   });
 
-  it("issue 20 part 3: runs of other processes are left out, and every asked pid gets an entry", () => {
+  it("runs of other processes are left out, and every asked pid gets an entry", () => {
     const activity = classifyActivity([row("elsewhere", 99, null, 98)], [10]);
     expect([...activity.keys()]).toEqual([10]);
     expect(activity.get(10)).toEqual({ copying: [], finalizing: [], retryWait: [], turn: [] });
@@ -34,7 +34,7 @@ describe("classifyActivity", () => {
 });
 
 describe("hitOf", () => {
-  it("issue 20 part 3: a copy before a finalization before a turn before a retry's wait before nothing", () => {
+  it("a copy before a finalization before a turn before a retry's wait before nothing", () => {
     const none = { copying: [], finalizing: [], retryWait: [], turn: [] };
     expect(hitOf({ ...none, copying: ["a"], turn: ["b"] })).toBe("copy");
     expect(hitOf({ ...none, finalizing: ["a"], turn: ["b"] })).toBe("finalization");

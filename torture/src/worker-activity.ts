@@ -1,4 +1,4 @@
-// What each worker is doing at a moment (issue 20 part 3: the suite exists to judge copybacks under
+// What each worker is doing at a moment (the suite exists to judge copybacks under
 // faults, so the nemesis must know whether a worker kill lands on a copyback or finalization, or only
 // on agents mid-turn). Classified from the runs a worker controls and the copyback receipts it holds
 // (read by read-worker-activity.ts); pure.

@@ -9,7 +9,7 @@ let clock = 0;
 const ev = (name: string, fields: Record<string, unknown> = {}): HistoryEvent => ({ t: String((clock += 10)), ev: name, ...fields });
 
 describe("workloadFigures", () => {
-  it("issue 20 part 3: ratios of the runs, faults a minute by kind, and kills by what they hit", () => {
+  it("ratios of the runs, faults a minute by kind, and kills by what they hit", () => {
     const events = [
       ...operation("fault", { kind: "kill_worker", hit: "copy" }),
       ...operation("fault", { kind: "kill_worker", hit: "finalization" }),
@@ -31,7 +31,7 @@ describe("workloadFigures", () => {
     expect(f.killsOnFinalizationRatio).toBe(50);
   });
 
-  it("issue 20 part 3: medians of the observed runs' queue, turn and finalization", () => {
+  it("medians of the observed runs' queue, turn and finalization", () => {
     const run = (created: number, started: number, accepted: number | null, committed: number | null) => {
       const iso = (s: number | null) => (s === null ? null : new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString());
       return ev("client.observed", { createdAt: iso(created), startedAt: iso(started), acceptedAt: iso(accepted), committedAt: iso(committed) });
@@ -41,7 +41,7 @@ describe("workloadFigures", () => {
     expect(formatFigures(f)).toContain("median seconds queued / turn / finalization  2 / 3 / 4");
   });
 
-  it("issue 20 part 3: no runs and no kills print zeros, not NaN", () => {
+  it("no runs and no kills print zeros, not NaN", () => {
     const f = workloadFigures([], { runs: 0, acceptedResults: 0, commits: 0 }, 3);
     expect(f.acceptedRatio).toBe(0);
     expect(f.killsOnFinalizationRatio).toBe(0);

@@ -1,11 +1,11 @@
 // The company's torture fixtures: M host workspaces under the instance root (a few baseline files
 // each, never touched by runs), and task slots: one issue, one agent and one environment each
-// (local or fake), several per workspace so runs contend for the same directory; and (issue 20)
+// (local or fake), several per workspace so runs contend for the same directory; and
 // shared slots: several tasks whose agents share ONE `reuse_by_environment` local environment and
 // one execution workspace, as production's do, so a released sandbox is reused by another task's
 // run (the held-lease rule decides which may be). A slot whose
 // environment still has a lease of a dead run, or whose task a file-recovery obligation holds
-// (issue 11: nobody recovers the files here), is retired and replaced.
+// (nobody recovers the files here), is retired and replaced.
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_COMPANY_ID, type PrismaClient } from "@copyback/db";

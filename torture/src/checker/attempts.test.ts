@@ -5,7 +5,7 @@ const R = "run-1";
 const at = (s: number) => new Date(Date.UTC(2026, 11, 4, 20, 0, s));
 const ev = (code: string, s: number, leaseId?: string): AttemptEvent => ({ runId: R, code, payload: leaseId ? { leaseId } : {}, createdAt: at(s) });
 
-describe("leasesNoAgentRanOn (issue 20: attempts sent back to the queue before their agent)", () => {
+describe("leasesNoAgentRanOn (attempts sent back to the queue before their agent)", () => {
   it("a handed lease whose run was requeued before its agent started held nothing", () => {
     const events = [ev("lease.acquired", 1, "l1"), ev("run.requeued", 2), ev("lease.acquired", 3, "l2"), ev("agent.started", 4)];
     const leases = [

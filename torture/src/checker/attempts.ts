@@ -1,4 +1,4 @@
-// Which leases no agent ever ran on, read from the run events the dispatcher writes (issue 20: a
+// Which leases no agent ever ran on, read from the run events the dispatcher writes (a
 // run whose setup met a database outage goes back to the queue before its agent starts, and that
 // attempt's lease is destroyed by policy; it held nothing of the task's, so the held-sandbox and
 // R-FO-1 rules of check.ts do not judge it). Pure: collect.ts reads the rows.

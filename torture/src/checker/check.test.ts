@@ -199,7 +199,7 @@ describe("the torture checker", () => {
     s.leases[1] = { ...s.leases[1]!, status: "released", sandboxExists: true, stoppedAndRetained: true, retainedListed: true };
     s.actions = [{ id: "f2", runId: R2, cause: FILE_RECOVERY, status: "active" }];
     expect(kinds(s)).toEqual(["accepted_result_dropped"]);
-    // Held by a copyback-failed hold (issue 20): kept, not dropped.
+    // Held by a copyback-failed hold: kept, not dropped.
     s.actions = [{ id: "c2", runId: R2, cause: "native_workspace_sync_out_failed", status: "active" }];
     expect(kinds(s)).toEqual([]);
   });
@@ -288,7 +288,7 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["died_before_result_unrecovered", "held_sandbox_destroyed"]);
   });
 
-  it("issue 20: a verified operator Discard left unrecorded after the quiet period (lease released with its intent, sandbox gone or not) is a violation, discard_unfinished, reported once; unverified, its sandbox was lost too", () => {
+  it("a verified operator Discard left unrecorded after the quiet period (lease released with its intent, sandbox gone or not) is a violation, discard_unfinished, reported once; unverified, its sandbox was lost too", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "cancelled", errorCode: "run_stopped", provider: "local" });
     s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });

@@ -112,7 +112,7 @@ describe("the torture checker: files", () => {
       { runId: R2, status: "succeeded", stage: "primary", omitted: false, written: changed([R1, R2], R2) },
     ];
     expect(kinds(s)).toEqual([]);
-    // R2's copyback wrote another task's file (issue 20: the reused lease's other run).
+    // R2's copyback wrote another task's file (the reused lease's other run).
     s.finalizeOps[1] = { ...s.finalizeOps[1]!, written: [...changed([R1, R2], R2), "t/TORT-2/f-33333333-0.txt"] };
     expect(kinds(s)).toEqual(["provenance"]);
     // Or a file in its own directory that its plan never wrote.

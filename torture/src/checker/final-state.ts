@@ -63,7 +63,7 @@ export interface FinalLease {
   handedToRun?: boolean;
   /**
    * The run went back to the queue (run.requeued) after it was handed this lease and before any
-   * agent.started: no agent ever ran on it (issue 20: a database outage before the agent's start),
+   * agent.started: no agent ever ran on it (a database outage before the agent's start),
    * so it holds nothing of the task's. Absent: assumed an agent ran.
    */
   agentNeverStarted?: boolean;
@@ -80,7 +80,7 @@ export interface FinalLease {
    * The harness's operator Discard was admitted (its discard intent names the harness's reason) but
    * the lease is not recorded destroyed at the end (`sandboxExists` says whether the destroy ran):
    * its request did not finish it (a PostgreSQL restart between the destroy and the record, a
-   * process killed), and the lease cleanup sweep did not either (issue 20: it must).
+   * process killed), and the lease cleanup sweep did not either (it must).
    */
   discardUnrecorded?: boolean;
   /** The lease's environment and execution workspace (a reuse is only ever of the same pair). */
