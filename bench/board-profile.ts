@@ -1,4 +1,4 @@
-// Where a board request's server CPU goes (issue 14): starts the built console in ONE `next start`
+// Where a board request's server CPU goes: starts the built console in ONE `next start`
 // process under `node --cpu-prof`, drives BENCH_PROFILE_REQUESTS requests round the board's pages
 // (first page, filtered, page 21 by keyset, issue page) with the local board's cookie, stops it and
 // prints the profile's self time summed by function and by package/file, top 40 each. The

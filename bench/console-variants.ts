@@ -1,4 +1,4 @@
-// Server CPU per request of console variants, compared in interleaved rounds (issue 14). On a
+// Server CPU per request of console variants, compared in interleaved rounds. On a
 // shared machine the CPU time a request costs drifts by ±15% from one minute to the next, so
 // two separate benchmark runs cannot show a 5% change; this starts the built console once per
 // variant per round, one `next start` process, and drives the same requests against each in turn.

@@ -1,5 +1,5 @@
-// `pnpm bench:copyback`: the copyback engine against plain tools, on one machine in one run
-// (issue 4, "Benchmarks"). Prints figures and PASS/MISS per target; asserts nothing.
+// `pnpm bench:copyback`: the copyback engine against plain tools, on one machine in one run.
+// Prints figures and PASS/MISS per target; asserts nothing.
 //
 //   (a) baseline  `tar -C src -cf - . | tar -C dst -xf - && sync`, fresh dst each run
 //   (b) full      export streamed into receiveWorkspaceArchive (validated as it arrives, kept

@@ -1,5 +1,5 @@
 // Benchmark: server response time of the issues board and an issue page, sequentially and under
-// N concurrent readers (issue 14 section 1). Prints figures and the target; asserts nothing.
+// N concurrent readers. Prints figures and the target; asserts nothing.
 //
 //   pnpm bench:issue-page            (build the console first: turbo run build --filter=@copyback/web)
 //

@@ -1,4 +1,4 @@
-// Benchmark: live updates at scale on one web process (issue 14 section 1). BENCH_CONNECTIONS
+// Benchmark: live updates at scale on one web process. BENCH_CONNECTIONS
 // open pages subscribe to the server push channel (GET /api/events, server-sent events, signed in
 // as the local board), then one change to an issue row is made BENCH_CHANGES times; each time the
 // bench records when every connection received it. Prints the delivery latency (target: all of

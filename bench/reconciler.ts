@@ -1,4 +1,4 @@
-// Benchmark: the reconciler's finalization sweep selection (issue 9, DESIGN.md section 8) on
+// Benchmark: the reconciler's finalization sweep selection (DESIGN.md section 8) on
 // 100,000 runs across 50 companies of which 1,000 are due. Prints figures; asserts nothing.
 //
 //   npm run bench:reconciler          (or .tools/node_modules/.bin/pnpm bench:reconciler)

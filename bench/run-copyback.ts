@@ -1,4 +1,4 @@
-// `pnpm bench:run-copyback`: the copyback of real runs (issue 14), through the product path: a
+// `pnpm bench:run-copyback`: the copyback of real runs, through the product path: a
 // run on the `local` provider driven by executeRun exactly as the worker drives it (wake, claim,
 // acquire, seed with the stat cache, agent process, result, finalizeRun, release), measured from
 // the run's `result.accepted` event to its `run.committed` event, in one run beside
@@ -22,7 +22,7 @@
 // the window; "run peak" is the kernel's own peak (VmHWM), reset through /proc/self/clear_refs
 // before each run, so it covers that run alone (seed and agent included) and misses no spike.
 //
-// The tar baseline (issue 14): tar's own time follows the filesystem's state (the root fs is ext4
+// The tar baseline: tar's own time follows the filesystem's state (the root fs is ext4
 // mounted with `discard`; tar -x's system time moved between 0.45 and 3.4 s in one session), so
 // (a) and (b) are measured in pairs and judged by the median of the per-pair ratios, not by one
 // tar against one copyback. Fair to both: each round starts after the previous round's trees were
@@ -47,7 +47,7 @@
 // --timeline (each run's events after result.accepted, with their offsets and the largest RSS
 // sampled since the event before), --profile=DIR (a V8 CPU profile of each run's executeRun).
 // --large: a 5 GiB / 199,000-file workspace (199,540 entries: the archive limit is 200,000) and
-// only (a) and (b), with the peak RSS against the 512 MiB target (issue 14) as PASS/MISS.
+// only (a) and (b), with the peak RSS against the 512 MiB target (RSS_TARGET_MIB) as PASS/MISS.
 // The agents run without bubblewrap (isolation "none") so that (b)'s agent can read the source
 // tree; isolation changes how the agent runs, not how its files come back.
 import { execFile } from "node:child_process";
@@ -82,7 +82,7 @@ const option = (name: string, fallback: number) => {
 const LARGE = process.argv.includes("--large");
 const FILES = Math.round(option("files", LARGE ? 199_000 : 10_000));
 const MIB = option("mib", LARGE ? 5 * 1024 : 200);
-/** Issue 14: one copyback of a 5 GiB / 200,000-entry workspace stays under this peak RSS. */
+/** One copyback of a 5 GiB / 200,000-entry workspace stays under this peak RSS. */
 const RSS_TARGET_MIB = 512;
 const RUNS = Math.round(option("runs", 1));
 /** Rounds run before the counted ones and left out of every figure (a negative count is refused). */
