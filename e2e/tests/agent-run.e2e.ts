@@ -1,4 +1,4 @@
-// An agent run end to end from the console (issue 5): assign the demo agent to a demo task, wake
+// An agent run end to end from the console: assign the demo agent to a demo task, wake
 // it, watch the run go from queued/working to finished without reloading, then open the run page
 // and see the file the agent wrote in the workspace listing, and the result it submitted. The
 // launcher's worker claims the run and runs Builder's real command in a local sandbox; copyback

@@ -1,4 +1,4 @@
-// The export-only retry as board members see it (issue 10 items 3 and 9; R-EX-1, R-EX-2, R-UI-2).
+// The export-only retry as board members see it (R-EX-1, R-EX-2, R-UI-2).
 // A real run of a real agent in a local sandbox whose environment carries the rehearsal fault
 // `faults.failExports` (README "Rehearsing recovery"): every export of its first three
 // coordinator attempts fails as a transport failure, so the launcher's worker ends the run in the

@@ -1,4 +1,4 @@
-// The file-recovery form (issue 11 item 8; R-UI-2, R-UI-4, R-UI-5, R-RR-5) as board members see it.
+// The file-recovery form (R-UI-2, R-UI-4, R-UI-5, R-RR-5) as board members see it.
 // A task holds two file holds, staged in the authenticated launcher's database the way the recovery
 // core leaves them: a cancelled native run's file-recovery obligation and a failed legacy run's
 // repair hold, each with its lease stopped and released with the provider's receipt. A runtime

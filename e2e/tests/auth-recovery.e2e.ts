@@ -1,4 +1,4 @@
-// Recovery of an interrupted copyback, as board members see it (issue 9; R-UI-1, R-UI-2, R-UI-5,
+// Recovery of an interrupted copyback, as board members see it (R-UI-1, R-UI-2, R-UI-5,
 // R-ATT-1..3). A real run of a real agent in a local sandbox is brought to the state a worker that
 // died mid-copy leaves behind: the test holds the run's finalization advisory lock while the agent
 // works (the live finalizer finds it busy and leaves the run), then writes the owner receipt of a

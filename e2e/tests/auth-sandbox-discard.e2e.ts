@@ -1,4 +1,4 @@
-// Retained sandboxes and Discard (issue 14 section 2) as board members use them: a member stops a
+// Retained sandboxes and Discard as board members use them: a member stops a
 // working demo agent (its sandbox is kept with the file-recovery obligation); a runtime manager
 // finds the sandbox on the Sandboxes page with the reason it is kept, cannot discard it without
 // typing its allocation id and acknowledging the open action, discards it, and sees it leave the

@@ -1,4 +1,4 @@
-// Local mode (issue 13, section 2): the console trusts the person at it, not every local process.
+// Local mode: the console trusts the person at it, not every local process.
 // Before sign-in the console and its API are anonymous; the launcher's sign-in link (built from the
 // console secret it keeps under the instance root) gives this browser the console cookie, which
 // the local project's tests then reuse (playwright.config.ts, storageState).
