@@ -2,7 +2,7 @@
 //   unit         vitest `*.test.ts` in every package
 //   integration  vitest `*.integration-test.ts`, a fresh database per test file
 //   e2e          Playwright in Debian chromium against the launched console and worker
-//   torture      the torture suite's short run (torture/, issue 12 item 6): a fixed seed and a
+//   torture      the torture suite's short run (torture/): a fixed seed and a
 //                random one (printed for replay), 90 s of faults each; any violation fails it
 // The server: COPYBACK_TEST_DATABASE_URL or DATABASE_URL when set, else an embedded PostgreSQL
 // on a private temporary instance root (removed afterwards), as on a fresh machine (CI takes that

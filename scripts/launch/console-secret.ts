@@ -1,4 +1,4 @@
-// Local mode's console secret (issue 13, section 2): the console trusts the person at this
+// Local mode's console secret: the console trusts the person at this
 // machine, not every local process. The secret lives in `<COPYBACK_HOME>/console-secret` (0600,
 // created once; bubblewrap sandboxes see an empty tmpfs over the instance root), only the web
 // process gets it (COPYBACK_CONSOLE_SECRET), and the launcher prints the one sign-in link that

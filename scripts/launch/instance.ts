@@ -1,4 +1,4 @@
-// What the launcher sets up before its children (issue 13 §1), in one call from launch.ts:
+// What the launcher sets up before its children, in one call from launch.ts:
 //  - the database: DATABASE_URL's server, or the embedded PostgreSQL under supervision (a server
 //    that dies is restarted with backoff, said in one line; web and worker reconnect on their own);
 //  - whether agents run isolated, said once (scripts/launch/isolation.ts).

@@ -1,5 +1,5 @@
 // Said once at start: whether agents of this instance run isolated (bubblewrap), and when not,
-// why (issue 13 §1). The same report goes to <COPYBACK_HOME>/isolation.json for the console; the
+// why. The same report goes to <COPYBACK_HOME>/isolation.json for the console; the
 // worker renews it when it starts.
 import {
   diagnoseBubblewrap,
