@@ -5,6 +5,7 @@ import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
+import { hasAgentProcessRecord } from "@copyback/core/records/agent-process";
 import { leasesNoAgentRanOn } from "./checker/attempts";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
@@ -39,7 +40,7 @@ export async function collectFinalState(
   opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[] },
 ): Promise<FinalState> {
   const where = { companyId: opts.companyId };
-  const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, agent: { select: { environment: { select: { provider: true } } } } } });
+  const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, runnerProfileJson: true, agent: { select: { environment: { select: { provider: true } } } } } });
   const results = await prisma.nativeRunResult.findMany({ where: { ...where, schemaStatus: "accepted" }, select: { runId: true } });
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
@@ -66,7 +67,8 @@ export async function collectFinalState(
     select: { runId: true, code: true, payload: true, createdAt: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
-  const agentNeverStarted = leasesNoAgentRanOn(attemptEvents, leases, handed);
+  const agentRecorded = new Set(runs.filter((r) => hasAgentProcessRecord(r.runnerProfileJson)).map((r) => r.id));
+  const agentNeverStarted = leasesNoAgentRanOn(attemptEvents, leases, handed, agentRecorded);
   // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));

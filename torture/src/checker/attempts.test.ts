@@ -42,3 +42,26 @@ describe("leasesNoAgentRanOn (attempts sent back to the queue before their agent
     expect(leasesNoAgentRanOn(events, leases, new Set()).size).toBe(0);
   });
 });
+
+describe("leasesNoAgentRanOn with the runs' agent-process records", () => {
+  it("a handed lease whose run never logged an agent start nor recorded an agent process held nothing (its setup failed, the orphan sweep settled it)", () => {
+    const events = [ev("lease.acquired", 1, "l1")];
+    const leases = [{ id: "l1", runId: R, createdAt: at(1) }];
+    expect([...leasesNoAgentRanOn(events, leases, new Set(["l1"]), new Set())]).toEqual(["l1"]);
+  });
+
+  it("a run that recorded an agent process keeps its lease judged, even when the agent.started event was lost", () => {
+    const events = [ev("lease.acquired", 1, "l1")];
+    const leases = [{ id: "l1", runId: R, createdAt: at(1) }];
+    expect(leasesNoAgentRanOn(events, leases, new Set(["l1"]), new Set([R])).size).toBe(0);
+  });
+
+  it("an agent that started on the first lease keeps it judged; a second attempt without an agent is exempt", () => {
+    const events = [ev("lease.acquired", 1, "l1"), ev("agent.started", 2), ev("lease.acquired", 3, "l2")];
+    const leases = [
+      { id: "l1", runId: R, createdAt: at(1) },
+      { id: "l2", runId: R, createdAt: at(3) },
+    ];
+    expect([...leasesNoAgentRanOn(events, leases, new Set(["l1", "l2"]), new Set())]).toEqual(["l2"]);
+  });
+});

@@ -22,21 +22,37 @@ export interface AttemptLease {
  * run's next agent.started / run.requeued is the requeue. A lease never handed (the allocation's
  * compare-and-set, or the event after it, met the outage) is judged from its own creation the same
  * way; an agent that did start on it (the lease.acquired event lost) shows as agent.started first
- * and stays judged.
+ * and stays judged. `agentRecorded`: the runs whose runner profile records an agent process
+ * (records/agent-process.ts); a lease of a run without one, followed by no agent.started, held no
+ * agent's work either.
  */
-export function leasesNoAgentRanOn(events: readonly AttemptEvent[], leases: readonly AttemptLease[], handed: ReadonlySet<string>): Set<string> {
+export function leasesNoAgentRanOn(
+  events: readonly AttemptEvent[],
+  leases: readonly AttemptLease[],
+  handed: ReadonlySet<string>,
+  agentRecorded: ReadonlySet<string> = new Set(),
+): Set<string> {
   const out = new Set<string>();
   const current = new Map<string, string | null>();
   for (const e of events) {
     const leaseId = leaseIdOf(e.payload);
-    if (e.code === "lease.acquired") current.set(e.runId, leaseId);
-    else if (e.code === "agent.started") current.set(e.runId, null);
+    if (e.code === "lease.acquired") {
+      // The run's previous attempt ended without its agent (no agent.started) on a run that never
+      // recorded an agent process: nothing of the task's work was in that sandbox.
+      const previous = current.get(e.runId);
+      if (previous && !agentRecorded.has(e.runId)) out.add(previous);
+      current.set(e.runId, leaseId);
+    } else if (e.code === "agent.started") current.set(e.runId, null);
     else if (e.code === "run.requeued") {
       const lease = current.get(e.runId);
       if (lease) out.add(lease);
       current.set(e.runId, null);
     }
   }
+  // The last attempt of a run that never recorded an agent process and never logged its start
+  // (its setup failed, and the failure was settled by the orphan sweep: R-FO-1's scope, "its
+  // agent never started"). Both signals must be missing: the product judges by the first.
+  for (const [runId, lease] of current) if (lease && !agentRecorded.has(runId)) out.add(lease);
   for (const lease of leases) {
     if (!lease.runId || handed.has(lease.id)) continue;
     const next = events.find((e) => e.runId === lease.runId && (e.code === "agent.started" || e.code === "run.requeued") && e.createdAt >= lease.createdAt);
