@@ -87,7 +87,8 @@ export class RunLeaseState {
       // executor's to settle), so the run is still `running` and nothing pins its sandbox. Released
       // now, the lease would be held by no rule and the next run of a reuse_by_environment
       // environment would reseed the agent's only files. It stays bound and active for the orphan
-      // sweep, which pins it and opens the obligation with the failure (R-ORP-2).
+      // sweep, which settles the run (R-ORP-2): pinned with its file-recovery obligation when an
+      // agent ran, released by policy when none ever started (R-FO-1's scope).
       this.#run.log.warn({ runId: this.#run.claimed.runId, outcome: outcome.kind }, "run failure not recorded; its lease is left bound for the orphan sweep");
       this.#leaseReleased = true;
       return;
