@@ -3,7 +3,7 @@
 
 export const PERMISSIONS = {
   "company:read": "See the company, its members and its settings",
-  "issues:read": "Read tasks, their conversation, runs and recovery notices",
+  "issues:read": "Read tasks, their conversation, runs and recovery actions",
   "issues:write": "Create and edit tasks, post messages, assign and wake agents",
   "runs:read": "Inspect runs, phases and finalization details",
   "activity:read": "Read the company's activity log",

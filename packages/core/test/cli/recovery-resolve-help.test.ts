@@ -7,7 +7,7 @@ import { STOP_RECEIPT_SCHEMA } from "../../src/leases/lease-metadata";
 import { RETAINED_SOURCE_SCHEMA } from "../../src/leases/retained-source";
 import * as causes from "../../src/records/causes";
 import { decideResolve, type ResolveSnapshot } from "../../src/recovery/policies/decide-resolve";
-import { HISTORICAL_UNSAFE_NOTICE_CAUSE } from "../../src/recovery/policies/decide-unsafe-replay";
+import { HISTORICAL_UNSAFE_ACTION_CAUSE } from "../../src/recovery/policies/decide-unsafe-replay";
 import { EXIT } from "../../src/cli/exit-codes";
 import { parseJson, runCli } from "./helpers";
 
@@ -35,12 +35,12 @@ function snapshot(cause: string, opts: { retainedSource: boolean }): ResolveSnap
   };
 }
 
-/** Every recovery cause the code names: the *_CAUSE constants of causes.ts and the historical unsafe notice. */
+/** Every recovery cause the code names: the *_CAUSE constants of causes.ts and the historical unsafe-archive cause. */
 const ALL_CAUSES = [
   ...Object.entries(causes)
     .filter(([name, value]) => name.endsWith("_CAUSE") && typeof value === "string")
     .map(([, value]) => value as string),
-  HISTORICAL_UNSAFE_NOTICE_CAUSE,
+  HISTORICAL_UNSAFE_ACTION_CAUSE,
 ];
 
 const NOT_HERE = new Set(["action_not_resolvable", "hold_requires_attestation", "hold_requires_export_retry"]);

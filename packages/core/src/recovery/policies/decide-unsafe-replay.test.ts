@@ -1,7 +1,7 @@
 // decideUnsafeReplay (R-UA-5), pure: each clause of the historical unsafe replay on its own.
 import { describe, expect, it } from "vitest";
 import { HISTORICAL_UNSAFE_ARCHIVE_CODE } from "../../records/coordinator-phases";
-import { decideUnsafeReplay, HISTORICAL_UNSAFE_NOTICE_CAUSE, type UnsafeReplayAction, type UnsafeReplaySnapshot } from "./decide-unsafe-replay";
+import { decideUnsafeReplay, HISTORICAL_UNSAFE_ACTION_CAUSE, type UnsafeReplayAction, type UnsafeReplaySnapshot } from "./decide-unsafe-replay";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
 const ISSUE = "22222222-2222-4222-8222-222222222222";
@@ -27,7 +27,7 @@ function snapshot(patch: Partial<UnsafeReplaySnapshot> = {}): UnsafeReplaySnapsh
 }
 
 function action(patch: Partial<UnsafeReplayAction>): UnsafeReplayAction {
-  return { id: "a-1", cause: HISTORICAL_UNSAFE_NOTICE_CAUSE, status: "active", runId: RUN, resolvedByType: null, outcome: null, ...patch };
+  return { id: "a-1", cause: HISTORICAL_UNSAFE_ACTION_CAUSE, status: "active", runId: RUN, resolvedByType: null, outcome: null, ...patch };
 }
 
 describe("decideUnsafeReplay", () => {
@@ -35,7 +35,7 @@ describe("decideUnsafeReplay", () => {
     expect(decideUnsafeReplay(snapshot())).toEqual({ kind: "replay", resultId: RESULT, clearActionIds: [] });
   });
 
-  it("R-UA-5 clears the run's matching open unsafe notices instead of restoring them (an active old repair card does not prevent the replay)", () => {
+  it("R-UA-5 clears the run's matching open unsafe-archive actions instead of restoring them (an active old repair card does not prevent the replay)", () => {
     const decision = decideUnsafeReplay(snapshot({ actions: [action({ id: "card" }), action({ id: "chip", status: "escalated" })] }));
     expect(decision).toEqual({ kind: "replay", resultId: RESULT, clearActionIds: ["card", "chip"] });
   });
@@ -102,7 +102,7 @@ describe("decideUnsafeReplay", () => {
     });
   });
 
-  it("R-UA-5 another active recovery action on the task defers the replay (the run's own unsafe notice does not)", () => {
+  it("R-UA-5 another active recovery action on the task defers the replay (the run's own unsafe-archive action does not)", () => {
     const other = action({ id: "exhausted", cause: "native_workspace_sync_out_retry_exhausted" });
     const otherRunsCard = action({ id: "older-card", runId: "older-run" });
     expect(decideUnsafeReplay(snapshot({ actions: [other, action({ id: "card" })] }))).toEqual({ kind: "defer", reason: "other_recovery_action", actionIds: ["exhausted"] });

@@ -14,7 +14,7 @@
 //     current execution workspace, and the agent is not archived;
 //   - no explicit operator disposition of the run (a person resolved one of its actions as a
 //     false positive or cancelled it);
-//   - no other open recovery action on the task (a matching open unsafe notice of this very run
+//   - no other open recovery action on the task (a matching open unsafe-archive action of this very run
 //     is not "other": it is stale and is cleared by the replay, never restored).
 // An incorrectly resolved old repair action (by the system, or "restored" without a copyback)
 // is no disposition: the replay still happens. Permanent refusals are declined once (recorded in
@@ -25,7 +25,7 @@ import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses"
 import { checkRunBinding, type BindingRejectCode } from "../../finalization/binding";
 
 /** The cause under which an older controller opened its unsafe-export repair card. */
-export const HISTORICAL_UNSAFE_NOTICE_CAUSE = HISTORICAL_UNSAFE_ARCHIVE_CODE;
+export const HISTORICAL_UNSAFE_ACTION_CAUSE = HISTORICAL_UNSAFE_ARCHIVE_CODE;
 
 /** Outcomes by which a person deliberately settled a run's recovery (R-EX-3's board dispositions). */
 const DISPOSITION_OUTCOMES = new Set(["false_positive", "cancelled"]);
@@ -76,7 +76,7 @@ export type UnsafeReplayDeclineReason =
   | "result_unbound";
 
 export type UnsafeReplayDecision =
-  /** Omit the export, clear `clearActionIds` (the run's stale open unsafe notices), re-admit `resultId`. */
+  /** Omit the export, clear `clearActionIds` (the run's stale open unsafe-archive actions), re-admit `resultId`. */
   | { kind: "replay"; resultId: string; clearActionIds: string[] }
   | { kind: "defer"; reason: "other_recovery_action"; actionIds: string[] }
   | { kind: "decline"; reason: UnsafeReplayDeclineReason; message: string }
@@ -122,7 +122,7 @@ export function decideUnsafeReplay(s: UnsafeReplaySnapshot): UnsafeReplayDecisio
   }
 
   const open = s.actions.filter((a) => isOpenRecoveryActionStatus(a.status));
-  const stale = open.filter((a) => a.runId === run.id && a.cause === HISTORICAL_UNSAFE_NOTICE_CAUSE);
+  const stale = open.filter((a) => a.runId === run.id && a.cause === HISTORICAL_UNSAFE_ACTION_CAUSE);
   const others = open.filter((a) => !stale.includes(a));
   if (others.length > 0) return { kind: "defer", reason: "other_recovery_action", actionIds: others.map((a) => a.id) };
   return { kind: "replay", resultId: binding.resultId, clearActionIds: stale.map((a) => a.id) };

@@ -7,7 +7,7 @@
 //
 // Under finalization ownership (the same advisory lock and receipt as finalizeRun), in ONE
 // transaction: the admission is decided again on rows locked in the publication order (run ->
-// issue -> coordinator; decideUnsafeReplay), the run's stale open unsafe notices are cleared,
+// issue -> coordinator; decideUnsafeReplay), the run's stale open unsafe-archive actions are cleared,
 // the omission barrier (a succeeded `workspace_finalize` operation marked omitted) is written,
 // the coordinator takes its one replay edge (terminal_failure -> arbitrating), the run is running
 // again and its claim's status version is re-recorded (the failure's own `blocked` was the only
@@ -62,7 +62,7 @@ export function dueHistoricalUnsafeSql(limit: number): Prisma.Sql {
       WHERE f.phase = 'terminal_failure' AND f.failure_code = ${code}
         AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = f.run_id AND e.code = ${HISTORICAL_UNSAFE_DECLINED_EVENT})
         -- Another open recovery action of the task defers the replay (decideUnsafeReplay decides
-        -- again under the locks); the run's own stale unsafe notice does not.
+        -- again under the locks); the run's own stale unsafe-archive action does not.
         AND NOT EXISTS (
           SELECT 1 FROM issue_recovery_actions a
           WHERE a.company_id = f.company_id AND a.issue_id = f.issue_id AND a.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
@@ -156,7 +156,7 @@ async function writeReplay(
     level: "info",
     code: HISTORICAL_UNSAFE_REPLAYED_EVENT,
     message: "The accepted result of this run, held by an older controller's unsafe-export failure, was re-admitted with its export omitted; finalization applies it now.",
-    payload: { operationId: barrier.id, resultId: decision.resultId, clearedNotices: cleared },
+    payload: { operationId: barrier.id, resultId: decision.resultId, clearedActions: cleared },
   });
 }
 
