@@ -5,7 +5,9 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { hasCapability } from "../registry";
 import { PROVIDER_CAPABILITIES, type LeaseHandle, type SandboxInput } from "../types";
-import { createFakeProvider, fakeInputsDirectory, type FakeExecContext } from "./fake-provider";
+import type { FakeExecContext } from "./exec";
+import { createFakeProvider } from "./fake-provider";
+import { fakeInputsDirectory } from "./inputs";
 import { readWorkspaceTar } from "./virtual-workspace";
 
 const ID = "7d0c8f5e-3b1a-4c2d-9e8f-0a1b2c3d4e5f";

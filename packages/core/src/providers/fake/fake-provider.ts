@@ -39,10 +39,6 @@ import { measureFakeSandbox } from "./measure";
 import { providerLeaseIdOf, sandboxOf as findSandbox, type FakeSandboxStore } from "./sandbox";
 import { readWorkspaceTar, workspaceTarStream } from "./virtual-workspace";
 
-export type { FakeExecContext, FakeExecOutcome, FakeExecScript } from "./exec";
-export { fakeInputsDirectory } from "./inputs";
-export type { FakeSandbox, FakeSandboxStore } from "./sandbox";
-
 export interface FakeProviderOptions {
   pluginId?: string;
   faults?: FakeFaults;
