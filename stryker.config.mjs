@@ -39,6 +39,8 @@ export default {
   mutate: [
     "packages/core/src/recovery/policies/*.ts",
     "!packages/core/src/recovery/policies/*.test.ts",
+    // Pure, beside its callers in reconstruction/ (its contract's types are there).
+    "packages/core/src/recovery/reconstruction/decide-reconstruction.ts",
     // checkRunBinding only: loadRunBinding is I/O (see checkRunBindingLines).
     `packages/core/src/finalization/binding.ts:${checkRunBindingLines()}`,
     "packages/core/src/recovery/task-notice.ts",

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
 import { RECONSTRUCTION_REFUSALS } from "./reconstruction/contract";
-import { TRANSIENT_DELIVERY_REFUSALS } from "./policies/decide-reconstruction";
+import { TRANSIENT_DELIVERY_REFUSALS } from "./reconstruction/decide-reconstruction";
 import {
   CONTINUING_MESSAGE,
   FILES_GIVEN_UP_MESSAGE,

@@ -14,7 +14,7 @@ import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "../../src/leases/lease
 import { reconstructWorkspace, type ReconstructWorkspaceInput } from "../../src/recovery/operator/reconstruct-workspace";
 import { reconstructionOffer } from "../../src/recovery/reconstruction/offer";
 import { RESOLUTION_EVIDENCE_SCHEMA } from "../../src/recovery/operator/resolve-recovery-action";
-import { RECONSTRUCTION_RETRY_BUDGET } from "../../src/recovery/policies/decide-reconstruction";
+import { RECONSTRUCTION_RETRY_BUDGET } from "../../src/recovery/reconstruction/decide-reconstruction";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { reconstructionGate } from "../../src/recovery/reconstruction/dispatch-gate";
 import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstruction-delivery-sweep";

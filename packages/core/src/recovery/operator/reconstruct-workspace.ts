@@ -22,7 +22,7 @@ import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/cl
 import { z } from "zod";
 import { DomainError, isUniqueViolation } from "../../errors";
 import { recordActivity, type Actor } from "../../records/record-activity";
-import { decideReconstruction } from "../policies/decide-reconstruction";
+import { decideReconstruction } from "../reconstruction/decide-reconstruction";
 import { hashStoredAttachments, type StoredBytes } from "../reconstruction/attachment-bytes";
 import { reconstructionRefusal, reconstructWorkspaceBody, type ReconstructWorkspaceBody, type ReconstructWorkspaceOutcome } from "../reconstruction/contract";
 import { outcomesDocument } from "../reconstruction/intent-document";

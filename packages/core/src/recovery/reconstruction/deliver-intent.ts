@@ -17,7 +17,7 @@
 import { withTransaction, type PrismaClient, type ReconstructionIntent, type TransactionClient } from "@copyback/db/client";
 import { isDomainError } from "../../errors";
 import { recordRecoveryResolution } from "../../records/actions";
-import { decideReconstruction, RECONSTRUCTION_WAKE_REASON, TRANSIENT_DELIVERY_REFUSALS } from "../policies/decide-reconstruction";
+import { decideReconstruction, RECONSTRUCTION_WAKE_REASON, TRANSIENT_DELIVERY_REFUSALS } from "./decide-reconstruction";
 import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
 import { recordRunEvent, type DbOrTx } from "../../records/run-log";
 import { wakeInTransaction } from "../../runs/wake-agent";

@@ -7,7 +7,7 @@
 // the retry budget all still hold, and no person has changed the task's status or assignee since
 // the intent (a later human block is never overwritten by automatic checkout).
 import type { TransactionClient } from "@copyback/db/client";
-import { decideReconstruction } from "../policies/decide-reconstruction";
+import { decideReconstruction } from "./decide-reconstruction";
 import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
 import { reopenAfterReconstructionRefusal } from "../../records/actions";
 import { reconstructionContext } from "./authority";

@@ -8,7 +8,7 @@
 // Every later moment (delivery, claim, handoff) rechecks against these; a malformed document
 // grants nothing (the recheck refuses sources_changed).
 import { z } from "zod";
-import type { SavedDecision } from "../policies/decide-reconstruction";
+import type { SavedDecision } from "./decide-reconstruction";
 import type { AttachmentHash, ExternalActionOutcome } from "./contract";
 
 export const RECONSTRUCTION_OUTCOMES_SCHEMA = "copyback.reconstruction-outcomes.v1";

@@ -19,7 +19,7 @@ import { readStopAcknowledgement, readStopRetention } from "../../records/run-st
 import { readExportRetry } from "../../records/actions-export-retry";
 import { OPEN_RECOVERY_ACTION_STATUSES, readFilesGivenUp } from "../../records/actions";
 import { FILE_RECOVERY_CAUSE } from "../../records/causes";
-import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from "../policies/decide-reconstruction";
+import type { NewerRunFacts, ReconstructionSnapshot, ReconstructionStage } from "./decide-reconstruction";
 import type { StoredBytes } from "./attachment-bytes";
 import { readReconstructionAuthority } from "../../records/reconstruction-authority";
 import { readAttachmentHashes, readOutcomesDocument } from "./intent-document";

@@ -6,7 +6,7 @@
 import type { PrismaClient } from "@copyback/db/client";
 import { confirmedDestruction } from "../../leases/destruction-receipt";
 import { OPEN_RECOVERY_ACTION_STATUSES } from "../../records/actions";
-import { RECONSTRUCTABLE_CAUSES } from "../policies/decide-reconstruction";
+import { RECONSTRUCTABLE_CAUSES } from "./decide-reconstruction";
 import type { ReconstructionOffer } from "./contract";
 import { intentView } from "./intent-view";
 

@@ -9,7 +9,7 @@
 // a changed receipt, a changed attachment or another later run requires a fresh decision.
 import { EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
-import type { AttachmentHash, ReconstructionRefusalCode } from "../reconstruction/contract";
+import type { AttachmentHash, ReconstructionRefusalCode } from "./contract";
 
 /**
  * The holds whose source run has an accepted result whose export failed (NWF "Continue after
