@@ -18,6 +18,7 @@ export const CORE_FLOORS = [
   ["finalization"],
   ["recovery"],
   ["dispatch"],
-  // The shells: the metrics endpoint and the CLI.
-  ["monitoring", "cli"],
+  // The shells: the metrics endpoint, the CLI and the package's curated entry points (entries/:
+  // what outside packages import, named; nothing inside core imports them).
+  ["monitoring", "cli", "entries"],
 ];

@@ -1,0 +1,15 @@
+// Provider plugins: the contract's types, the registry, the local provider and its isolation.
+export { createDefaultRegistry } from "../providers/default-registry";
+export { diagnoseBubblewrap, usableBubblewrap } from "../providers/local/bubblewrap";
+export { hostSearchPath } from "../providers/local/env";
+export {
+  isolationReport,
+  type IsolationReport,
+  isolationWarning,
+  notIsolatedReason,
+  readIsolationReport,
+  writeIsolationReport,
+} from "../providers/local/isolation-report";
+export { createLocalProvider } from "../providers/local/local-provider";
+export { ProviderRegistry } from "../providers/registry";
+export type { EnvironmentProvider, LeaseHandle } from "../providers/types";
