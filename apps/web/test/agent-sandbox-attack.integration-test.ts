@@ -14,11 +14,14 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { usableBubblewrap } from "@copyback/core/providers/local/bubblewrap";
-import { createLocalProvider } from "@copyback/core/providers/local/local-provider";
-import { hostSearchPath } from "@copyback/core/providers/local/env";
-import type { EnvironmentProvider, LeaseHandle } from "@copyback/core/providers/types";
-import { mintRunAgentKey } from "@copyback/core/runs/run-agent-key";
+import {
+  usableBubblewrap,
+  createLocalProvider,
+  hostSearchPath,
+  type EnvironmentProvider,
+  type LeaseHandle,
+} from "@copyback/core/providers";
+import { mintRunAgentKey } from "@copyback/core/runs";
 import { POST as attest } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as finishRun } from "~/app/api/runs/[id]/finish/route";
 import { GET as trpcGet, POST as trpcPost } from "~/app/api/trpc/[trpc]/route";

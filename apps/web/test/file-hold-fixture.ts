@@ -8,10 +8,17 @@
 //     file-recovery obligation opened by openFileRecoveryAction (R-FO-1).
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { LEASE_METADATA_KEYS, STOP_RECEIPT_SCHEMA } from "@copyback/core/leases/lease-metadata";
-import { retainLeaseOnFailure } from "@copyback/core/leases/retained-source";
-import { openFileRecoveryAction, openLegacyCopybackRepairAction } from "@copyback/core/records/actions";
-import { STOPPED_EXECUTION_RECEIPT_KEY, STOPPED_EXECUTION_RECEIPT_SCHEMA } from "@copyback/core/records/stopped-execution-receipt";
+import {
+  LEASE_METADATA_KEYS,
+  STOP_RECEIPT_SCHEMA,
+  retainLeaseOnFailure,
+} from "@copyback/core/leases";
+import {
+  openFileRecoveryAction,
+  openLegacyCopybackRepairAction,
+  STOPPED_EXECUTION_RECEIPT_KEY,
+  STOPPED_EXECUTION_RECEIPT_SCHEMA,
+} from "@copyback/core/records";
 
 export interface FileHoldPlace {
   companyId: string;

@@ -9,12 +9,15 @@ import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import type { PrismaClient } from "@copyback/db/client";
-import { FINALIZATION_OWNER_KEY, type FinalizationOwnerReceipt } from "@copyback/core/records/finalization-owner-receipt";
-import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
-import { openOwnerUnverifiedAction } from "@copyback/core/records/actions";
-import type { UnverifiedReason } from "@copyback/core/records/finalization-owner-receipt";
-import { publishRunResult } from "@copyback/core/runs/publish-result";
-import { RUN_RESULT_SCHEMA } from "@copyback/core/records/result-document";
+import {
+  FINALIZATION_OWNER_KEY,
+  type FinalizationOwnerReceipt,
+  openOwnerUnverifiedAction,
+  type UnverifiedReason,
+  RUN_RESULT_SCHEMA,
+} from "@copyback/core/records";
+import { readProcessIdentity } from "@copyback/core/process";
+import { publishRunResult } from "@copyback/core/runs";
 
 export interface HoldPlace {
   companyId: string;

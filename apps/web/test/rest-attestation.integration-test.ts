@@ -3,7 +3,11 @@
 // 200 then an idempotent repeat, 409 refusals with stable codes and nothing written, 404, 422.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { attestationTokenOf, openOwnerUnverifiedAction, readOwnerUnverifiedEvidence } from "@copyback/core/records/actions";
+import {
+  attestationTokenOf,
+  openOwnerUnverifiedAction,
+  readOwnerUnverifiedEvidence,
+} from "@copyback/core/records";
 import { POST as resumeWorkspaceFinalization } from "~/app/api/issues/[id]/recovery-actions/resume-workspace-finalization/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
 import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actions/route";

@@ -6,7 +6,7 @@ import { access, rename } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { createLocalProvider } from "@copyback/core/providers/local/index";
+import { createLocalProvider } from "@copyback/core/providers";
 import { POST as retryWorkspaceExport } from "~/app/api/issues/[id]/recovery-actions/retry-workspace-export/route";
 import { POST as resolveRecoveryAction } from "~/app/api/issues/[id]/recovery-actions/resolve/route";
 import { bearer, buildAuthWorld, configureWebApp, disconnectWebApp, insertBoardKey, json, request, type AuthWorld, type Call } from "./auth-fixture";

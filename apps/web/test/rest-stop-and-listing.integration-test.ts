@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
-import { openOwnerUnverifiedAction } from "@copyback/core/records/actions";
+import { openOwnerUnverifiedAction } from "@copyback/core/records";
 import { GET as listRecoveryActions } from "~/app/api/issues/[id]/recovery-actions/route";
 import { GET as getLease } from "~/app/api/environment-leases/[leaseId]/route";
 import { POST as stopRunPost } from "~/app/api/runs/[id]/stop/route";

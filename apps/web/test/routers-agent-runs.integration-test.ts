@@ -7,8 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { recordFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
-import { isolationReport, writeIsolationReport } from "@copyback/core/providers/local/isolation-report";
+import { recordFinalizeChanges } from "@copyback/core/finalization";
+import { isolationReport, writeIsolationReport } from "@copyback/core/providers";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
 const database = useTestDatabase();

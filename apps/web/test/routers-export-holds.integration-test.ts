@@ -8,11 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import type { Principal } from "@copyback/core/auth";
-import { openCopybackFailedAction, openExportLimitAction } from "@copyback/core/records/actions";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/records/causes";
-import { resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
-import { REPAIR_NOTE_PLACEHOLDER } from "@copyback/core/recovery/operator/guidance";
-import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
+import {
+  openCopybackFailedAction,
+  openExportLimitAction,
+  COPYBACK_FAILED_CAUSE,
+  EXPORT_LIMIT_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+} from "@copyback/core/records";
+import {
+  resolveRecoveryActionBody,
+  REPAIR_NOTE_PLACEHOLDER,
+  retryWorkspaceExportBody,
+} from "@copyback/core/recovery";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
 import { createExportHold, exportHoldInstanceRoot, type ExportHold } from "./export-hold-fixture";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";

@@ -8,15 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDedicatedConnection, withTransaction } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import type { Principal } from "@copyback/core/auth";
-import { finalizationLockKey } from "@copyback/core/finalization/finalization-owner";
-import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
-import { recordFilesGivenUp, resolveOwnerHoldsOnCommit } from "@copyback/core/records/actions";
-import { OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/records/causes";
-import { FILES_GIVEN_UP_MESSAGE, RESTORING_MESSAGE } from "@copyback/core/recovery/task-notice";
+import { finalizationLockKey } from "@copyback/core/finalization";
+import { readProcessIdentity } from "@copyback/core/process";
+import {
+  recordFilesGivenUp,
+  resolveOwnerHoldsOnCommit,
+  OWNER_UNVERIFIED_NEXT_ACTION,
+} from "@copyback/core/records";
+import {
+  FILES_GIVEN_UP_MESSAGE,
+  RESTORING_MESSAGE,
+  MAINTENANCE_SQL_TEMPLATE,
+  STOP_EVIDENCE_PLACEHOLDER,
+} from "@copyback/core/recovery";
 import { configureWebApp, disconnectWebApp, PUBLIC_URL } from "./auth-fixture";
 import { carriesReceipt, createOwnerHold, holdState, type OwnerHold } from "./recovery-fixture";
 import { createFileHold, fileHoldState, restoredBody } from "./file-hold-fixture";
-import { MAINTENANCE_SQL_TEMPLATE, STOP_EVIDENCE_PLACEHOLDER } from "@copyback/core/recovery/operator/guidance";
 import { buildWorld, callerFor, rejection, type World } from "./routers-fixture";
 
 const database = useTestDatabase();

@@ -8,12 +8,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
 import { useTestDatabase } from "@copyback/db/testing";
-import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
-import { executeRun } from "@copyback/core/dispatch/execute-run";
-import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
-import { createDefaultRegistry } from "@copyback/core/providers/index";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { claimQueuedRuns } from "@copyback/core/dispatch/claim-runs";
+import { DirectoryMergeLocks } from "@copyback/core";
+import { executeRun, claimQueuedRuns } from "@copyback/core/dispatch";
+import { readProcessIdentity } from "@copyback/core/process";
+import { createDefaultRegistry } from "@copyback/core/providers";
+import { SYSTEM_ACTOR } from "@copyback/core/records";
+import { wakeAgent } from "@copyback/core/runs";
 import { callerFor, configureWebApp, disconnectWebApp, sessionPrincipal } from "./auth-fixture";
 
 const testDb = useTestDatabase();

@@ -5,7 +5,7 @@
 // it in the same statement, and the key check itself refuses a key whose run is not running.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
-import { mintRunAgentKey, revokeRunAgentKeys } from "@copyback/core/runs/run-agent-key";
+import { mintRunAgentKey, revokeRunAgentKeys } from "@copyback/core/runs";
 import { POST as finishRun } from "~/app/api/runs/[id]/finish/route";
 import { GET as getRun } from "~/app/api/runs/[id]/route";
 import { GET as trpcGet } from "~/app/api/trpc/[trpc]/route";

@@ -5,7 +5,7 @@
 import { expect } from "vitest";
 import { PASSWORD } from "../auth-fixture";
 import { restoredBody } from "../file-hold-fixture";
-import { storeAttachment } from "@copyback/core/attachments/store-attachment";
+import { storeAttachment } from "@copyback/core/board";
 import { exportHoldInstanceRoot, exportRetryReadmitted } from "../export-hold-fixture";
 import { carriesReceipt } from "../recovery-fixture";
 import { credentialOf, freshClientAddress, type CellContext } from "./world";

@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from "@copyback/core/attachments/limits";
+import { DEFAULT_MAX_ATTACHMENT_BYTES } from "@copyback/core/ui";
 import { formatBytes } from "~/components/format/bytes";
 import { Timestamp } from "~/components/format/timestamp";
 import type { RouterOutputs } from "~/components/trpc-types";

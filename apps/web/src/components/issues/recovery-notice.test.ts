@@ -5,10 +5,19 @@
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { OWNER_UNVERIFIED_CAUSE, OWNER_UNVERIFIED_NEXT_ACTION } from "@copyback/core/records/causes";
-import { OWNER_UNVERIFIED_EVIDENCE_SCHEMA, OWNER_ATTESTATION_SCHEMA } from "@copyback/core/records/actions";
-import { toNoticeAction, type OpenActionRow } from "@copyback/core/recovery/holds";
-import { CONTINUING_MESSAGE, deferralMessage, deriveTaskNotice } from "@copyback/core/recovery/task-notice";
+import {
+  OWNER_UNVERIFIED_CAUSE,
+  OWNER_UNVERIFIED_NEXT_ACTION,
+  OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
+  OWNER_ATTESTATION_SCHEMA,
+} from "@copyback/core/records";
+import {
+  toNoticeAction,
+  type OpenActionRow,
+  CONTINUING_MESSAGE,
+  deferralMessage,
+  deriveTaskNotice,
+} from "@copyback/core/recovery";
 import { actionDetails } from "~/server/routers/recovery/action-details";
 import { RecoveryNotice } from "./recovery-notice";
 import type { TaskRecovery } from "./use-task-recovery";

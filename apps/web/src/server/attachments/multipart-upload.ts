@@ -16,7 +16,7 @@
 //   media type are its part's `filename` and `Content-Type`.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { DomainError } from "@copyback/core/errors";
-import { attachmentTooLarge } from "@copyback/core/attachments/store-attachment";
+import { attachmentTooLarge } from "@copyback/core/board";
 
 /** Room for the multipart framing around the file: boundaries, part headers, a few small fields. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@
 // loopback Host sets the console cookie and sends the browser to the console; anything else is
 // refused and sets nothing. The token is never logged or echoed, and the answer is never cached
 // nor sent on as a Referer.
-import { hostnameOfHostHeader, isLoopbackHost } from "@copyback/core/deployment/loopback";
+import { hostnameOfHostHeader, isLoopbackHost } from "@copyback/core/deployment";
 import { env } from "~/env";
 import { jsonError } from "~/server/rest/responses";
 import { consoleSetCookie, isConsoleSecret } from "./local-console";

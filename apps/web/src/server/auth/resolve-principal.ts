@@ -8,7 +8,7 @@
 //   authenticated mode             -> the session cookie's user, else anonymous
 // A bad bearer key throws DomainError invalid_api_key (401); it never degrades to anonymous.
 import type { Principal } from "@copyback/core/auth";
-import { hostnameOfHostHeader, isLoopbackHost } from "@copyback/core/deployment/loopback";
+import { hostnameOfHostHeader, isLoopbackHost } from "@copyback/core/deployment";
 import { env } from "~/env";
 import { db } from "~/server/db";
 import { bearerTokenOf } from "./api-keys";

@@ -4,9 +4,12 @@
 // globalThis like the database client so dev-mode reloads do not register it twice.
 import "server-only";
 import { timingSafeEqual } from "node:crypto";
-import { decideMetricsAccess } from "@copyback/core/metrics/access";
-import { setLiveConnectionSource } from "@copyback/core/metrics/index";
-import { createMetricsEndpoint, type MetricsEndpoint } from "@copyback/core/monitoring/index";
+import {
+  decideMetricsAccess,
+  setLiveConnectionSource,
+  createMetricsEndpoint,
+  type MetricsEndpoint,
+} from "@copyback/core/metrics";
 import { isDomainError } from "@copyback/core/errors";
 import { env } from "~/env";
 import { bearerTokenOf } from "~/server/auth/api-keys";

@@ -9,9 +9,12 @@
 import "server-only";
 import type { PrismaClient } from "@copyback/db/client";
 import { DomainError } from "@copyback/core/errors";
-import { createDefaultRegistry } from "@copyback/core/providers/index";
-import type { ProviderRegistry } from "@copyback/core/providers/registry";
-import { retryWorkspaceExport, type RetryWorkspaceExportInput, type RetryWorkspaceExportResult } from "@copyback/core/recovery/operator/retry-workspace-export";
+import { createDefaultRegistry, type ProviderRegistry } from "@copyback/core/providers";
+import {
+  retryWorkspaceExport,
+  type RetryWorkspaceExportInput,
+  type RetryWorkspaceExportResult,
+} from "@copyback/core/recovery";
 import { instanceRootForReports } from "~/env";
 
 let cached: { root: string; registry: ProviderRegistry } | undefined;

@@ -4,8 +4,11 @@
 import "server-only";
 import type { PrismaClient } from "@copyback/db/client";
 import { DomainError } from "@copyback/core/errors";
-import { reconstructWorkspace, type ReconstructWorkspaceInput } from "@copyback/core/recovery/operator/reconstruct-workspace";
-import type { ReconstructWorkspaceOutcome } from "@copyback/core/recovery/reconstruction/contract";
+import {
+  reconstructWorkspace,
+  type ReconstructWorkspaceInput,
+  type ReconstructWorkspaceOutcome,
+} from "@copyback/core/recovery";
 import { instanceRootForReports } from "~/env";
 
 export function reconstructFromConsole(db: PrismaClient, input: ReconstructWorkspaceInput): Promise<ReconstructWorkspaceOutcome> {

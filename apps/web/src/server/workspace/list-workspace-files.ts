@@ -6,7 +6,7 @@
 import "server-only";
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
-import { compileExclude, type ExcludeMatcher } from "@copyback/core/copyback/manifest/exclude";
+import { compileExclude, type ExcludeMatcher } from "@copyback/core";
 
 export type WorkspaceEntryKind = "file" | "directory" | "symlink" | "other";
 

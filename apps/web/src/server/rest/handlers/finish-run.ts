@@ -13,7 +13,7 @@
 //       one mapping (run_not_accepting_results, result_already_accepted, ...)
 import { z } from "zod";
 import { DomainError } from "@copyback/core/errors";
-import { publishRunResult } from "@copyback/core/runs/publish-result";
+import { publishRunResult } from "@copyback/core/runs";
 import { restRoute } from "../rest-route";
 import { runFromPath } from "../resources";
 

@@ -11,7 +11,7 @@
 //   503 attachment_unavailable / instance_root_unknown
 import { Readable } from "node:stream";
 import { z } from "zod";
-import { readAttachment } from "@copyback/core/attachments/read-attachment";
+import { readAttachment } from "@copyback/core/board";
 import { attachmentStoreRoot } from "~/server/attachments/store-root";
 import { jsonError } from "../responses";
 import { restRoute } from "../rest-route";

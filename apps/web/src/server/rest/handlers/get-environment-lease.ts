@@ -4,8 +4,8 @@
 // and the open recovery actions that hold it (by lease id or by their evidence's leaseIds), so an
 // operator can confirm that cleanup stopped exactly this allocation before recovering its files.
 import { notFound } from "@copyback/core/errors";
-import { leaseRecords } from "@copyback/core/leases/lease-records";
-import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "@copyback/core/records/actions";
+import { leaseRecords } from "@copyback/core/leases";
+import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "@copyback/core/records";
 import { restRoute } from "../rest-route";
 import { leaseFromPath } from "../resources";
 

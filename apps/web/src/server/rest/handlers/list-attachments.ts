@@ -2,8 +2,7 @@
 // its bytes. `issues:read`.
 //
 // Answers: 200 { attachments: [{ id, fileName, sizeBytes, sha256, contentType, createdAt, contentUrl }] }
-import { listAttachments } from "@copyback/core/attachments/read-attachment";
-import { attachmentContentPath } from "@copyback/core/attachments/content-path";
+import { listAttachments, attachmentContentPath } from "@copyback/core/board";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
 

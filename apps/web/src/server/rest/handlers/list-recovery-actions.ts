@@ -4,8 +4,8 @@
 // only to `runtime:manage` holders and the owner token only to `runtime:confirm_owner_stop`
 // holders, as in the task's Recovery details (R-UI-1).
 import { authorize, type Principal } from "@copyback/core/auth";
-import { isOpenRecoveryActionStatus } from "@copyback/core/records/actions";
-import { recoveryActionSelect } from "@copyback/core/recovery/holds";
+import { isOpenRecoveryActionStatus } from "@copyback/core/records";
+import { recoveryActionSelect } from "@copyback/core/recovery";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";
 

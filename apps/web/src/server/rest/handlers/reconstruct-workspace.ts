@@ -19,7 +19,7 @@
 //   422 invalid_request (a bad body), action_mismatch (another kind of action, run or lease),
 //       foreign_attachment (an attachment of another task or company)
 //   503 instance_root_unknown (the console cannot read the attachment store)
-import { reconstructWorkspaceBody } from "@copyback/core/recovery/reconstruction/contract";
+import { reconstructWorkspaceBody } from "@copyback/core/recovery";
 import { reconstructFromConsole } from "~/server/recovery/reconstruction";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";

@@ -14,7 +14,7 @@
 //       stop_receipt_missing, retained_source_missing, hold_requires_attestation, ...): nothing written
 //   404 not_found                   no such action on this task (or another company's)
 //   422 invalid_request             not a resolution (the wrapper)
-import { resolveRecoveryAction, resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
+import { resolveRecoveryAction, resolveRecoveryActionBody } from "@copyback/core/recovery";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";

@@ -12,7 +12,7 @@
 //       owner_changed, newer_run, result_unbound, ...): nothing written
 //   404 not_found                   no such action on this task (or another company's)
 //   422 invalid_request             not an attestation (the wrapper)
-import { attestOwnerStop, attestOwnerStopBody } from "@copyback/core/recovery/operator/attest-owner-stop";
+import { attestOwnerStop, attestOwnerStopBody } from "@copyback/core/recovery";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";
 import { issueFromPath } from "../resources";

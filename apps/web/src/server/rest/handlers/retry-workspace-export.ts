@@ -14,7 +14,7 @@
 //       probe; the sandbox is stopped and retained again (retry when it has a new stopped receipt)
 //   404 not_found                   no such action on this task (or another company's)
 //   422 invalid_request             a bad body (the wrapper), or an action of another kind/run
-import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
+import { retryWorkspaceExportBody } from "@copyback/core/recovery";
 import { retryExportFromConsole } from "~/server/recovery/export-retry";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";

@@ -9,7 +9,7 @@
 //       which is still copied back (Stop only ended the agent's process)
 //   409 run_not_active   the run already ended; nothing changed
 //   404                  no such run, or another company's
-import { stopRun } from "@copyback/core/runs/stop-run";
+import { stopRun } from "@copyback/core/runs";
 import { actorOf } from "~/server/routers/activity/actor";
 import { restRoute } from "../rest-route";
 import { runFromPath } from "../resources";

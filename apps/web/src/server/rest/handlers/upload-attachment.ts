@@ -13,7 +13,11 @@
 //   422 file_part_missing / file_parts_multiple / multipart_too_many_parts / multipart_invalid
 //       (multipart only: no file part, two file parts, too many parts, a malformed body): nothing stored
 //   503 instance_root_unknown  the console has no attachment store (COPYBACK_HOME unset)
-import { DEFAULT_MAX_ATTACHMENT_BYTES, attachmentTooLarge, storeAttachment } from "@copyback/core/attachments/store-attachment";
+import {
+  DEFAULT_MAX_ATTACHMENT_BYTES,
+  attachmentTooLarge,
+  storeAttachment,
+} from "@copyback/core/board";
 import { isMultipartFormData, MULTIPART_OVERHEAD_BYTES, openMultipartFile } from "~/server/attachments/multipart-upload";
 import { attachmentStoreRoot } from "~/server/attachments/store-root";
 import { actorOf } from "~/server/routers/activity/actor";

@@ -1,7 +1,7 @@
 // Who did it, as the activity log and the conversation record it. The trusted local board has no
 // user row (actor id null); agents are recorded by their agent id.
 import type { Principal } from "@copyback/core/auth";
-import type { Actor } from "@copyback/core/records/record-activity";
+import type { Actor } from "@copyback/core/records";
 
 export type { Actor };
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { postIssueMessage } from "@copyback/core/runs/post-message";
+import { postIssueMessage } from "@copyback/core/runs";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { assignAgent } from "@copyback/core/runs/wake-agent";
+import { assignAgent } from "@copyback/core/runs";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { attachmentContentPath } from "@copyback/core/attachments/content-path";
-import { listAttachments } from "@copyback/core/attachments/read-attachment";
+import { attachmentContentPath, listAttachments } from "@copyback/core/board";
 import { companyProcedure } from "~/server/trpc";
 import { readIssueInCompany } from "./load-issue";
 

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { Prisma } from "@copyback/db/client";
-import { openActionsByIssue } from "@copyback/core/recovery/holds";
-import { deriveTaskNotice, type TaskNotice } from "@copyback/core/recovery/task-notice";
+import { openActionsByIssue, deriveTaskNotice, type TaskNotice } from "@copyback/core/recovery";
 import { companyProcedure } from "~/server/trpc";
 import { issueStatusSchema } from "./issue-status-schema";
 import { cursorSchema, pageOf } from "./keyset-cursor";

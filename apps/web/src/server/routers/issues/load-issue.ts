@@ -1,6 +1,6 @@
 // Company-scoped issue lookup (core's board/issue-in-company.ts): an id from another company reads
 // exactly like a missing one.
-import { requireIssueInCompany } from "@copyback/core/board/issue-in-company";
+import { requireIssueInCompany } from "@copyback/core/board";
 import type { Context } from "~/server/trpc";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { updateIssueStatus as applyIssueStatus } from "@copyback/core/board/issue-status-update";
+import { updateIssueStatus as applyIssueStatus } from "@copyback/core/board";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 import { issueStatusSchema } from "./issue-status-schema";

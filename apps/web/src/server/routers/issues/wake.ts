@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { wakeAgent } from "@copyback/core/runs/wake-agent";
+import { wakeAgent } from "@copyback/core/runs";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { companyProcedure } from "~/server/trpc";
-import { applyMembershipChange } from "@copyback/core/board/membership-change";
+import { applyMembershipChange } from "@copyback/core/board";
 import { actorOf } from "../activity/actor";
 import { membershipChangeOutput, membershipStatusSchema } from "./member-fields";
 

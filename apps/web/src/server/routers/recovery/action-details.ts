@@ -17,11 +17,14 @@ import {
   readLegacyRepairEvidence,
   readOwnerUnverifiedEvidence,
   type OwnerUnverifiedEvidence,
-} from "@copyback/core/records/actions";
-import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
-import type { OpenActionRow } from "@copyback/core/recovery/holds";
-import type { ReconstructionDeferral } from "@copyback/core/recovery/task-notice";
-import { attestationCall, maintenanceSql } from "@copyback/core/recovery/operator/guidance";
+} from "@copyback/core/records";
+import {
+  RESOLVABLE_CAUSES,
+  type OpenActionRow,
+  type ReconstructionDeferral,
+  attestationCall,
+  maintenanceSql,
+} from "@copyback/core/recovery";
 import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
 import { exportHoldSchema, type ExportHold } from "./export-hold";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { attestOwnerStop, attestOwnerStopBody } from "@copyback/core/recovery/operator/attest-owner-stop";
+import { attestOwnerStop, attestOwnerStopBody } from "@copyback/core/recovery";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,9 +1,15 @@
 // exportHoldDetails, pure: what Recovery details show of an export hold.
 import { describe, expect, it } from "vitest";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/records/causes";
-import { COPYBACK_FAILED_EVIDENCE_SCHEMA, EXPORT_LIMIT_EVIDENCE_SCHEMA, EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA } from "@copyback/core/records/actions";
-import { resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
-import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
+import {
+  COPYBACK_FAILED_CAUSE,
+  EXPORT_LIMIT_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+  OWNER_UNVERIFIED_CAUSE,
+  COPYBACK_FAILED_EVIDENCE_SCHEMA,
+  EXPORT_LIMIT_EVIDENCE_SCHEMA,
+  EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA,
+} from "@copyback/core/records";
+import { resolveRecoveryActionBody, retryWorkspaceExportBody } from "@copyback/core/recovery";
 import { exportHoldDetails, type ExportHoldFacts } from "./export-hold";
 
 const ISSUE = "c0ffee00-aaaa-4bbb-8ccc-dddddddddddd";

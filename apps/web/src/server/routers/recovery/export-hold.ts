@@ -9,11 +9,16 @@
 // fields named here are copied out.
 import { z } from "zod";
 import type { PrismaClient } from "@copyback/db/client";
-import { confirmedStopReceipt, readStopIntent } from "@copyback/core/leases/lease-metadata";
-import { readCopybackFailedEvidence, readExportLimitEvidence, readExportRetryExhaustedEvidence } from "@copyback/core/records/actions";
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE } from "@copyback/core/records/causes";
-import type { OpenActionRow } from "@copyback/core/recovery/holds";
-import { exportRetryCall, fileHoldResolveCall } from "@copyback/core/recovery/operator/guidance";
+import { confirmedStopReceipt, readStopIntent } from "@copyback/core/leases";
+import {
+  readCopybackFailedEvidence,
+  readExportLimitEvidence,
+  readExportRetryExhaustedEvidence,
+  COPYBACK_FAILED_CAUSE,
+  EXPORT_LIMIT_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+} from "@copyback/core/records";
+import { type OpenActionRow, exportRetryCall, fileHoldResolveCall } from "@copyback/core/recovery";
 import { finalizationAttemptSchema, finalizationAttemptsOf } from "../runs/finalization-attempts";
 import { copybackFailureInWords } from "./recovery-words";
 

@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { authorize } from "@copyback/core/auth";
-import { listOpenActionsForIssue, noticeActionsOf } from "@copyback/core/recovery/holds";
-import { RESOLVABLE_CAUSES } from "@copyback/core/recovery/policies/decide-resolve";
-import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
+import {
+  listOpenActionsForIssue,
+  noticeActionsOf,
+  RESOLVABLE_CAUSES,
+  deriveTaskNotice,
+} from "@copyback/core/recovery";
 import { consoleOrigin } from "~/server/auth/app-origin";
 import { companyProcedure } from "~/server/trpc";
 import { readIssueInCompany } from "../issues/load-issue";

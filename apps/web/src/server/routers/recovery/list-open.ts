@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { listOpenActionsForCompany, noticeActionsOf } from "@copyback/core/recovery/holds";
-import { deriveTaskNotice } from "@copyback/core/recovery/task-notice";
+import {
+  listOpenActionsForCompany,
+  noticeActionsOf,
+  deriveTaskNotice,
+} from "@copyback/core/recovery";
 import { companyProcedure } from "~/server/trpc";
 import { issueStatusSchema } from "../issues/issue-status-schema";
 import { cursorSchema, pageOf } from "../issues/keyset-cursor";

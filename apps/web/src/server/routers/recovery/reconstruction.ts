@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { reconstructWorkspaceBody } from "@copyback/core/recovery/reconstruction/contract";
-import { reconstructionOffer } from "@copyback/core/recovery/reconstruction/offer";
+import { reconstructWorkspaceBody, reconstructionOffer } from "@copyback/core/recovery";
 import { reconstructFromConsole } from "~/server/recovery/reconstruction";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";

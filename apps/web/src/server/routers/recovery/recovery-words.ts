@@ -1,10 +1,17 @@
 // What a recovery action's recorded codes mean, in words for the people who read Recovery
 // details. Written here, not copied from the evidence: the words never carry a process id or a
 // host name (R-UI-1), whatever the receipt recorded.
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "@copyback/core/records/causes";
-import type { CopybackFailureKind } from "@copyback/core/records/causes";
-import type { UnverifiedReason } from "@copyback/core/records/finalization-owner-receipt";
-import type { FinalizationPhase } from "@copyback/core/records/coordinator-phases";
+import {
+  COPYBACK_FAILED_CAUSE,
+  EXPORT_LIMIT_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+  FILE_RECOVERY_CAUSE,
+  LEGACY_COPYBACK_REPAIR_CAUSE,
+  OWNER_UNVERIFIED_CAUSE,
+  type CopybackFailureKind,
+  type UnverifiedReason,
+  type FinalizationPhase,
+} from "@copyback/core/records";
 
 const CAUSE_WORDS: Readonly<Record<string, string>> = {
   [OWNER_UNVERIFIED_CAUSE]: "Copyback owner could not be verified",

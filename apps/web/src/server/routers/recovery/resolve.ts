@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { resolveRecoveryAction, resolveRecoveryActionBody } from "@copyback/core/recovery/operator/resolve-recovery-action";
+import { resolveRecoveryAction, resolveRecoveryActionBody } from "@copyback/core/recovery";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { retryWorkspaceExportBody } from "@copyback/core/recovery/operator/retry-workspace-export";
+import { retryWorkspaceExportBody } from "@copyback/core/recovery";
 import { retryExportFromConsole } from "~/server/recovery/export-retry";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
-import { FINALIZATION_PHASES } from "@copyback/core/records/coordinator-phases";
-import { readIsolated } from "@copyback/core/leases/lease-metadata";
+import { FINALIZATION_PHASES } from "@copyback/core/records";
+import { readIsolated } from "@copyback/core/leases";
 import { companyProcedure } from "~/server/trpc";
 import { hostIsolationReason } from "~/server/workspace/isolation-reason";
 import { finalizationAttemptSchema, finalizationAttemptsOf } from "./finalization-attempts";

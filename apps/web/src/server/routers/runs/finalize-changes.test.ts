@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recordFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
+import { recordFinalizeChanges } from "@copyback/core/finalization";
 import { MAX_CHANGED_PATHS, finalizeChangesOf } from "./finalize-changes";
 
 describe("finalizeChangesOf", () => {

@@ -5,7 +5,7 @@
 // from the database, so it is parsed; metadata of another shape (an older or failed operation)
 // reads as "no change list", never as an error on the page.
 import { z } from "zod";
-import { MAX_RECORDED_PATHS, readFinalizeChanges } from "@copyback/core/finalization/finalize-changes";
+import { MAX_RECORDED_PATHS, readFinalizeChanges } from "@copyback/core/finalization";
 
 /** Paths kept per list: the counts stay exact, the page shows at most this many paths (the finalizer's cap). */
 export const MAX_CHANGED_PATHS = MAX_RECORDED_PATHS;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runResultDocument } from "@copyback/core/records/result-document";
+import { runResultDocument } from "@copyback/core/records";
 import { companyProcedure } from "~/server/trpc";
 import { readIssueInCompany } from "../issues/load-issue";
 import { runStatusSchema } from "./run-fields";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { retryRun } from "@copyback/core/runs/retry-run";
+import { retryRun } from "@copyback/core/runs";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { stopRun } from "@copyback/core/runs/stop-run";
+import { stopRun } from "@copyback/core/runs";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
 

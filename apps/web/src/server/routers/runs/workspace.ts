@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
-import { readIsolated } from "@copyback/core/leases/lease-metadata";
+import { readIsolated } from "@copyback/core/leases";
 import { companyProcedure } from "~/server/trpc";
 import { hostIsolationReason } from "~/server/workspace/isolation-reason";
 import { DEFAULT_LISTING_LIMIT, listWorkspaceFiles } from "~/server/workspace/list-workspace-files";

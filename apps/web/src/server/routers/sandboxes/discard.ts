@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { discardRetainedSandbox } from "@copyback/core/sandboxes/discard-sandbox";
+import { discardRetainedSandbox } from "@copyback/core/sandboxes";
 import { instanceProviders } from "~/server/recovery/export-retry";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
+import { listRetainedSandboxes } from "@copyback/core/sandboxes";
 import { companyProcedure } from "~/server/trpc";
 
 export const retainedSandboxItem = z.object({

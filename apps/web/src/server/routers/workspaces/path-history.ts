@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
-import { workspacePathHistory } from "@copyback/core/workspace/path-history";
+import { workspacePathHistory } from "@copyback/core/workspace";
 import { companyProcedure } from "~/server/trpc";
 
 export const pathHistoryInput = z.object({
