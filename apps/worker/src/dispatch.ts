@@ -1,7 +1,6 @@
 // The worker's dispatch wiring: the Dispatcher claims queued runs up to WORKER_CONCURRENCY for
 // this controller and executes them in the background with the worker's shared runtime.
-import { Dispatcher, executeRun } from "@copyback/core/dispatch/index";
-import { claimQueuedRuns } from "@copyback/core/dispatch/claim-runs";
+import { Dispatcher, executeRun, claimQueuedRuns } from "@copyback/core/dispatch";
 import type { WorkerRuntime } from "./runtime";
 
 export interface WorkerDispatchOptions {

@@ -8,7 +8,7 @@ import {
   isolationWarning,
   writeIsolationReport,
   type IsolationReport,
-} from "@copyback/core/providers/local/index";
+} from "@copyback/core/providers";
 
 interface Log {
   warn(obj: object, msg: string): void;

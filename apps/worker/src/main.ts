@@ -3,7 +3,7 @@
 // A second loop runs the reconciler (recovery sweeps) at start and every RECONCILE_INTERVAL_MS.
 import { pino } from "pino";
 import { createPrismaClient, probeQuery } from "@copyback/db";
-import { createMetricsEndpoint } from "@copyback/core/monitoring/index";
+import { createMetricsEndpoint } from "@copyback/core/metrics";
 import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createPassLogFilter } from "./reconcile-log";

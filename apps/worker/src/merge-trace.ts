@@ -9,7 +9,7 @@
 // Unset (the default) nothing is wrapped: the worker uses DirectoryMergeLocks as is.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { appendFileSync } from "node:fs";
-import { DirectoryMergeLocks, type DirectoryMergeLease } from "@copyback/core/copyback/locks/index";
+import { DirectoryMergeLocks, type DirectoryMergeLease } from "@copyback/core";
 
 interface TraceContext {
   runId: string;

@@ -5,7 +5,7 @@
 // loopback by default: like the probes it has no credentials, so expose it only to the scraper.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { MetricsEndpoint } from "@copyback/core/monitoring/index";
+import type { MetricsEndpoint } from "@copyback/core/metrics";
 
 export async function serveMetrics(opts: { host: string; port: number; endpoint: MetricsEndpoint; onError?: (error: unknown) => void }): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {

@@ -5,7 +5,20 @@
 // sandboxes (R-RC-7) and the replay of
 // historical unsafe exports (R-UA-5) the delivery of reconstruction intents (R-RC-5) and the removal of
 // settled runs' leftover staging, run one pass at a time at start and every RECONCILE_INTERVAL_MS.
-import { Reconciler, finalizationSweep, historicalUnsafeSweep, leaseCleanupSweep, leftoverStagingSweep, orphanSweep, ownerHoldsSweep, reconstructionDeliverySweep, settledRunLeasesSweep, stopRetentionSweep, type Sweep, type SweepLog } from "@copyback/core/recovery/index";
+import {
+  Reconciler,
+  finalizationSweep,
+  historicalUnsafeSweep,
+  leaseCleanupSweep,
+  leftoverStagingSweep,
+  orphanSweep,
+  ownerHoldsSweep,
+  reconstructionDeliverySweep,
+  settledRunLeasesSweep,
+  stopRetentionSweep,
+  type Sweep,
+  type SweepLog,
+} from "@copyback/core/recovery";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(

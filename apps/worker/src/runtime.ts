@@ -3,10 +3,10 @@
 // the runs it drives (R-OWN-12), and the set of finalizations in flight (awaited at shutdown).
 import { mkdir } from "node:fs/promises";
 import type { PrismaClient } from "@copyback/db";
-import { DirectoryMergeLocks } from "@copyback/core/copyback/locks/index";
-import type { ExecuteRunDeps } from "@copyback/core/dispatch/index";
-import { readProcessIdentity } from "@copyback/core/process/read-process-identity";
-import { createDefaultRegistry } from "@copyback/core/providers/index";
+import { DirectoryMergeLocks } from "@copyback/core";
+import type { ExecuteRunDeps } from "@copyback/core/dispatch";
+import { readProcessIdentity } from "@copyback/core/process";
+import { createDefaultRegistry } from "@copyback/core/providers";
 import { createMergeTrace, type MergeTrace } from "./merge-trace";
 
 export interface WorkerRuntimeOptions {

@@ -5,7 +5,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID } from "@copyback/db";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { SYSTEM_ACTOR } from "@copyback/core/records";
+import { wakeAgent } from "@copyback/core/runs";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-dispatch-");

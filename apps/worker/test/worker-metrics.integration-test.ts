@@ -10,8 +10,9 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
 import { useTestDatabase } from "@copyback/db/testing";
-import { parseExposition, sampleSum, type Sample } from "@copyback/core/metrics/exposition";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { parseExposition, sampleSum, type Sample } from "@copyback/core/metrics";
+import { SYSTEM_ACTOR } from "@copyback/core/records";
+import { wakeAgent } from "@copyback/core/runs";
 import { freePort, killChildren, startWorkerChild } from "./worker-child";
 
 const database = useTestDatabase();

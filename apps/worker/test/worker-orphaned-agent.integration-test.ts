@@ -12,10 +12,14 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID, seedDemo } from "@copyback/db";
 import { useTestDatabase } from "@copyback/db/testing";
-import { FILE_RECOVERY_CAUSE, deriveTaskNotice, listOpenActionsForIssue, readFileRecoveryEvidence, toNoticeAction } from "@copyback/core/recovery/index";
-import { probeProcess } from "@copyback/core/process/read-process-identity";
-import { processGroupMembers } from "@copyback/core/process/stop-process-group";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import {
+  FILE_RECOVERY_CAUSE,
+  readFileRecoveryEvidence,
+  SYSTEM_ACTOR,
+} from "@copyback/core/records";
+import { deriveTaskNotice, listOpenActionsForIssue, toNoticeAction } from "@copyback/core/recovery";
+import { probeProcess, processGroupMembers } from "@copyback/core/process";
+import { wakeAgent } from "@copyback/core/runs";
 import { killChildren, startWorkerChild } from "./worker-child";
 
 const database = useTestDatabase();

@@ -7,8 +7,13 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID } from "@copyback/db";
-import { OWNER_UNVERIFIED_CAUSE, attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import {
+  OWNER_UNVERIFIED_CAUSE,
+  readOwnerUnverifiedEvidence,
+  SYSTEM_ACTOR,
+} from "@copyback/core/records";
+import { attestOwnerStop } from "@copyback/core/recovery";
+import { wakeAgent } from "@copyback/core/runs";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-recovery-");

@@ -8,9 +8,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID } from "@copyback/db";
-import { readStopAcknowledgement, readStopRetention } from "@copyback/core/records/run-stop-records";
-import { stopRun } from "@copyback/core/runs/stop-run";
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
+import { readStopAcknowledgement, readStopRetention, SYSTEM_ACTOR } from "@copyback/core/records";
+import { stopRun, wakeAgent } from "@copyback/core/runs";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-stop-");
