@@ -7,15 +7,18 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { DirectoryMergeLocks, mergeSnapshot, parseManifest } from "@copyback/core";
 import {
   checkManifestTree,
+  cleanStrayTemporaries,
   diffManifests,
+  DirectoryMergeLocks,
   exportDeltaArchive,
+  mergeSnapshot,
+  parseManifest,
+  probeHost,
   receiveDeltaArchive,
   scanWorkspace,
-} from "@copyback/core/copyback/delta/index";
-import { cleanStrayTemporaries, probeHost } from "@copyback/core/copyback/merge/index";
+} from "@copyback/core";
 import { deltaPipeline, run, settle } from "./lib/pipeline";
 import { ms } from "./lib/stats";
 import { generateWorkspace, planWorkspace, DEFAULT_WORKSPACE, prng } from "./lib/workspace";

@@ -12,7 +12,7 @@
 import http from "node:http";
 import os from "node:os";
 import pg from "pg";
-import { parseExposition, sampleSum } from "@copyback/core/metrics/exposition";
+import { parseExposition, sampleSum } from "@copyback/core/metrics";
 import { createBenchDatabase } from "./lib/bench-database";
 import { consoleBuilt, startConsole } from "./lib/console-server";
 import { seedIssues } from "./lib/issue-seed";

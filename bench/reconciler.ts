@@ -24,7 +24,7 @@
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
-import { dueFinalizationsSql } from "@copyback/core/recovery/sweeps/finalization-sweep";
+import { dueFinalizationsSql } from "@copyback/core/recovery";
 import { createBenchDatabase } from "./lib/bench-database";
 import { ms, percentile, renderTable } from "./lib/stats";
 

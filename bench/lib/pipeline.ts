@@ -22,19 +22,17 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
 import {
+  exportDeltaArchive,
   exportWorkspaceArchive,
   mergeSnapshot,
   parseManifest,
+  receiveDeltaArchive,
   receiveWorkspaceArchive,
   type DirectoryMergeLocks,
   type Manifest,
   type MergeOutcome,
-} from "@copyback/core";
-import {
-  exportDeltaArchive,
-  receiveDeltaArchive,
   type WorkspaceStatCache,
-} from "@copyback/core/copyback/delta/index";
+} from "@copyback/core";
 import { timed } from "./stats";
 
 export const run = promisify(execFile);

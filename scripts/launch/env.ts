@@ -2,7 +2,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { assertDeploymentBinding } from "@copyback/core/deployment/loopback";
+import { assertDeploymentBinding } from "@copyback/core/deployment";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),

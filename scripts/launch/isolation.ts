@@ -7,7 +7,7 @@ import {
   isolationReport,
   isolationWarning,
   writeIsolationReport,
-} from "@copyback/core/providers/local/index";
+} from "@copyback/core/providers";
 
 export async function announceIsolation(instanceRoot: string, say: (message: string) => void): Promise<void> {
   const diagnosis = await diagnoseBubblewrap(hostSearchPath());

@@ -3,9 +3,9 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
-import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
+import { listRetainedSandboxes } from "@copyback/core/sandboxes";
+import { hasAgentProcessRecord } from "@copyback/core/records";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
-import { hasAgentProcessRecord } from "@copyback/core/records/agent-process";
 import { leasesNoAgentRanOn } from "./checker/attempts";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;

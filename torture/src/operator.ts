@@ -16,10 +16,12 @@
 import { existsSync, statfsSync } from "node:fs";
 import path from "node:path";
 import type { PrismaClient } from "@copyback/db";
-import type { createDefaultRegistry } from "@copyback/core/providers/default-registry";
-import { discardRetainedSandbox } from "@copyback/core/sandboxes/discard-sandbox";
-import { listRetainedSandboxes } from "@copyback/core/sandboxes/list-retained";
-import type { DiscardRefusal } from "@copyback/core/sandboxes/decide-discard";
+import type { createDefaultRegistry } from "@copyback/core/providers";
+import {
+  discardRetainedSandbox,
+  listRetainedSandboxes,
+  type DiscardRefusal,
+} from "@copyback/core/sandboxes";
 import { FILE_RECOVERY } from "./checker/verdict";
 import { OPERATOR_DISCARD_REASON } from "./collect";
 import type { History } from "./history";

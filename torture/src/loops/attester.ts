@@ -2,7 +2,8 @@
 // leftover descendant and each attestation is an operation; a refused attestation (the product
 // said no: nothing changed) is a fail, one whose answer was lost (a dropped connection, a restart)
 // an info: the hold may or may not be attested.
-import { attestOwnerStop, readOwnerUnverifiedEvidence } from "@copyback/core/recovery/index";
+import { attestOwnerStop } from "@copyback/core/recovery";
+import { readOwnerUnverifiedEvidence } from "@copyback/core/records";
 import { OWNER_UNVERIFIED } from "../checker/verdict";
 import { errorFields, perform, signalAs } from "../perform";
 import { alive } from "../procs";

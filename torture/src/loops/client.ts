@@ -1,8 +1,8 @@
 // The clients: keep every slot busy with runs queued through core's wakeAgent; fake runs get fresh
 // faults, shared runs transient export faults, and a share of the runs a Stop racing the agent's
 // finish. Each wake, fault arming and Stop is a history operation (invoke, then ok / fail / info).
-import { SYSTEM_ACTOR, wakeAgent } from "@copyback/core/runs/index";
-import { stopRun } from "@copyback/core/runs/stop-run";
+import { SYSTEM_ACTOR } from "@copyback/core/records";
+import { wakeAgent, stopRun } from "@copyback/core/runs";
 import { FILE_RECOVERY } from "../checker/verdict";
 import { errorFields, perform } from "../perform";
 import { COMPANY_ID, type Slot } from "../world";

@@ -1,5 +1,5 @@
 // The harness's operator (operator.ts) and the disk sampler, every few seconds while the suite runs.
-import { createDefaultRegistry } from "@copyback/core/providers/default-registry";
+import { createDefaultRegistry } from "@copyback/core/providers";
 import { operatorPass, sampleDisk } from "../operator";
 import { errorFields } from "../perform";
 import { COMPANY_ID } from "../world";
