@@ -151,6 +151,9 @@ async function main(): Promise<number> {
   const figures = workloadFigures(events, verdict.counts, minutes);
   process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
+  // After the verdict (a process still running is evidence until then), before the instance is kept or removed.
+  const reaped = workers.reapLeftovers();
+  if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
   if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, counts: verdict.counts, figures, violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   if (diskMount) {

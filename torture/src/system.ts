@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { harnessEnv } from "./env";
 import type { History } from "./history";
 import { descendants, startTimeOf, type ProcRef } from "./procs";
+import { reapLeftovers } from "./reap";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const workerDir = path.join(repoRoot, "apps/worker");
@@ -52,6 +53,8 @@ export class Workers {
   readonly all: WorkerRecord[] = [];
   readonly current = new Map<number, WorkerRecord>();
   #sampler: NodeJS.Timeout | null = null;
+  /** Every descendant any sample saw (by PID and start time), reparented or exited ones included. */
+  readonly #seen = new Map<string, ProcRef>();
 
   constructor(
     private readonly opts: { count: number; databaseUrl: string; instanceRoot: string; historyFile: string; workDir: string; history: History; env: Record<string, string> },
@@ -97,6 +100,7 @@ export class Workers {
 
   sample(): void {
     for (const w of this.current.values()) if (!w.exited) w.lastDescendants = descendants(w.pid);
+    for (const w of this.all) for (const d of w.lastDescendants) this.#seen.set(`${d.pid}:${d.start}`, d);
   }
 
   live(): WorkerRecord[] {
@@ -110,6 +114,7 @@ export class Workers {
 
   async stopAll(): Promise<void> {
     if (this.#sampler) clearInterval(this.#sampler);
+    this.sample();
     for (const w of this.live()) {
       if (w.stopped) process.kill(w.pid, "SIGCONT");
       w.child.kill("SIGTERM");
@@ -119,5 +124,11 @@ export class Workers {
     }, 60_000);
     await Promise.all(this.all.map((w) => w.exit));
     clearTimeout(deadline);
+  }
+
+  /** After stopAll: kills what the workers left running (killed workers' agents and their bwrap); answers them. */
+  reapLeftovers(): ProcRef[] {
+    this.sample();
+    return reapLeftovers(this.#seen.values());
   }
 }
