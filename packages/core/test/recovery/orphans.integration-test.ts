@@ -127,6 +127,21 @@ describe("the orphan sweep", () => {
     expect(held[0]?.held).toBe(true);
   });
 
+  it("R-ORP-2 R-FO-1: a run whose controller died before any sandbox was acquired fails process_lost without claiming a kept sandbox (nothing is retained, no action opens)", async () => {
+    const run = await claimedRun(world);
+    // Killed between loading the run and acquiring its sandbox: no lease row.
+    await db.prisma().environmentLease.delete({ where: { id: run.handle.leaseId } });
+    await orphan(run.runId);
+    const units = (await (await sweep()).due(100)).filter((u) => u.runId === run.runId);
+    expect(await handleAll(units)).toEqual({ [run.runId]: "process_lost" });
+    const after = await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: run.runId } });
+    expect(after).toMatchObject({ status: "failed", errorCode: PROCESS_LOST_CODE });
+    expect(await db.prisma().issueRecoveryAction.count({ where: { runId: run.runId } })).toBe(0);
+    const events = await db.prisma().runEvent.findMany({ where: { runId: run.runId, code: { in: ["run.process_lost", "run.failed", "run.files_retained"] } } });
+    expect(events.map((e) => e.code).sort()).toEqual(["run.failed", "run.process_lost"]);
+    for (const text of [after.errorMessage ?? "", ...events.map((e) => e.message)]) expect(text).not.toMatch(/sandbox|retained|kept/i);
+  });
+
   it("R-FO-1: a second sweep (or a second worker) opens no second obligation and fails nothing twice", async () => {
     const run = await claimedRun(world);
     await orphan(run.runId);

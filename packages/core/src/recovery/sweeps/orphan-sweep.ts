@@ -129,7 +129,9 @@ export async function markProcessLost(
   const outcome = await failRunBeforeResult(db, {
     runId: unit.runId,
     code: PROCESS_LOST_CODE,
-    message: "The controller running this run is gone and the agent submitted no result; the sandbox is stopped and retained with the agent's files.",
+    // Says nothing of a sandbox: the controller may have died before it acquired one. When the
+    // writer retains one, its run.files_retained event and the task's action say so.
+    message: "The controller running this run is gone and the agent submitted no result.",
     origin: "controller_lost",
     expectXmin: unit.xmin,
     deadController: unit.controller,
@@ -137,7 +139,7 @@ export async function markProcessLost(
     agentStop: agent.agentStop,
     event: {
       code: "run.process_lost",
-      message: "The run's controller exited before the agent's result; the run failed and its sandbox is kept for its files.",
+      message: "The run's controller exited before the agent's result; the run failed.",
       payload: { controllerPid: unit.controller.pid, agentPid: agent.agentProcess?.pid ?? null, agentStop: agent.agentStop },
     },
   });
