@@ -40,7 +40,7 @@ export async function collectFinalState(
   opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[] },
 ): Promise<FinalState> {
   const where = { companyId: opts.companyId };
-  const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, runnerProfileJson: true, agent: { select: { environment: { select: { provider: true } } } } } });
+  const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, errorMessage: true, runnerProfileJson: true, agent: { select: { environment: { select: { provider: true } } } } } });
   const results = await prisma.nativeRunResult.findMany({ where: { ...where, schemaStatus: "accepted" }, select: { runId: true } });
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
@@ -82,7 +82,7 @@ export async function collectFinalState(
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
     slots: opts.slots,
-    runs: runs.map((r) => ({ id: r.id, issueId: r.nativeIssueId, status: r.status, errorCode: r.errorCode, provider: r.agent.environment?.provider === "fake" ? "fake" : "local" })),
+    runs: runs.map((r) => ({ id: r.id, issueId: r.nativeIssueId, status: r.status, errorCode: r.errorCode, errorMessage: r.errorMessage, provider: r.agent.environment?.provider === "fake" ? "fake" : "local" })),
     acceptedResults: results.map((r) => ({ runId: r.runId })),
     coordinators: coordinators.map((c) => ({ runId: c.runId, phase: c.phase, committedAt: c.committedAt?.toISOString() ?? null, failureCode: c.failureCode })),
     finalizeOps: ops.map((o) => {

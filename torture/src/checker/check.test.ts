@@ -123,6 +123,19 @@ describe("the torture checker", () => {
     expect(kinds(s)).toEqual(["coordinator_unsettled", "died_before_result_unrecovered", "lease_active_without_run", "run_left_queued"]);
   });
 
+  it("R-FO-1: a failed run that says its sandbox is kept has one (retention_claimed_falsely otherwise: the orphan sweep said so of a run killed before its sandbox was acquired)", () => {
+    const s = cleanState();
+    const said = "The controller running this run is gone and the agent submitted no result; the sandbox is stopped and retained with the agent's files.";
+    s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", errorMessage: said, provider: "local" });
+    expect(kinds(s)).toEqual(["retention_claimed_falsely"]);
+    s.runs[s.runs.length - 1] = { ...s.runs.at(-1)!, errorMessage: "The controller running this run is gone and the agent submitted no result." };
+    expect(kinds(s)).toEqual([]);
+    s.runs[s.runs.length - 1] = { ...s.runs.at(-1)!, errorMessage: said };
+    s.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    s.leases.push({ id: "l3", runId: R3, status: "pending_cleanup", provider: "local", providerLeaseId: "local-l3", sandboxExists: true });
+    expect(kinds(s)).toEqual([]);
+  });
+
   it("R-FO-1: a process_lost run with an active lease and no obligation is reported", () => {
     const s = cleanState();
     s.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "process_lost", provider: "local" });
@@ -353,6 +366,6 @@ describe("the torture checker", () => {
   });
 
   it("every violation kind has a test (here and in files.test.ts)", () => {
-    expect(VIOLATION_KINDS.length).toBe(27);
+    expect(VIOLATION_KINDS.length).toBe(28);
   });
 });

@@ -146,6 +146,12 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
     if (coordinator && UNSETTLED_PHASES.has(coordinator.phase) && !held && !accepted.has(run.id)) {
       add("coordinator_unsettled", `run ${run.id}: coordinator ${coordinator.phase}`, run.id);
     }
+    // What the run tells people must be true: a failed run that says its sandbox is kept has a
+    // sandbox of its own (an allocation) or a recovery action naming it.
+    if (run.status === "failed" && /\b(kept|retained)\b/i.test(run.errorMessage ?? "")) {
+      const kept = final.leases.some((l) => l.runId === run.id && l.providerLeaseId !== null) || final.actions.some((a) => a.runId === run.id);
+      if (!kept) add("retention_claimed_falsely", `run ${run.id} failed (${run.errorCode ?? "no code"}) saying its sandbox is kept, but it had no sandbox and no recovery action: "${run.errorMessage}"`, run.id);
+    }
     // R-FO-1: a run that failed before its result keeps its files: one obligation, its lease pinned.
     // Only a sandbox the run was handed can hold its agent's files: an acquisition that failed, or
     // whose controller died before it recorded the allocation (the sweep names and destroys it

@@ -17,6 +17,8 @@ export interface FinalRun {
   issueId: string;
   status: string;
   errorCode: string | null;
+  /** The run's error message as the task shows it (absent in hand-made states that do not need it). */
+  errorMessage?: string | null;
   provider: "local" | "fake";
 }
 

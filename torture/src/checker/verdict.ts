@@ -38,6 +38,7 @@ export const VIOLATION_KINDS = [
   "lease_active_without_run",
   "coordinator_unsettled",
   "died_before_result_unrecovered",
+  "retention_claimed_falsely",
   "provenance",
   "held_lease_taken",
   "retained_invisible",
