@@ -1,6 +1,7 @@
 // The emulator through the real @daytonaio/sdk: lifecycle, files, processes, timers.
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
+import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MINUTE_MS } from "../support/daytona/timers";
 import { startHarness, type Harness } from "./sdk-harness";
@@ -137,6 +138,21 @@ describe("Daytona emulator through the SDK", () => {
     h.emulator.clock.advance(365 * 24 * 60 * MINUTE_MS);
     await kept.refreshData();
     expect(kept.state).toBe("archived");
+  });
+
+  it("deletes an ephemeral sandbox as soon as it stops", async () => {
+    const sandbox = await h.daytona.create({ labels: {}, ephemeral: true });
+    expect(sandbox.autoDeleteInterval).toBe(0);
+    await sandbox.fs.uploadFile(Buffer.from("gone"), "g.txt");
+    await sandbox.stop();
+    await expect(h.daytona.get(sandbox.id)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it("accepts a streamed upload", async () => {
+    const sandbox = await h.daytona.create({ labels: {} });
+    const data = Buffer.alloc(300_000, 9);
+    await sandbox.fs.uploadFileStream(Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]), "s/stream.bin");
+    expect(await readFile(path.join(h.root, sandbox.id, "s/stream.bin"))).toEqual(data);
   });
 
   it("answers bad input clearly and changes nothing", async () => {

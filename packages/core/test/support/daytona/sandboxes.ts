@@ -114,6 +114,8 @@ export class SandboxRegistry {
   force(record: SandboxRecord, state: SandboxState, atMs = this.options.clock.now()): void {
     this.setState(record, state, atMs);
     if (state === "destroyed") void fs.rm(record.dir, { recursive: true, force: true });
+    // An ephemeral sandbox (auto-delete 0) goes the moment it stops, without waiting for the clock.
+    if (state === "stopped") this.runTimersFor(record);
   }
 
   touch(record: SandboxRecord): void {
@@ -139,15 +141,16 @@ export class SandboxRegistry {
   }
 
   private runTimers(): void {
+    for (const record of this.records.values()) this.runTimersFor(record);
+  }
+
+  private runTimersFor(record: SandboxRecord): void {
     const now = this.options.clock.now();
-    for (const record of this.records.values()) {
-      // Events chain: a sandbox auto-stopped at T can be auto-archived at T + interval within one advance.
-      for (let due = nextDueEvent(record, now); due; due = nextDueEvent(record, now)) {
-        const next = due.action === "stop" ? "stopped" : due.action === "archive" ? "archived" : "destroyed";
-        this.force(record, next, due.atMs);
-        if (next === "destroyed") break;
-      }
-    }
+    // Events chain: a sandbox auto-stopped at T can be auto-archived at T + interval within one advance.
+    const due = nextDueEvent(record, now);
+    if (!due) return;
+    this.force(record, due.action === "stop" ? "stopped" : due.action === "archive" ? "archived" : "destroyed", due.atMs);
+    if (record.state !== "destroyed") this.runTimersFor(record);
   }
 
   dto(record: SandboxRecord): Record<string, unknown> {
