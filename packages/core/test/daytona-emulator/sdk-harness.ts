@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { Daytona } from "@daytonaio/sdk";
+import { afterEach, beforeEach } from "vitest";
 import { startDaytonaEmulator, type DaytonaEmulator } from "../support/daytona/emulator";
 
 export interface Harness {
@@ -28,5 +29,21 @@ export async function startHarness(): Promise<Harness> {
       await emulator.close();
       await rm(root, { recursive: true, force: true });
     },
+  };
+}
+
+/** A fresh emulator and client for each test of the calling file. */
+export function useHarness(): () => Harness {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await startHarness();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error("the Daytona harness runs only inside a test");
+    return current;
   };
 }

@@ -2,28 +2,22 @@
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { Readable } from "node:stream";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MINUTE_MS } from "../support/daytona/timers";
-import { startHarness, type Harness } from "./sdk-harness";
+import { useHarness } from "./sdk-harness";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 describe("Daytona emulator through the SDK", () => {
   it("creates a labelled sandbox that is started, listed by labels and read back", async () => {
-    const sandbox = await h.daytona.create({ labels: { company: "c1", run: "r1" }, autoStopInterval: 30, autoDeleteInterval: -1 });
+    const sandbox = await h().daytona.create({ labels: { company: "c1", run: "r1" }, autoStopInterval: 30, autoDeleteInterval: -1 });
     expect(sandbox.state).toBe("started");
     expect(sandbox.labels).toMatchObject({ company: "c1", run: "r1" });
-    await h.daytona.create({ labels: { company: "c2" } });
+    await h().daytona.create({ labels: { company: "c2" } });
     const found: string[] = [];
-    for await (const item of h.daytona.list({ labels: { company: "c1" } })) found.push(item.id);
+    for await (const item of h().daytona.list({ labels: { company: "c1" } })) found.push(item.id);
     expect(found).toEqual([sandbox.id]);
-    const again = await h.daytona.get(sandbox.id);
+    const again = await h().daytona.get(sandbox.id);
     expect(again.autoStopInterval).toBe(30);
     expect(again.autoDeleteInterval).toBe(-1);
     await sandbox.setLabels({ company: "c1", lease: "l9" });
@@ -32,14 +26,14 @@ describe("Daytona emulator through the SDK", () => {
   });
 
   it("uploads a tree, runs a command that edits it, downloads byte for byte", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     const binary = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
     await sandbox.fs.uploadFiles([
       { source: Buffer.from("hello\n"), destination: "work/a.txt" },
       { source: binary, destination: "work/deep/bin.dat" },
     ]);
     await sandbox.fs.uploadFile(Buffer.from("single"), "work/single.txt");
-    expect(await readFile(path.join(h.root, sandbox.id, "work/deep/bin.dat"))).toEqual(binary);
+    expect(await readFile(path.join(h().root, sandbox.id, "work/deep/bin.dat"))).toEqual(binary);
     const run = await sandbox.process.executeCommand("printf 'edited\\n' >> a.txt && cat a.txt", "work");
     expect(run.exitCode).toBe(0);
     expect(run.result).toBe("hello\nedited\n");
@@ -57,7 +51,7 @@ describe("Daytona emulator through the SDK", () => {
   });
 
   it("answers file details, listings, folders, permissions and deletes", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     await sandbox.fs.createFolder("tree/sub", "755");
     await sandbox.fs.uploadFile(Buffer.from("12345"), "tree/f.txt");
     expect(await sandbox.fs.getFileDetails("tree/f.txt")).toMatchObject({ name: "f.txt", isDir: false, size: 5 });
@@ -69,14 +63,14 @@ describe("Daytona emulator through the SDK", () => {
   });
 
   it("executes with a timeout that kills the process group", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     const started = Date.now();
     await expect(sandbox.process.executeCommand("sleep 30 & sleep 30; echo never", undefined, undefined, 1)).rejects.toMatchObject({ statusCode: 408 });
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("runs session commands sync and async, with exit codes and (streamed) logs", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     await sandbox.process.createSession("s1");
     const sync = await sandbox.process.executeSessionCommand("s1", { command: "echo out; echo err >&2; exit 4" });
     expect(sync).toMatchObject({ exitCode: 4, stdout: "out\n", stderr: "err\n" });
@@ -93,11 +87,11 @@ describe("Daytona emulator through the SDK", () => {
   });
 
   it("stops (files kept, toolbox refused), archives, starts again", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     await sandbox.fs.uploadFile(Buffer.from("keep me"), "k.txt");
     await sandbox.stop();
     expect(sandbox.state).toBe("stopped");
-    expect(await readFile(path.join(h.root, sandbox.id, "k.txt"), "utf8")).toBe("keep me");
+    expect(await readFile(path.join(h().root, sandbox.id, "k.txt"), "utf8")).toBe("keep me");
     await expect(sandbox.fs.downloadFile("k.txt")).rejects.toMatchObject({ statusCode: 400 });
     await expect(sandbox.process.executeCommand("true")).rejects.toMatchObject({ statusCode: 400 });
     await sandbox.archive();
@@ -109,11 +103,11 @@ describe("Daytona emulator through the SDK", () => {
     expect((await sandbox.fs.downloadFile("k.txt")).toString()).toBe("keep me");
     await sandbox.delete();
     await new Promise((r) => setTimeout(r, 60));
-    await expect(h.daytona.get(sandbox.id)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(h().daytona.get(sandbox.id)).rejects.toMatchObject({ statusCode: 404 });
   });
 
   it("reads back auto-delete disabled and the other intervals", async () => {
-    const sandbox = await h.daytona.create({ labels: {}, autoDeleteInterval: 60 });
+    const sandbox = await h().daytona.create({ labels: {}, autoDeleteInterval: 60 });
     await sandbox.setAutoDeleteInterval(-1);
     await sandbox.setAutostopInterval(5);
     await sandbox.setAutoArchiveInterval(120);
@@ -122,48 +116,48 @@ describe("Daytona emulator through the SDK", () => {
   });
 
   it("fires auto-stop, auto-archive and auto-delete as the test clock advances", async () => {
-    const kept = await h.daytona.create({ labels: {}, autoStopInterval: 15, autoArchiveInterval: 60, autoDeleteInterval: -1 });
-    const doomed = await h.daytona.create({ labels: {}, autoStopInterval: 15, autoArchiveInterval: 60, autoDeleteInterval: 30 });
-    h.emulator.clock.advance(15 * MINUTE_MS - 1);
+    const kept = await h().daytona.create({ labels: {}, autoStopInterval: 15, autoArchiveInterval: 60, autoDeleteInterval: -1 });
+    const doomed = await h().daytona.create({ labels: {}, autoStopInterval: 15, autoArchiveInterval: 60, autoDeleteInterval: 30 });
+    h().emulator.clock.advance(15 * MINUTE_MS - 1);
     await kept.refreshData();
     expect(kept.state).toBe("started");
-    h.emulator.clock.advance(1);
+    h().emulator.clock.advance(1);
     await kept.refreshData();
     expect(kept.state).toBe("stopped");
-    h.emulator.clock.advance(30 * MINUTE_MS);
-    await expect(h.daytona.get(doomed.id)).rejects.toMatchObject({ statusCode: 404 });
-    h.emulator.clock.advance(30 * MINUTE_MS);
+    h().emulator.clock.advance(30 * MINUTE_MS);
+    await expect(h().daytona.get(doomed.id)).rejects.toMatchObject({ statusCode: 404 });
+    h().emulator.clock.advance(30 * MINUTE_MS);
     await kept.refreshData();
     expect(kept.state).toBe("archived");
-    h.emulator.clock.advance(365 * 24 * 60 * MINUTE_MS);
+    h().emulator.clock.advance(365 * 24 * 60 * MINUTE_MS);
     await kept.refreshData();
     expect(kept.state).toBe("archived");
   });
 
   it("deletes an ephemeral sandbox as soon as it stops", async () => {
-    const sandbox = await h.daytona.create({ labels: {}, ephemeral: true });
+    const sandbox = await h().daytona.create({ labels: {}, ephemeral: true });
     expect(sandbox.autoDeleteInterval).toBe(0);
     await sandbox.fs.uploadFile(Buffer.from("gone"), "g.txt");
     await sandbox.stop();
-    await expect(h.daytona.get(sandbox.id)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(h().daytona.get(sandbox.id)).rejects.toMatchObject({ statusCode: 404 });
   });
 
   it("accepts a streamed upload", async () => {
-    const sandbox = await h.daytona.create({ labels: {} });
+    const sandbox = await h().daytona.create({ labels: {} });
     const data = Buffer.alloc(300_000, 9);
     await sandbox.fs.uploadFileStream(Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]), "s/stream.bin");
-    expect(await readFile(path.join(h.root, sandbox.id, "s/stream.bin"))).toEqual(data);
+    expect(await readFile(path.join(h().root, sandbox.id, "s/stream.bin"))).toEqual(data);
   });
 
   it("answers bad input clearly and changes nothing", async () => {
-    const sandbox = await h.daytona.create({ labels: { a: "1" } });
-    await expect(h.daytona.get("no-such-sandbox")).rejects.toMatchObject({ statusCode: 404 });
-    await expect(h.client("wrong-key").get(sandbox.id)).rejects.toMatchObject({ statusCode: 401 });
-    await expect(h.client("wrong-key").create({ labels: {} })).rejects.toMatchObject({ statusCode: 401 });
+    const sandbox = await h().daytona.create({ labels: { a: "1" } });
+    await expect(h().daytona.get("no-such-sandbox")).rejects.toMatchObject({ statusCode: 404 });
+    await expect(h().client("wrong-key").get(sandbox.id)).rejects.toMatchObject({ statusCode: 401 });
+    await expect(h().client("wrong-key").create({ labels: {} })).rejects.toMatchObject({ statusCode: 401 });
     await expect(sandbox.archive()).rejects.toMatchObject({ statusCode: 400 });
     await expect(sandbox.fs.uploadFile(Buffer.from("x"), "../escape.txt")).rejects.toMatchObject({ statusCode: 400 });
     await sandbox.refreshData();
     expect(sandbox.state).toBe("started");
-    expect(h.emulator.sandboxes.list()).toHaveLength(1);
+    expect(h().emulator.sandboxes.list()).toHaveLength(1);
   });
 });
