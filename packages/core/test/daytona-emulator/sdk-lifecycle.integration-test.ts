@@ -1,5 +1,6 @@
 // The emulator through the real @daytonaio/sdk: lifecycle, files, processes, timers.
-import { readFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -132,6 +133,15 @@ describe("Daytona emulator through the SDK", () => {
     h().emulator.clock.advance(365 * 24 * 60 * MINUTE_MS);
     await kept.refreshData();
     expect(kept.state).toBe("archived");
+  });
+
+  it("streams a large download from disk byte for byte", async () => {
+    const sandbox = await h().daytona.create({ labels: {} });
+    const big = randomBytes(8 * 1024 * 1024);
+    await writeFile(path.join(h().root, sandbox.id, "large.bin"), big);
+    const hash = createHash("sha256");
+    for await (const chunk of await sandbox.fs.downloadFileStream("large.bin")) hash.update(chunk as Buffer);
+    expect(hash.digest("hex")).toBe(createHash("sha256").update(big).digest("hex"));
   });
 
   it("deletes an ephemeral sandbox as soon as it stops", async () => {

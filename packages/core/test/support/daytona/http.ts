@@ -13,9 +13,16 @@ export interface RequestContext {
   fault: FaultSpec | undefined;
 }
 
+/** A body sent as it is read (large downloads), with its length known up front. */
+export interface StreamedBody {
+  length: number;
+  chunks: () => AsyncIterable<Buffer>;
+}
+
 export interface Reply {
   status: number;
   body?: Buffer | object | string;
+  streamed?: StreamedBody;
   headers?: Record<string, string>;
 }
 
@@ -150,6 +157,10 @@ export async function serve(
 }
 
 function writeReply(res: ServerResponse, reply: Reply, truncateAfter?: number): void {
+  if (reply.streamed) {
+    void writeStreamed(res, reply, reply.streamed, truncateAfter).catch(() => res.socket?.destroy());
+    return;
+  }
   const isBuffer = Buffer.isBuffer(reply.body);
   const payload = reply.body === undefined ? Buffer.alloc(0) : isBuffer ? (reply.body as Buffer) : Buffer.from(typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body));
   const headers: Record<string, string> = { "content-length": String(payload.length), ...(reply.headers ?? {}) };
@@ -161,4 +172,21 @@ function writeReply(res: ServerResponse, reply: Reply, truncateAfter?: number): 
     return;
   }
   res.end(payload);
+}
+
+async function writeStreamed(res: ServerResponse, reply: Reply, body: StreamedBody, truncateAfter?: number): Promise<void> {
+  res.writeHead(reply.status, { "content-length": String(body.length), ...(reply.headers ?? {}) });
+  let sent = 0;
+  for await (const chunk of body.chunks()) {
+    const room = truncateAfter === undefined ? chunk.length : Math.max(0, truncateAfter - sent);
+    const piece = room < chunk.length ? chunk.subarray(0, room) : chunk;
+    sent += piece.length;
+    // Backpressure: a slow client holds the read, so nothing is buffered whole.
+    if (piece.length > 0 && !res.write(piece)) await new Promise((resolve) => res.once("drain", resolve));
+    if (truncateAfter !== undefined && sent >= truncateAfter) {
+      res.socket?.destroy();
+      return;
+    }
+  }
+  res.end();
 }

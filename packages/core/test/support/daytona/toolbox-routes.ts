@@ -1,7 +1,7 @@
 // Daytona's toolbox API (the paths of @daytona/toolbox-api-client, under
 // `<toolboxProxyUrl>/<sandboxId>`): files and processes of a running sandbox, real on disk.
 // A sandbox that is not started refuses every toolbox call.
-import { promises as fs } from "node:fs";
+import { createReadStream, promises as fs } from "node:fs";
 import * as path from "node:path";
 import { fileInfo, resolveInSandbox, SandboxPathError } from "./file-store";
 import { route, type Reply, type RequestContext, type Route } from "./http";
@@ -96,21 +96,33 @@ export function toolboxRoutes(sandboxes: SandboxRegistry, state: ToolboxState): 
       const body = await ctx.json();
       if (!Array.isArray(body.paths) || body.paths.some((p) => typeof p !== "string")) throw new EmulatorError(400, "paths must be an array of strings");
       const boundary = newBoundary();
-      const chunks: Buffer[] = [];
+      // Each file is stat'ed now and read from disk while the answer streams.
+      const parts: Array<{ header: Buffer; size: number; file?: string; payload?: Buffer }> = [];
       for (const sandboxPath of body.paths as string[]) {
-        let data: Buffer | undefined;
-        let failure: object | undefined;
         try {
-          data = await fs.readFile(hostPath(record, sandboxPath));
+          const file = hostPath(record, sandboxPath);
+          const stat = await fs.stat(file);
+          if (!stat.isFile()) throw new EmulatorError(400, "not a regular file");
+          parts.push({ header: partHeader(boundary, "file", sandboxPath, "application/octet-stream", stat.size), size: stat.size, file });
         } catch (error) {
           const status = error instanceof EmulatorError ? error.status : (error as NodeJS.ErrnoException).code === "ENOENT" ? 404 : 400;
-          failure = { message: `${sandboxPath}: ${(error as Error).message}`, statusCode: status, code: status === 404 ? "FILE_NOT_FOUND" : "BAD_REQUEST" };
+          const code = status === 404 ? "FILE_NOT_FOUND" : "BAD_REQUEST";
+          const payload = Buffer.from(JSON.stringify({ message: `${sandboxPath}: ${(error as Error).message}`, statusCode: status, code }));
+          parts.push({ header: partHeader(boundary, "error", sandboxPath, "application/json", payload.length), size: payload.length, payload });
         }
-        const payload = data ?? Buffer.from(JSON.stringify(failure));
-        chunks.push(partHeader(boundary, data ? "file" : "error", sandboxPath, data ? "application/octet-stream" : "application/json", payload.length), payload, Buffer.from("\r\n"));
       }
-      chunks.push(closing(boundary));
-      return { status: 200, headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body: Buffer.concat(chunks) };
+      const end = closing(boundary);
+      const length = parts.reduce((sum, p) => sum + p.header.length + p.size + 2, end.length);
+      async function* chunks(): AsyncIterable<Buffer> {
+        for (const part of parts) {
+          yield part.header;
+          if (part.payload) yield part.payload;
+          else for await (const chunk of createReadStream(part.file ?? "")) yield chunk as Buffer;
+          yield Buffer.from("\r\n");
+        }
+        yield end;
+      }
+      return { status: 200, headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, streamed: { length, chunks } };
     }),
     route("GET", `${base}/files/info`, "file-info", async (ctx) => {
       const record = running(ctx);
