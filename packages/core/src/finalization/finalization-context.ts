@@ -7,6 +7,7 @@ import type { CopybackRetryOptions } from "../copyback/merge/retries";
 import type { MergeLockProvider } from "../copyback/merge/types";
 import type { ProcessIdentity } from "../process/process-identity";
 import type { EnvironmentProvider } from "../providers/types";
+import { supersedeOwnerHoldsOnTerminalFailure } from "../records/actions";
 import type { RunEventEntry } from "../records/run-log";
 import { failRunInTransaction } from "../runs/settle-run";
 import type { FinalizationOwnership, OwnershipKey } from "./finalization-owner";
@@ -61,7 +62,9 @@ export class OwnedFinalization {
   }
 
   /** A terminal coordinator ends its run in the same transaction: failed, code kept, task through the arbiter. */
+  /** The owner's terminal failure, after its own hold opened in `tx`: earlier owners' holds close with it. */
   async endRunFailed(tx: TransactionClient, code: string, message: string): Promise<void> {
+    await supersedeOwnerHoldsOnTerminalFailure(tx, { companyId: this.key.companyId, runId: this.key.runId });
     await failRunInTransaction(tx, { runId: this.key.runId, code, message });
   }
 

@@ -12,9 +12,13 @@ export async function holdUnverifiedOwner(
   key: OwnershipKey,
   taken: Extract<OwnershipAttempt, { kind: "owner_unverified" }>,
 ): Promise<FinalizeOutcome> {
-  const coordinator = await db.nativeRunFinalization.findUnique({ where: { runId: key.runId }, select: { phase: true, resultId: true } });
   const leases = await db.environmentLease.findMany({ where: { runId: key.runId, companyId: key.companyId }, select: { id: true }, orderBy: { createdAt: "asc" } });
   const opened = await withTransaction(db, async (tx) => {
+    // Read under the coordinator's row lock: a settled copyback is not re-opened beside it.
+    const [coordinator] = await tx.$queryRaw<{ phase: string; result_id: string | null }[]>`
+      SELECT phase::text AS phase, result_id FROM native_run_finalizations WHERE run_id = ${key.runId}::uuid FOR UPDATE`;
+    const settled = settledCopyback(coordinator?.phase ?? null);
+    if (settled) return settled;
     const action = await openOwnerUnverifiedAction(tx, {
       companyId: key.companyId,
       issueId: key.issueId,
@@ -22,7 +26,7 @@ export async function holdUnverifiedOwner(
       receipt: taken.receipt,
       reason: taken.reason,
       phase: coordinator?.phase ?? "unknown",
-      resultId: coordinator?.resultId ?? null,
+      resultId: coordinator?.result_id ?? null,
       leaseIds: leases.map((lease) => lease.id),
     });
     if (action.created) {
@@ -37,5 +41,19 @@ export async function holdUnverifiedOwner(
     }
     return action;
   });
+  if ("kind" in opened) return opened;
   return { kind: "owner_unverified", actionId: opened.actionId, reason: taken.reason };
+}
+
+/**
+ * R-OWN-11 is about copyback children a controller may have left running before the success
+ * barrier. A coordinator that already settled (committed, or a terminal failure its owner recorded
+ * with its own hold after its attempt ended) has no such attempt to wait for: a sweep that picked
+ * the run before it settled opens no second hold beside the failure's (R-EX-1, R-OWN-5). The
+ * leftover receipt stays, so an export-only retry judges it again (R-EX-3).
+ */
+function settledCopyback(phase: string | null): Extract<FinalizeOutcome, { kind: "already_committed" | "not_finalizable" }> | null {
+  if (phase === "committed") return { kind: "already_committed" };
+  if (phase === "terminal_failure") return { kind: "not_finalizable", reason: "terminal_failure" };
+  return null;
 }

@@ -9,10 +9,26 @@ import { OPEN_RECOVERY_ACTION_STATUSES } from "./open-statuses";
 import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "./open-statuses-sql";
 
 /** R-ORP-3: verified finalization clears the run's unverified-owner holds after commitment (system). */
-export async function resolveOwnerHoldsOnCommit(tx: TransactionClient, input: { companyId: string; runId: string }): Promise<number> {
+export function resolveOwnerHoldsOnCommit(tx: TransactionClient, input: { companyId: string; runId: string }): Promise<number> {
+  return resolveRunOwnerHolds(tx, input, "copyback_committed");
+}
+
+/**
+ * R-ATT-3, R-EX-1, R-EX-4: the owner that settles the run's copyback as a terminal failure opens
+ * that failure's own hold (export-only retry, limit, conflict, failed copyback) in the same
+ * transaction; the earlier owners' holds it took over (attested, or resumed on the same boot) have
+ * nothing left to wait for, so they close with it and the run keeps one open action. The
+ * reconciler's cleanup would close them later (stale_owner_receipt); closing them here leaves no
+ * window with two.
+ */
+export function supersedeOwnerHoldsOnTerminalFailure(tx: TransactionClient, input: { companyId: string; runId: string }): Promise<number> {
+  return resolveRunOwnerHolds(tx, input, "superseded_by_failure_hold");
+}
+
+async function resolveRunOwnerHolds(tx: TransactionClient, input: { companyId: string; runId: string }, outcome: string): Promise<number> {
   const resolved = await tx.issueRecoveryAction.updateMany({
     where: { companyId: input.companyId, runId: input.runId, cause: OWNER_UNVERIFIED_CAUSE, status: { in: [...OPEN_RECOVERY_ACTION_STATUSES] } },
-    data: { status: "resolved", outcome: "copyback_committed", resolvedAt: new Date(), resolvedByType: "system" },
+    data: { status: "resolved", outcome, resolvedAt: new Date(), resolvedByType: "system" },
   });
   return resolved.count;
 }
