@@ -76,10 +76,16 @@ test("assign Builder, wake it, watch it finish, and see its file on the run page
   // This run's copyback wrote it (the finalize operation's count: the file and its directory).
   await expect(workspace.getByTestId("run-written-count")).toHaveText(/^[1-9]\d*$/);
 
-  // The run's own log, newest last: the agent's output and the committed result.
+  // The controller's run log, newest last: the committed result, without the agent's own lines.
   const log = page.getByTestId("run-events");
   await expect(log).toContainText("result.accepted");
-  await expect(log).toContainText("Builder: writing notes/builder.log");
+  // The agent's own output, apart, with a download of the whole of it.
+  const output = page.getByTestId("agent-output");
+  await expect(output).toContainText("Builder: writing notes/builder.log");
+  await expect(log).not.toContainText("Builder: writing notes/builder.log");
+  const download = await page.request.get((await page.getByTestId("agent-output-download").getAttribute("href"))!);
+  expect(download.status()).toBe(200);
+  expect(await download.text()).toContain("Builder: writing notes/builder.log\n");
 
   // The local board holds runtime:manage: the lease and the finalize operation are shown.
   const details = page.getByTestId("finalization-details");

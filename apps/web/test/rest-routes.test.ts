@@ -63,6 +63,7 @@ describe("REST_ROUTES", () => {
       "GET /api/issues/:id/attachments/:attachmentId/content": "issues:read",
       "GET /api/environment-leases/:leaseId": "runs:read",
       "GET /api/runs/:id": "runs:read",
+      "GET /api/runs/:id/agent-output": "runs:read",
       "POST /api/runs/:id/finish": "agent:finish_run",
       "POST /api/runs/:id/stop": "issues:write",
     });

@@ -93,6 +93,7 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "runs.latestForIssue": perm("runs:read"),
   // The plain file view (R-UI-2 keeps only diagnostics with operators).
   "runs.workspace": perm("runs:read"),
+  "runs.agentOutput": perm("runs:read"),
   // R-UI-2: finalization details are operator diagnostics.
   "runs.finalization": perm("runtime:manage"),
   // R-RC-7, R-RR-7: Stop and Retry are task work, like Wake.
@@ -129,6 +130,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   ),
   "POST /api/issues/:id/recovery-actions/retry-workspace-export": perm("runtime:manage"),
   "GET /api/runs/:id": perm("runs:read"),
+  "GET /api/runs/:id/agent-output": perm("runs:read"),
   "POST /api/runs/:id/finish": { kind: "agent-own-run" },
   "POST /api/runs/:id/stop": perm("issues:write"),
   "GET /api/trpc/:trpc": { kind: "trpc-transport" },

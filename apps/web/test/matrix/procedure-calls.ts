@@ -407,6 +407,12 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       checkResult: (data) => expect(data).toMatchObject({ workspace: null, changes: null }),
     }),
   },
+  "runs.agentOutput": {
+    prepare: ({ world }) => ({
+      input: { companyId: world.companyId, runId: world.auth.a.run.id },
+      checkResult: (data) => expect(data).toMatchObject({ lines: [], totalLines: 0, truncation: null }),
+    }),
+  },
   "runs.finalization": {
     prepare: ({ world }) => ({
       input: { companyId: world.companyId, runId: world.auth.a.run.id },

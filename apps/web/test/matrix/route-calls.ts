@@ -275,6 +275,17 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     checkAllowed: async (response, { world }) =>
       expect(await json(response)).toMatchObject({ run: { id: world.auth.a.run.id } }),
   },
+  "GET /api/runs/:id/agent-output": {
+    allowedStatus: 200,
+    prepare: ({ world }) => ({
+      params: { id: world.auth.a.run.id },
+      request: { method: "GET", path: `/api/runs/${world.auth.a.run.id}/agent-output` },
+    }),
+    checkAllowed: async (response) => {
+      expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+      expect(await response.text()).toBe("");
+    },
+  },
   "POST /api/runs/:id/stop": {
     allowedStatus: 202,
     // R-RC-7: a fresh running run per cell; an allowed Stop records its request, a refused one none.

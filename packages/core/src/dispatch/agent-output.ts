@@ -1,11 +1,12 @@
 // The agent's stdout and stderr, line by line, into the run's own log (run_events, code
-// `agent.output`), batched and bounded: one runaway agent must not fill the database or drown the
+// `agent.output`; the record's shape is records/agent-output.ts), batched and bounded: one runaway agent must not fill the database or drown the
 // run page. Lines are written in batches (one INSERT per batch, in order); past the per-run budget
 // one `agent.output_truncated` event says so and the rest is dropped (counted, never stored).
 // Writing the log never fails the run: a failed batch is logged by the worker and dropped.
 import { StringDecoder } from "node:string_decoder";
 import type { PrismaClient } from "@copyback/db";
 import type { OutputStream } from "../providers/types";
+import { agentOutputLineRow, agentOutputTruncatedRow } from "../records/agent-output";
 import type { DispatchLog } from "./dispatch-log";
 
 export interface OutputLimits {
@@ -144,18 +145,7 @@ export class AgentOutputRecorder {
     const { batchLines } = this.#limits;
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, batchLines).map((line) => ({ ...line, at: this.#stamp() }));
-      this.#chain(() =>
-        this.#db.runEvent.createMany({
-          data: batch.map((line) => ({
-            ...this.#run,
-            level: "info" as const,
-            code: "agent.output",
-            message: line.text,
-            payload: { stream: line.stream, seq: line.seq },
-            createdAt: line.at,
-          })),
-        }),
-      );
+      this.#chain(() => this.#db.runEvent.createMany({ data: batch.map((line) => agentOutputLineRow(this.#run, line)) }));
     }
     if (this.#truncationPending) {
       this.#truncationPending = false;
@@ -165,18 +155,8 @@ export class AgentOutputRecorder {
 
   #enqueueTruncated(at: Date): void {
     const { maxEvents, maxBytes } = this.#limits;
-    this.#chain(() =>
-      this.#db.runEvent.create({
-        data: {
-          ...this.#run,
-          level: "warn",
-          code: "agent.output_truncated",
-          message: `The agent's output passed this run's log budget (${maxEvents} lines or ${maxBytes} bytes); the rest is not recorded.`,
-          payload: { maxEvents, maxBytes, recordedLines: this.#lines, recordedBytes: this.#bytes },
-          createdAt: at,
-        },
-      }),
-    );
+    const truncation = { maxEvents, maxBytes, recordedLines: this.#lines, recordedBytes: this.#bytes };
+    this.#chain(() => this.#db.runEvent.create({ data: agentOutputTruncatedRow(this.#run, truncation, at) }));
   }
 
   #chain(write: () => Promise<unknown>): void {

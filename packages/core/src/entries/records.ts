@@ -33,6 +33,15 @@ export {
   readOwnerUnverifiedEvidence,
 } from "../records/actions/owner-unverified";
 export { resolveOwnerHoldsOnCommit } from "../records/actions/owner-unverified-cleanup";
+export {
+  AGENT_OUTPUT_CODES,
+  type AgentOutputLine,
+  type AgentOutputTail,
+  type AgentOutputTruncation,
+  readAgentOutputTail,
+  readAgentOutputTruncation,
+  readAllAgentOutput,
+} from "../records/agent-output";
 export { hasAgentProcessRecord } from "../records/agent-process";
 export {
   COPYBACK_FAILED_CAUSE,

@@ -6,6 +6,7 @@ import type { RestMethod, RestRoute } from "./rest-route";
 import { finishRunRoute } from "./handlers/finish-run";
 import { getAttachmentContentRoute } from "./handlers/get-attachment-content";
 import { getEnvironmentLeaseRoute } from "./handlers/get-environment-lease";
+import { getAgentOutputRoute } from "./handlers/get-agent-output";
 import { getRunRoute } from "./handlers/get-run";
 import { listAttachmentsRoute } from "./handlers/list-attachments";
 import { listRecoveryActionsRoute } from "./handlers/list-recovery-actions";
@@ -44,6 +45,7 @@ export const REST_ROUTES: readonly RestRouteEntry[] = [
   entry(getAttachmentContentRoute, "issue", true),
   entry(getEnvironmentLeaseRoute, "lease", true),
   entry(getRunRoute, "run", true),
+  entry(getAgentOutputRoute, "run", true),
   entry(finishRunRoute, "run", true),
   entry(stopRunRoute, "run", true),
 ];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { notFound } from "@copyback/core/errors";
+import { AGENT_OUTPUT_CODES } from "@copyback/core/records";
 import { companyProcedure } from "~/server/trpc";
 import { runStatusSchema, runtimeModeSchema } from "./run-fields";
 
@@ -21,7 +22,7 @@ export const getRunOutput = z.object({
   agent: z.object({ id: z.uuid(), name: z.string() }),
   issue: z.object({ id: z.uuid(), identifier: z.string(), title: z.string() }),
   predecessorRunId: z.uuid().nullable(),
-  /** The local run log, oldest first (the newest 200 entries). */
+  /** The local run log, oldest first (the newest 200 entries); the agent's own output is apart (runs.agentOutput). */
   events: z.array(
     z.object({
       id: z.uuid(),
@@ -58,6 +59,7 @@ export const getRun = companyProcedure("runs:read")
         agent: { select: { id: true, name: true } },
         nativeIssue: { select: { id: true, identifier: true, title: true } },
         events: {
+          where: { code: { notIn: [...AGENT_OUTPUT_CODES] } },
           orderBy: [{ createdAt: "desc" }, { id: "desc" }],
           take: MAX_EVENTS + 1,
           select: { id: true, level: true, code: true, message: true, createdAt: true },

@@ -1,3 +1,4 @@
+import { getAgentOutput } from "./agent-output";
 import { getRunFinalization } from "./finalization";
 import { getRun } from "./get";
 import { getLatestRunForIssue } from "./latest-for-issue";
@@ -12,6 +13,7 @@ export const runsRouter = {
   latestForIssue: getLatestRunForIssue,
   finalization: getRunFinalization,
   workspace: getRunWorkspace,
+  agentOutput: getAgentOutput,
   stop: stopRunProcedure,
   retry: retryRunProcedure,
 };

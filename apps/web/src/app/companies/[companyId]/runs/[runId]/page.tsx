@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { AgentOutputView } from "~/components/runs/agent-output-view";
 import { FinalizationDetails } from "~/components/runs/finalization-details";
 import { IsolationNote } from "~/components/runs/isolation-note";
 import { RunTimelineView } from "~/components/runs/run-timeline-view";
@@ -24,7 +25,7 @@ const LEVEL_TONE = {
 
 /**
  * Run inspection ("Inspect run" links land here): summary, phases, the workspace's files and what
- * this run changed, and the run's own log, all live through <LiveUpdates> (heartbeat_runs and
+ * this run changed, the agent's own output (stdout and stderr) and the controller's run log, all live through <LiveUpdates> (heartbeat_runs and
  * run_events changes refresh this server-rendered page). Finalization details (coordinator,
  * operations, lease) are operator diagnostics: runtime:manage only (R-UI-2).
  */
@@ -37,9 +38,10 @@ export default async function RunPage({
   const caller = await serverCaller();
   const can = await companyPermissions(companyId);
   const operator = can.has("runtime:manage");
-  const [run, workspace, finalization] = await Promise.all([
+  const [run, workspace, agentOutput, finalization] = await Promise.all([
     pageCall(() => caller.runs.get({ companyId, runId })),
     pageCall(() => caller.runs.workspace({ companyId, runId })),
+    pageCall(() => caller.runs.agentOutput({ companyId, runId })),
     operator
       ? pageCall(() => caller.runs.finalization({ companyId, runId }))
       : Promise.resolve(null),
@@ -162,6 +164,21 @@ export default async function RunPage({
           )}
         </section>
       </div>
+
+      <section aria-labelledby="agent-output-title" className="card p-5" data-testid="agent-output-section">
+        <h2 id="agent-output-title" className="text-sm font-semibold text-slate-900">
+          Agent output
+        </h2>
+        {agentOutput.ok ? (
+          <AgentOutputView
+            data={agentOutput.data}
+            downloadHref={`/api/runs/${runId}/agent-output`}
+            running={r.status === "queued" || r.status === "running"}
+          />
+        ) : (
+          <p className="mt-2 text-sm text-slate-500">{agentOutput.message}</p>
+        )}
+      </section>
 
       <section aria-labelledby="run-log-title" className="card p-5">
         <h2 id="run-log-title" className="text-sm font-semibold text-slate-900">

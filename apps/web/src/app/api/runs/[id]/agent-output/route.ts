@@ -1,0 +1,4 @@
+import { getAgentOutputRoute } from "~/server/rest/handlers/get-agent-output";
+
+export const dynamic = "force-dynamic";
+export const GET = getAgentOutputRoute.handle;
