@@ -39,7 +39,11 @@ describe("worker process", () => {
     expect(body.status).toBe("ok");
     expect(body.loop.state).toBe("running");
     expect(body.loop.passes).toBeGreaterThan(1);
-    const firstLine = worker.output().split("\n").find((l) => l.trim().startsWith("{"));
+    // pino's destination writes asynchronously, so the first line may reach the pipe after the
+    // first liveness answer (CI of cf9e10b, load 8): wait for it, with a deadline.
+    const jsonLine = () => worker.output().split("\n").find((l) => l.trim().startsWith("{"));
+    for (let i = 0; i < 100 && jsonLine() === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    const firstLine = jsonLine();
     expect(JSON.parse(firstLine ?? "null")).toMatchObject({ service: "copyback-worker", msg: "worker started" });
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toEqual({ code: 0, signal: null });
