@@ -67,6 +67,8 @@ async function startOne(tx: TransactionClient, row: QueuedRow, input: ClaimQueue
   // claimed (before the issue lock: its snapshot locks the source run, then the issue). A refusal
   // cancels the run and leaves the task exactly as it is: a later human block is never overwritten.
   const gate = row.reconstruction ? await reconstructionGate(tx, { runId: row.id, stage: "claim", instanceRoot: input.instanceRoot }) : { kind: "ordinary" as const };
+  // Only the source run's finalization lock busy: the run stays queued for the next claim pass.
+  if (gate.kind === "busy") return null;
   if (gate.kind === "reject") {
     const message = `The reconstruction's run was not started (${gate.code}): ${gate.message}`;
     await tx.heartbeatRun.update({ where: { id: row.id }, data: { status: "cancelled", errorCode: gate.code, errorMessage: message, finishedAt: new Date() } });

@@ -3,13 +3,14 @@
 // refused before any sandbox, then the saved sources placed in the sandbox before the agent
 // starts. A refusal settles the run like any setup failure and withdraws the decision (its hold
 // reopens).
+import { setTimeout as delay } from "node:timers/promises";
 import type { Prisma } from "@copyback/db";
 import { withTransaction } from "@copyback/db/client";
 import { hasCapability } from "../providers/registry";
 import type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 import type { ReconstructionContext } from "../recovery/reconstruction/authority";
 import { contextDocument, decideContextDelivery, type ContextDelivery } from "../recovery/reconstruction/context-delivery";
-import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
+import { reconstructionGate, withdrawReconstruction, type GateOutcome } from "../recovery/reconstruction/dispatch-gate";
 import { placeReconstructionSources, type SourcesPlacement } from "../recovery/reconstruction/place-sources";
 import { withSourcesByUrlOnly } from "../recovery/reconstruction/sandbox-sources";
 import type { ReadyRunContext } from "./run-context";
@@ -23,9 +24,7 @@ export type Handoff = { kind: "ordinary" } | { kind: "admitted"; admitted: Recon
 export async function reconstructionHandoff(run: RunScope, lease: RunLeaseState, context: ReadyRunContext): Promise<Handoff> {
   // R-RC-5: immediately before the provider gets the run (its sandbox is acquired next), a
   // reconstruction's run rechecks its exact intent, sources and execution gates once more.
-  const gate = context.carriesReconstruction
-    ? await withTransaction(run.deps.db, (tx) => reconstructionGate(tx, { runId: context.runId, stage: "handoff", instanceRoot: run.deps.instanceRoot }))
-    : ({ kind: "ordinary" } as const);
+  const gate = context.carriesReconstruction ? await handoffGate(run, context.runId) : ({ kind: "ordinary" } as const);
   if (gate.kind === "reject") {
     await refuseReconstruction(run, lease, context.runId, gate.intentId, gate.code, `The reconstruction's run stopped before its provider handoff (${gate.code}): ${gate.message}`);
     return { kind: "refused" };
@@ -40,6 +39,24 @@ export async function reconstructionHandoff(run: RunScope, lease: RunLeaseState,
     return { kind: "refused" };
   }
   return { kind: "admitted", admitted };
+}
+
+/** How long the handoff waits out a source run's finalization lock that is only busy (one sweep's transaction). */
+const HANDOFF_BUSY_WAIT_MS = 5_000;
+const HANDOFF_BUSY_POLL_MS = 200;
+
+/**
+ * The handoff recheck, retried while only the source run's finalization lock is busy; still busy
+ * after HANDOFF_BUSY_WAIT_MS, the run is refused as one whose source still has a copyback owner.
+ */
+async function handoffGate(run: RunScope, runId: string): Promise<Exclude<GateOutcome, { kind: "busy" }>> {
+  const deadline = Date.now() + HANDOFF_BUSY_WAIT_MS;
+  for (;;) {
+    const gate = await withTransaction(run.deps.db, (tx) => reconstructionGate(tx, { runId, stage: "handoff", instanceRoot: run.deps.instanceRoot }));
+    if (gate.kind !== "busy") return gate;
+    if (Date.now() >= deadline) return { kind: "reject", intentId: gate.intentId, code: "active_copyback_owner", message: gate.message };
+    await delay(HANDOFF_BUSY_POLL_MS);
+  }
 }
 
 /**

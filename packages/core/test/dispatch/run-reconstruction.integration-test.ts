@@ -6,6 +6,7 @@
 // handoff, before any sandbox is acquired.
 import { writeFile, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { DirectoryMergeLocks } from "../../src/copyback/locks/index";
@@ -15,6 +16,7 @@ import { createDefaultRegistry } from "../../src/providers/index";
 import { reconstructWorkspace } from "../../src/recovery/operator/reconstruct-workspace";
 import { deliverReconstruction } from "../../src/recovery/reconstruction/deliver-intent";
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
+import { finalizationLockKey } from "../../src/finalization/finalization-owner";
 import { createDestroyedSource, reconstructionRequestFor, type DestroyedSource } from "../support/destroyed-source";
 import { createExportHoldPlace, exportHoldInstanceRoot, type ExportHoldPlace } from "../support/export-hold";
 import { submitResult } from "./dispatch-fixture";
@@ -100,4 +102,63 @@ describe("a reconstruction's fresh session (R-RC-5)", () => {
     expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active" });
     expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled", deliveredRunId: runId });
   });
+
+  // CI of cf9e10b (e2e auth-reconstruction, load 8): a delivered run was withdrawn at its claim
+  // because a sweep held the source run's finalization lock for one transaction. A lock that is
+  // only busy (no owner receipt, no claimed lease) is transient: the run waits, nothing is withdrawn.
+  async function holdFinalizationLock(source: DestroyedSource): Promise<pg.Client> {
+    const holder = new pg.Client({ connectionString: db.url(), application_name: "reconstruction-busy-lock" });
+    await holder.connect();
+    await holder.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [finalizationLockKey(place.companyId, source.runId)]);
+    return holder;
+  }
+
+  it("R-RC-5 a source run's finalization lock that is only busy at the claim leaves the delivered run queued; claimed once it is free, the run succeeds", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await delivered(source);
+    const holder = await holdFinalizationLock(source);
+    try {
+      const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: deps.controller, instanceRoot: home });
+      expect(claimed.map((c) => c.runId)).not.toContain(runId);
+      expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "queued", errorCode: null });
+      expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "delivered" });
+      expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "resolved" });
+    } finally {
+      await holder.end();
+    }
+    await claimAndExecute(runId);
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "succeeded" });
+  });
+
+  it("R-RC-5 a finalization lock busy for a moment at the handoff is waited out: the run is admitted and succeeds", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await delivered(source);
+    const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: deps.controller, instanceRoot: home });
+    const mine = claimed.find((c) => c.runId === runId);
+    if (!mine) throw new Error("not claimed");
+    const holder = await holdFinalizationLock(source);
+    const released = new Promise((r) => setTimeout(r, 1_000)).then(() => holder.end());
+    await executeRun(deps, mine, new AbortController().signal);
+    await released;
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "succeeded" });
+    expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "delivered" });
+  });
+
+  it("R-RC-5 a finalization lock still held after the handoff's wait refuses the run as an active copyback owner and reopens the hold", async () => {
+    const source = await createDestroyedSource(db.prisma(), place, home);
+    const runId = await delivered(source);
+    const claimed = await claimQueuedRuns(db.prisma(), { limit: 10, controller: deps.controller, instanceRoot: home });
+    const mine = claimed.find((c) => c.runId === runId);
+    if (!mine) throw new Error("not claimed");
+    const holder = await holdFinalizationLock(source);
+    try {
+      await executeRun(deps, mine, new AbortController().signal);
+    } finally {
+      await holder.end();
+    }
+    expect(await db.prisma().heartbeatRun.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: "failed", errorCode: "active_copyback_owner" });
+    expect(await db.prisma().environmentLease.count({ where: { runId } })).toBe(0);
+    expect(await db.prisma().issueRecoveryAction.findUniqueOrThrow({ where: { id: source.actionId } })).toMatchObject({ status: "active" });
+    expect(await db.prisma().reconstructionIntent.findFirstOrThrow({ where: { recoveryActionId: source.actionId } })).toMatchObject({ status: "cancelled" });
+  }, 30_000);
 });

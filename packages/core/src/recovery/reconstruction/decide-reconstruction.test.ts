@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coexistingCancellation, decideReconstruction, RECONSTRUCTION_RETRY_BUDGET, RECONSTRUCTION_WAKE_REASON, type NewerRunFacts, type ReconstructionSnapshot, type SavedDecision } from "./decide-reconstruction";
+import { coexistingCancellation, decideReconstruction, onlyFinalizationLockBusy, RECONSTRUCTION_RETRY_BUDGET, RECONSTRUCTION_WAKE_REASON, type NewerRunFacts, type ReconstructionSnapshot, type SavedDecision } from "./decide-reconstruction";
 
 const SHA = "a".repeat(64);
 const ids = {
@@ -122,6 +122,14 @@ describe("decideReconstruction: record", () => {
     expect(codeOf(base({ lockAcquired: false }))).toBe("active_copyback_owner");
     expect(codeOf(base({ sourceRun: { ...base().sourceRun!, ownerReceipt: true } }))).toBe("active_copyback_owner");
     expect(codeOf(base({ lease: { ...base().lease!, claimed: true } }))).toBe("active_copyback_owner");
+  });
+
+  it("R-RC-5 only a busy finalization lock is a moment's wait at claim and handoff; an owner receipt or a claimed lease is a real owner", () => {
+    expect(onlyFinalizationLockBusy(base({ lockAcquired: false }))).toBe(true);
+    expect(onlyFinalizationLockBusy(base())).toBe(false);
+    expect(onlyFinalizationLockBusy(base({ lockAcquired: false, sourceRun: { ...base().sourceRun!, ownerReceipt: true } }))).toBe(false);
+    expect(onlyFinalizationLockBusy(base({ lockAcquired: false, lease: { ...base().lease!, claimed: true } }))).toBe(false);
+    expect(onlyFinalizationLockBusy(base({ lockAcquired: false, sourceRun: null }))).toBe(false);
   });
 
   it("R-RC-2 rejects competing recovery: another open action, another pending intent, an export retry under way", () => {

@@ -329,6 +329,17 @@ function checkChain(s: ReconstructionSnapshot): ReconstructionDecision | null {
 export const TRANSIENT_DELIVERY_REFUSALS: readonly string[] = ["competing_recovery", "execution_owner", "active_copyback_owner", "recovery_hold_open", "issue_run_active"];
 
 /**
+ * R-RC-5: at a delivered run's claim or handoff, the one refusal that is only a moment's wait: the
+ * source run's finalization lock is busy (a sweep or a settling finalization holds it for one
+ * transaction) while no owner receipt is on the run and no cleanup claim is on its lease. The
+ * decision still holds; withdrawing it would reopen a hold the operator already answered (CI of
+ * cf9e10b). An owner receipt or a claimed lease is a real owner and still refuses.
+ */
+export function onlyFinalizationLockBusy(s: ReconstructionSnapshot): boolean {
+  return !s.lockAcquired && s.sourceRun !== null && !s.sourceRun.ownerReceipt && s.lease?.claimed !== true;
+}
+
+/**
  * R-RC-5: how many bounded retries (Retry of a failed run of the chain) keep the reconstruction's
  * authority after the delivered run: the same three tries as the export's transient failures.
  * Delivery grants no other budget: the source action's attempts and the source coordinator's

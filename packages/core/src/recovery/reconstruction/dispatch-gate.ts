@@ -7,7 +7,7 @@
 // the retry budget all still hold, and no person has changed the task's status or assignee since
 // the intent (a later human block is never overwritten by automatic checkout).
 import type { TransactionClient } from "@copyback/db/client";
-import { decideReconstruction } from "./decide-reconstruction";
+import { decideReconstruction, onlyFinalizationLockBusy } from "./decide-reconstruction";
 import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
 import { reopenAfterReconstructionRefusal } from "../../records/actions";
 import { reconstructionContext } from "./authority";
@@ -19,7 +19,9 @@ import { RECONSTRUCTION_WITHDRAWN_ACTIVITY } from "../reconstruction-state";
 export type GateOutcome =
   | { kind: "ordinary" }
   | { kind: "admit"; intentId: string; context: ReturnType<typeof reconstructionContext> }
-  | { kind: "reject"; intentId: string | null; code: string; message: string };
+  | { kind: "reject"; intentId: string | null; code: string; message: string }
+  // Only the source run's finalization lock is busy (onlyFinalizationLockBusy): try again shortly.
+  | { kind: "busy"; intentId: string; message: string };
 
 export async function reconstructionGate(tx: TransactionClient, input: { runId: string; stage: "claim" | "handoff"; instanceRoot: string | undefined }): Promise<GateOutcome> {
   const run = await tx.heartbeatRun.findUnique({ where: { id: input.runId }, select: { runnerProfileJson: true } });
@@ -32,7 +34,10 @@ export async function reconstructionGate(tx: TransactionClient, input: { runId: 
   const stored = input.instanceRoot ? await storedBytesOfIntent(tx, input.instanceRoot, intent) : new Map();
   const snapshot = await loadReconstructionSnapshot(tx, { stage: input.stage, request: requestOfIntent(intent), intent, dispatchedRunId: input.runId, stored });
   const decision = decideReconstruction(snapshot);
-  if (decision.kind === "reject") return { kind: "reject", intentId: intent.id, code: decision.code, message: decision.message };
+  if (decision.kind === "reject") {
+    if (decision.code === "active_copyback_owner" && onlyFinalizationLockBusy(snapshot)) return { kind: "busy", intentId: intent.id, message: decision.message };
+    return { kind: "reject", intentId: intent.id, code: decision.code, message: decision.message };
+  }
   if (decision.kind !== "admit") return { kind: "reject", intentId: intent.id, code: "sources_changed", message: "The intent is not the run's." };
   const attachments = await tx.issueAttachment.findMany({
     where: { id: { in: decision.attachmentHashes.map((h) => h.attachmentId) }, companyId: intent.companyId, issueId: intent.issueId },
