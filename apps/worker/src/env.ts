@@ -29,7 +29,10 @@ const schema = z.object({
   COPYBACK_EXPORT_TIMEOUT_MS: z.coerce.number().int().min(1).max(2 ** 31 - 1).default(600_000),
   // How often the reconciler passes over its sweeps (finalization recovery, orphans, holds).
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
+  // The fallback poll between claim passes; a queued run normally wakes the loop at once through
+  // LISTEN copyback_events (wake-listener.ts) unless WORKER_LISTEN is "off".
   WORKER_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
+  WORKER_LISTEN: z.enum(["on", "off"]).default("on"),
   WORKER_HEALTH_HOST: z.string().default("127.0.0.1"),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),
   // The Prometheus endpoint (metrics-server.ts): off unless "on"; its own listener and port.

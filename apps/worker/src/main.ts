@@ -14,6 +14,7 @@ import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
 import { serveMetrics } from "./metrics-server";
 import { installStopSignals } from "./signals";
+import { startWakeListener } from "./wake-listener";
 
 const env = parseWorkerEnv();
 const log = pino({ level: env.LOG_LEVEL, base: { service: "copyback-worker", pid: process.pid } });
@@ -49,6 +50,18 @@ const loop = new WorkerLoop({
   onError: (error) => log.error({ err: error }, "worker pass failed"),
 });
 wakeLoop = () => loop.wake();
+// A queued run wakes the loop at once (one dedicated LISTEN connection, reopened with backoff);
+// the poll above stays the fallback while it is down.
+const wakeListener =
+  env.WORKER_LISTEN === "on"
+    ? startWakeListener({
+        databaseUrl: env.DATABASE_URL,
+        wake: () => loop.wake(),
+        onStateChange: (state, error) => {
+          if (state === "reconnecting") log.warn({ err: error }, "wake listener lost its connection; polling every WORKER_POLL_INTERVAL_MS until it is back");
+        },
+      })
+    : null;
 
 const passLog = createPassLogFilter();
 const reconcileLoop = new WorkerLoop({
@@ -98,6 +111,7 @@ installStopSignals({
 });
 
 await Promise.all([loop.start(), reconcileLoop.start()]);
+await wakeListener?.stop();
 const drained = await dispatcher.drain(env.WORKER_DRAIN_TIMEOUT_MS);
 // A finalization is never cut off by closing the database under it: a copyback stopped mid-way
 // would leave a receipt that only an operator could release. Each one has its own export
