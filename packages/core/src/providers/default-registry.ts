@@ -1,5 +1,9 @@
-// The plugins every install has: `builtin.local` (sandboxes under the instance root) and
-// `builtin.fake` (in memory, R-SO-3). Other plugins are registered next to them.
+// The plugins every install has: `builtin.local` (sandboxes under the instance root),
+// `builtin.fake` (in memory, R-SO-3) and `builtin.daytona` (Daytona's cloud, reached with the key
+// in the variable each environment names; an install without one just never acquires there).
+// Other plugins are registered next to them. The Daytona emulator is a test tool and is never
+// registered here (packages/core/test/support/daytona/).
+import { createDaytonaProvider } from "./daytona/daytona-provider";
 import { createFakeProvider } from "./fake/fake-provider";
 import { createLocalProvider, type LocalIsolation } from "./local/local-provider";
 import { instrumentProvider } from "./instrument-provider";
@@ -16,5 +20,6 @@ export function createDefaultRegistry(options: DefaultRegistryOptions): Provider
   // Calls and failures by plugin feed the metrics (providers/instrument-provider.ts).
   registry.register(instrumentProvider(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation })));
   registry.register(instrumentProvider(createFakeProvider({ measureSandbox: true })));
+  registry.register(instrumentProvider(createDaytonaProvider({ instanceRoot: options.instanceRoot })));
   return registry;
 }

@@ -29,7 +29,14 @@ describe("environment configuration changes", () => {
   it("refuses a configuration that is not an object, and providers this instance cannot check", () => {
     expect(codeOf(() => validateEnvironmentConfig("local", [1]))).toBe("provider_config_invalid");
     expect(codeOf(() => nextEnvironmentConfig("fake", {}, { kind: "replace", config: "x" }))).toBe("provider_config_invalid");
-    expect(codeOf(() => validateEnvironmentConfig("daytona", {}))).toBe("provider_config_unsupported");
+    expect(codeOf(() => validateEnvironmentConfig("railway", {}))).toBe("provider_config_unsupported");
+  });
+
+  it("checks a daytona configuration with its own schema, naming the path and never keeping a key", () => {
+    expect(() => validateEnvironmentConfig("daytona", { apiKeyEnv: "DAYTONA_KEY_EU", target: "eu", labels: { team: "a" } })).not.toThrow();
+    expect(codeOf(() => validateEnvironmentConfig("daytona", { apiKeyEnv: "DATABASE_URL" }))).toBe("provider_config_invalid");
+    expect(() => validateEnvironmentConfig("daytona", { apiKey: "dtn_secret_value" })).toThrow(/apiKey: the API key is never stored/);
+    expect(() => validateEnvironmentConfig("daytona", { apiKey: "dtn_secret_value" })).not.toThrow(/dtn_secret_value/);
   });
 
   it("replaces the whole configuration when asked", () => {

@@ -3,6 +3,7 @@
 // a rehearsal fault (README "Rehearsing recovery") is refused with its path instead of failing
 // the next run. Pure: no I/O.
 import { DomainError } from "../errors";
+import { parseDaytonaConfig } from "./daytona/config";
 import { parseFakeConfig } from "./fake/config";
 import { parseLocalConfig } from "./local/config";
 import type { ProviderKind } from "./types";
@@ -18,6 +19,9 @@ export function validateEnvironmentConfig(provider: ProviderKind, config: unknow
       return;
     case "fake":
       parseFakeConfig(config);
+      return;
+    case "daytona":
+      parseDaytonaConfig(config);
       return;
     default:
       // No built-in plugin of this instance reads it: nothing here could check what it means.

@@ -70,7 +70,7 @@ describe("ProviderRegistry", () => {
 });
 
 describe("createDefaultRegistry", () => {
-  it("R-EX-6 registers builtin.local for local leases and builtin.fake for fake leases, with every capability", async () => {
+  it("R-EX-6 registers builtin.local, builtin.fake and builtin.daytona (never an emulator), each for its own leases", async () => {
     const root = await mkdtemp(join(tmpdir(), "copyback-registry-"));
     try {
       const registry = createDefaultRegistry({ instanceRoot: root });
@@ -79,6 +79,12 @@ describe("createDefaultRegistry", () => {
       expect([local.provider, fake.provider]).toEqual(["local", "fake"]);
       for (const plugin of [local, fake]) registry.requireCapability(plugin, "environmentStopLease");
       expect(() => registry.forLease({ pluginId: "builtin.local", provider: "fake" })).toThrow(expect.objectContaining({ code: "provider_plugin_mismatch" }));
+      // R-DT-1: the Daytona plugin stops only through environmentStopLease after its auto-delete read-back.
+      const daytona = registry.forLease({ pluginId: "builtin.daytona", provider: "daytona" });
+      registry.requireCapability(daytona, "environmentStopLease");
+      registry.requireCapability(daytona, "autoDeletePolicy");
+      registry.requireCapability(daytona, "workspaceSentinel");
+      expect(registry.list().map((p) => p.pluginId)).toEqual(["builtin.local", "builtin.fake", "builtin.daytona"]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -1,0 +1,56 @@
+// The `daytona` provider (DESIGN.md section 4): sandboxes in Daytona, through its official SDK
+// (`@daytonaio/sdk`, pinned). Each capability lives in the file named for it; this one wires them
+// to one plugin id, one staging directory and the controller's environment (the API key's
+// variable is named by each environment's config, config.ts).
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { PROVIDER_CAPABILITIES, type EnvironmentProvider, type ProviderCapability } from "../types";
+import { acquireSandbox } from "./acquire";
+import type { BackoffPolicy } from "./backoff";
+import { processVariables, type VariableSource } from "./credentials";
+import { execInSandbox } from "./exec";
+import { exportWorkspace } from "./export";
+import { daytonaLifecycle } from "./lifecycle";
+import { DaytonaSandboxes } from "./sandboxes";
+import { seedWorkspace } from "./seed";
+import { daytonaSentinel } from "./sentinel";
+
+export interface DaytonaProviderOptions {
+  /** Seed archives are spooled and validated under `<instanceRoot>/staging/daytona`. */
+  instanceRoot: string;
+  pluginId?: string;
+  /** Where API keys are read from (default: the controller's environment). */
+  variables?: VariableSource;
+  backoff?: BackoffPolicy;
+  random?: () => number;
+  lifecycleTimeoutSec?: number;
+  transferTimeoutSec?: number;
+}
+
+/** What this plugin does not offer (yet): a caller that needs one gets a typed refusal (R-EX-6). */
+const NOT_OFFERED: ReadonlySet<ProviderCapability> = new Set(["exportDelta", "salvageExport", "placeInputs", "measureSandbox"]);
+
+export function createDaytonaProvider(options: DaytonaProviderOptions): EnvironmentProvider {
+  const pluginId = options.pluginId ?? "builtin.daytona";
+  const sandboxes = new DaytonaSandboxes({
+    pluginId,
+    variables: options.variables ?? processVariables,
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.random ? { random: options.random } : {}),
+    stagingDir: join(options.instanceRoot, "staging", "daytona"),
+    lifecycleTimeoutSec: options.lifecycleTimeoutSec ?? 300,
+    transferTimeoutSec: options.transferTimeoutSec ?? 1800,
+  });
+  return {
+    pluginId,
+    provider: "daytona",
+    // R-DT-1: Daytona deletes stopped sandboxes on its own: autoDeletePolicy is advertised.
+    capabilities: new Set(PROVIDER_CAPABILITIES.filter((c) => !NOT_OFFERED.has(c))),
+    acquire: (request) => acquireSandbox(sandboxes, request),
+    exec: (lease, request) => execInSandbox(sandboxes, lease, request),
+    exportWorkspace: (lease, opts) => exportWorkspace(sandboxes, lease, opts),
+    seedWorkspace: (lease, archive: Readable) => seedWorkspace(sandboxes, lease, archive),
+    ...daytonaLifecycle(sandboxes),
+    ...daytonaSentinel(sandboxes),
+  };
+}
