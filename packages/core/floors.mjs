@@ -5,8 +5,9 @@
 // kernel's too (errors.ts, database-failure.ts: they import nothing of core) and the package's
 // root entry (index.ts).
 export const CORE_FLOORS = [
-  // The kernel: typed errors, process identity, metrics definitions, small pure helpers.
-  ["memory", "auth", "process", "metrics", "deployment"],
+  // The kernel: typed errors, process identity, metrics definitions, small pure helpers, and the
+  // controller platforms (identity, the harness's signed stop receipt and its verifier).
+  ["memory", "auth", "process", "metrics", "deployment", "platforms"],
   // The copyback engine: archives, manifests, deltas, merge, directory-merge locks (no database).
   ["copyback"],
   // Records: each table's or JSON document's schema, reader and writer.

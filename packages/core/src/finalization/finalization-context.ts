@@ -5,6 +5,7 @@
 import { withTransaction, type Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import type { CopybackRetryOptions } from "../copyback/merge/retries";
 import type { MergeLockProvider } from "../copyback/merge/types";
+import type { ControllerPlatformIdentity } from "../platforms/platform-identity";
 import type { ProcessIdentity } from "../process/process-identity";
 import type { EnvironmentProvider } from "../providers/types";
 import { supersedeOwnerHoldsOnTerminalFailure } from "../records/actions";
@@ -28,6 +29,8 @@ export interface FinalizeRunDeps {
   databaseUrl: string;
   /** This controller process (R-OWN-7); read from /proc when omitted. */
   controller?: ProcessIdentity;
+  /** R-RW-1: the platform deployment this controller runs in (detectControllerPlatform); absent off any platform. */
+  platform?: ControllerPlatformIdentity;
   now?: () => Date;
   /** Backoff of the in-process retries (tests pass a zero backoff). */
   retry?: Pick<CopybackRetryOptions, "backoffMs" | "sleep">;

@@ -17,6 +17,7 @@
 import { randomBytes } from "node:crypto";
 import { openDedicatedConnection, Prisma, type DedicatedConnection, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { DomainError } from "../errors";
+import type { ControllerPlatformIdentity } from "../platforms/platform-identity";
 import type { ProcessIdentity } from "../process/process-identity";
 import { probeProcess } from "../process/read-process-identity";
 import { decideTakeover, type TakeoverDecision } from "./decide-takeover";
@@ -42,6 +43,8 @@ export interface OwnershipDeps {
   databaseUrl: string;
   /** This controller process (R-OWN-7). */
   controller: ProcessIdentity;
+  /** R-RW-1: the platform deployment this controller runs in, written into its receipt; absent off any platform. */
+  platform?: ControllerPlatformIdentity;
   /**
    * The dedicated lock connection, already being opened by the caller (openOwnerConnection)
    * while it read what it needed; absent: opened here. Either way the attempt owns it from the
@@ -150,6 +153,8 @@ async function tryTakeFinalizationOwnership(deps: OwnershipDeps, key: OwnershipK
       pid: deps.controller.pid,
       processStart: deps.controller.startTime,
       bootId: deps.controller.bootId,
+      // R-RW-1: every new receipt of a controller on a platform names its exact deployment.
+      ...(deps.platform ? { platform: deps.platform } : {}),
     };
     const previousToken = existing.kind === "receipt" ? existing.receipt.token : null;
     // Written through the pool, not the lock transaction (R-OWN-6: it holds no row locks). A

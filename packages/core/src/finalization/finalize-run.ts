@@ -65,7 +65,7 @@ export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string 
     await discardOwnerConnection(connection);
     throw error;
   }
-  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller, connection }, key);
+  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller, connection, ...platformOf(deps) }, key);
   if (taken.kind === "busy") return { kind: "busy", reason: taken.reason };
   if (taken.kind === "owner_unverified") return holdUnverifiedOwner(deps.db, key, taken);
   if (taken.takeover !== "none") {
@@ -93,6 +93,11 @@ export async function finalizeRun(deps: FinalizeRunDeps, input: { runId: string 
     // R-OWN-9: everything above (the copyback included) has been awaited before the token goes.
     await taken.ownership.release();
   }
+}
+
+/** R-RW-1: the receipt names the platform deployment only when this controller runs on one. */
+function platformOf(deps: FinalizeRunDeps): { platform?: NonNullable<FinalizeRunDeps["platform"]> } {
+  return deps.platform ? { platform: deps.platform } : {};
 }
 
 async function decideAndRun(f: OwnedFinalization): Promise<FinalizeOutcome> {

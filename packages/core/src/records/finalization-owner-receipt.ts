@@ -1,9 +1,10 @@
 // The finalization owner receipt (R-OWN-7): `runner_profile_json.nativeWorkspaceFinalizationOwner`
-// = { token, host, pid, processStart, bootId }, written by the copyback's owner
+// = { token, host, pid, processStart, bootId, platform? }, written by the copyback's owner
 // (finalization/finalization-owner.ts) and read by every judge of a stale owner: its schema, its
 // reader, the identity of a malformed one, and why an owner could not be verified stopped.
 import { Prisma, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { z } from "zod";
+import { recordedPlatform } from "../platforms/platform-identity";
 import { processIdentityFields } from "./process-identity-record";
 
 export const FINALIZATION_OWNER_KEY = "nativeWorkspaceFinalizationOwner";
@@ -17,6 +18,12 @@ export const finalizationOwnerReceipt = z.object({
   /** /proc/<pid>/stat start time (R-OWN-12). */
   processStart: processIdentityFields.startTime,
   bootId: processIdentityFields.bootId,
+  /**
+   * R-RW-1: the cloud deployment the controller ran in, when it runs on a platform whose harness
+   * can prove its stop. Absent on receipts of controllers on no recognised platform and on every
+   * receipt written before it existed (R-RW-6: those keep the operator path; it is never inferred).
+   */
+  platform: recordedPlatform.optional(),
 });
 export type FinalizationOwnerReceipt = z.infer<typeof finalizationOwnerReceipt>;
 

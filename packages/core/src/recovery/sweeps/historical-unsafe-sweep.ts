@@ -98,7 +98,8 @@ export async function replayUnderOwnership(deps: HistoricalUnsafeSweepDeps, unit
   const key: OwnershipKey = { companyId: unit.companyId, runId: unit.runId, issueId: unit.issueId };
   const controller = deps.controller ?? (await readProcessIdentity(process.pid));
   if (!controller) throw new Error("this process's identity could not be read from /proc");
-  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller }, key);
+  // R-RW-1: this owner's receipt names its platform deployment like every other new receipt.
+  const taken = await takeFinalizationOwnership({ db: deps.db, databaseUrl: deps.databaseUrl, controller, ...(deps.platform ? { platform: deps.platform } : {}) }, key);
   if (taken.kind === "busy") return "busy";
   // A leftover receipt nobody can prove stopped: the replay never judges it; finalizeRun's hold does.
   if (taken.kind === "owner_unverified") return "owner_unverified";

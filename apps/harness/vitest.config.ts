@@ -1,0 +1,4 @@
+import { defineConfig } from "vitest/config";
+import { tiers } from "../../vitest.tiers";
+
+export default defineConfig({ test: { projects: tiers() } });
