@@ -2,6 +2,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { detectControllerPlatform, railwayEnvShape, type ControllerPlatformIdentity } from "@copyback/core/platforms";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
@@ -45,6 +46,13 @@ const schema = z.object({
   // Opt-in observation seam of the torture suite (merge-trace.ts): unset, nothing is traced.
   COPYBACK_MERGE_TRACE_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // R-RW-1: set by Railway in every deployment (all four or none); the worker's owner receipts
+  // then name its exact deployment, which the cloud harness can prove removed (apps/harness).
+  ...railwayEnvShape,
+}).superRefine((env, ctx) => {
+  // A partial platform identity names no deployment: refused at start, never guessed (R-RW-6).
+  const detected = detectControllerPlatform(env);
+  if (detected.kind === "invalid") ctx.addIssue({ code: "custom", message: detected.message, path: ["RAILWAY_DEPLOYMENT_ID"] });
 });
 
 export type WorkerEnv = z.infer<typeof schema>;
@@ -53,4 +61,10 @@ export function parseWorkerEnv(source: NodeJS.ProcessEnv = process.env): WorkerE
   const parsed = schema.safeParse(source);
   if (!parsed.success) throw new Error(`Invalid worker configuration:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
+}
+
+/** R-RW-1: the platform deployment this worker runs in, or undefined off any recognised platform. */
+export function controllerPlatformOf(env: WorkerEnv): ControllerPlatformIdentity | undefined {
+  const detected = detectControllerPlatform(env);
+  return detected.kind === "detected" ? detected.identity : undefined;
 }

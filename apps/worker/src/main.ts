@@ -8,7 +8,7 @@ import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createPassLogFilter } from "./reconcile-log";
 import { createWorkerRuntime } from "./runtime";
-import { parseWorkerEnv } from "./env";
+import { controllerPlatformOf, parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
@@ -17,6 +17,7 @@ import { installStopSignals } from "./signals";
 import { startWakeListener } from "./wake-listener";
 
 const env = parseWorkerEnv();
+const platform = controllerPlatformOf(env);
 const log = pino({ level: env.LOG_LEVEL, base: { service: "copyback-worker", pid: process.pid } });
 
 const prisma = createPrismaClient({
@@ -35,6 +36,7 @@ const runtime = await createWorkerRuntime({
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   localIsolation: env.COPYBACK_LOCAL_ISOLATION,
   ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
+  ...(platform ? { platform } : {}),
   log,
 });
 const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
@@ -93,7 +95,7 @@ const metricsServer =
       })
     : null;
 log.info(
-  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none" },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);

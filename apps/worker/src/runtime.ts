@@ -5,6 +5,7 @@ import { mkdir } from "node:fs/promises";
 import type { PrismaClient } from "@copyback/db";
 import { DirectoryMergeLocks } from "@copyback/core";
 import type { ExecuteRunDeps } from "@copyback/core/dispatch";
+import type { ControllerPlatformIdentity } from "@copyback/core/platforms";
 import { readProcessIdentity } from "@copyback/core/process";
 import { createDefaultRegistry } from "@copyback/core/providers";
 import { createMergeTrace, type MergeTrace } from "./merge-trace";
@@ -22,9 +23,13 @@ export interface WorkerRuntimeOptions {
   localIsolation?: "auto" | "bubblewrap" | "none";
   /** COPYBACK_MERGE_TRACE_FILE: the torture suite's observation of host writes (merge-trace.ts). */
   mergeTraceFile?: string;
+  /** R-RW-1: the platform deployment this worker runs in (env.ts controllerPlatformOf); absent off any platform. */
+  platform?: ControllerPlatformIdentity;
 }
 
-export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace };
+// `platform` reaches every finalization of this worker (the dispatch's and the reconciler's sweeps
+// take this object as their deps), so each new owner receipt names the deployment (R-RW-1).
+export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace; platform?: ControllerPlatformIdentity };
 
 export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   await mkdir(opts.instanceRoot, { recursive: true, mode: 0o700 });
@@ -44,5 +49,6 @@ export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<W
     log: opts.log,
     finalizations: new Set(),
     ...(mergeTrace ? { mergeTrace } : {}),
+    ...(opts.platform ? { platform: opts.platform } : {}),
   };
 }

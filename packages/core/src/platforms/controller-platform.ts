@@ -15,7 +15,7 @@ export const CONTROLLER_PLATFORMS: readonly ControllerPlatform[] = [railwayPlatf
 
 /** The first platform that recognises the environment; two at once is a configuration error. */
 export function detectControllerPlatform(
-  env: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, unknown>>,
   platforms: readonly ControllerPlatform[] = CONTROLLER_PLATFORMS,
 ): PlatformDetection {
   const found = platforms.map((p) => p.detect(env)).filter((d) => d.kind !== "none");

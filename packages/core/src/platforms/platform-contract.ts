@@ -13,5 +13,5 @@ export interface ControllerPlatform {
   /** The harness that proves this platform's stops (deployment docs name it; shown to operators). */
   readonly harness: string;
   /** Reads the process's own variables; never a hostname, a PID or elapsed time (R-RW-6). */
-  detect(env: Readonly<Record<string, string | undefined>>): PlatformDetection;
+  detect(env: Readonly<Record<string, unknown>>): PlatformDetection;
 }

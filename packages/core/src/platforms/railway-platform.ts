@@ -17,8 +17,8 @@ export const railwayEnvShape = {
 
 export const RAILWAY_HARNESS = "copyback-harness (railway)";
 
-function detect(env: Readonly<Record<string, string | undefined>>): PlatformDetection {
-  const set = RAILWAY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+function detect(env: Readonly<Record<string, unknown>>): PlatformDetection {
+  const set = RAILWAY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== null && env[name] !== "");
   if (set.length === 0) return { kind: "none" };
   const missing = RAILWAY_VARIABLES.filter((name) => !set.includes(name));
   if (missing.length > 0) {
