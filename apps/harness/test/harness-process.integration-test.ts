@@ -5,8 +5,8 @@
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { importHarnessKeys, verifyStopReceipt, WORKER_STOP_PATH, type WorkerStopRequest } from "@copyback/core/platforms";
-import { RailwayEmulator } from "./railway-emulator/railway-emulator";
-import { runHarnessExpectingExit, startHarness, type HarnessChild } from "./harness-child";
+import { RailwayEmulator } from "@copyback/core/test-support/railway/railway-emulator";
+import { runHarnessExpectingExit, startHarness, type HarnessChild } from "@copyback/core/test-support/railway/harness-process";
 
 const FLEET_TOKEN = "fleet-token-0123456789abcdef0123456789";
 const RAILWAY_TOKEN = "railway-team-token-of-the-harness";

@@ -1,11 +1,13 @@
-// The harness as a real child process for the integration tests: started with its own
+// The harness (apps/harness) as a real child process for integration tests (its own, and the
+// tenant takeover tests of core): started with its own
 // environment, its output drained into memory (read for the "listening" line and the logs),
 // stopped with SIGTERM and awaited.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import path from "node:path";
 
-const appRoot = path.resolve(import.meta.dirname, "..");
+// This file is packages/core/test/support/railway/; the harness app is apps/harness of the same checkout.
+const appRoot = path.resolve(import.meta.dirname, "../../../../../apps/harness");
 
 export interface HarnessChild {
   url: string;

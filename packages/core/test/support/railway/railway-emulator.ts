@@ -1,4 +1,4 @@
-// A Railway GraphQL emulator for the harness's tests (Railway cannot be reached from here): one
+// A Railway GraphQL emulator for the harness and the tenant takeover tests (Railway cannot be reached from here): one
 // HTTP endpoint speaking GraphQL over POST like backboard.railway.com/graphql/v2, its schema from
 // Railway's public one (schema.ts), deployments whose status a test moves, bearer-token checks
 // answered the way Railway answers them (200 with a GraphQL error), and per-request faults:
