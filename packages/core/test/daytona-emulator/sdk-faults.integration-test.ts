@@ -74,6 +74,17 @@ describe("Daytona emulator faults through the SDK", () => {
     await expect(sandbox.start()).rejects.toMatchObject({ statusCode: 409 });
   });
 
+  it("an ignored setting answers success and changes nothing", async () => {
+    const sandbox = await h().daytona.create({ labels: {}, autoDeleteInterval: 30 });
+    h().emulator.faults.once({ op: "autodelete", kind: "ignored" });
+    await sandbox.setAutoDeleteInterval(-1);
+    await sandbox.refreshData();
+    expect(sandbox.autoDeleteInterval).toBe(30);
+    await sandbox.setAutoDeleteInterval(-1);
+    await sandbox.refreshData();
+    expect(sandbox.autoDeleteInterval).toBe(-1);
+  });
+
   it("archived and auto-deleted behind the controller's back", async () => {
     const sandbox = await h().daytona.create({ labels: {} });
     await sandbox.stop();

@@ -61,7 +61,9 @@ export class DaytonaClient {
         return await work(this.sdk());
       } catch (error) {
         const decision = decideRetry({ attempt, status: statusOf(error), retryAfter: retryAfterOf(error), nowMs: Date.now() }, policy, random);
-        if (decision.kind === "give_up" || options.signal?.aborted) {
+        // An abort stays the caller's own reason (the export deadline names it).
+        if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : error;
+        if (decision.kind === "give_up") {
           throw providerErrorOf(error, { what, variable: this.connection.apiKeyEnv, sandboxId: options.sandboxId });
         }
         await sleep(decision.delayMs, undefined, options.signal ? { signal: options.signal } : undefined);

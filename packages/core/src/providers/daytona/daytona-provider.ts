@@ -4,7 +4,7 @@
 // variable is named by each environment's config, config.ts).
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { PROVIDER_CAPABILITIES, type EnvironmentProvider, type ProviderCapability } from "../types";
+import type { EnvironmentProvider, ProviderCapability } from "../types";
 import { acquireSandbox } from "./acquire";
 import type { BackoffPolicy } from "./backoff";
 import { processVariables, type VariableSource } from "./credentials";
@@ -27,8 +27,23 @@ export interface DaytonaProviderOptions {
   transferTimeoutSec?: number;
 }
 
-/** What this plugin does not offer (yet): a caller that needs one gets a typed refusal (R-EX-6). */
-const NOT_OFFERED: ReadonlySet<ProviderCapability> = new Set(["exportDelta", "salvageExport", "placeInputs", "measureSandbox"]);
+/**
+ * What this plugin offers, named one by one (a capability added to the contract is not offered
+ * until it is implemented here); a caller that needs another gets a typed refusal (R-EX-6).
+ * R-DT-1: Daytona deletes stopped sandboxes on its own, so autoDeletePolicy is advertised.
+ */
+const OFFERED: readonly ProviderCapability[] = [
+  "acquire",
+  "exec",
+  "exportWorkspace",
+  "seedWorkspace",
+  "environmentStopLease",
+  "resume",
+  "destroy",
+  "inspect",
+  "workspaceSentinel",
+  "autoDeletePolicy",
+];
 
 export function createDaytonaProvider(options: DaytonaProviderOptions): EnvironmentProvider {
   const pluginId = options.pluginId ?? "builtin.daytona";
@@ -44,8 +59,7 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
   return {
     pluginId,
     provider: "daytona",
-    // R-DT-1: Daytona deletes stopped sandboxes on its own: autoDeletePolicy is advertised.
-    capabilities: new Set(PROVIDER_CAPABILITIES.filter((c) => !NOT_OFFERED.has(c))),
+    capabilities: new Set(OFFERED),
     acquire: (request) => acquireSandbox(sandboxes, request),
     exec: (lease, request) => execInSandbox(sandboxes, lease, request),
     exportWorkspace: (lease, opts) => exportWorkspace(sandboxes, lease, opts),

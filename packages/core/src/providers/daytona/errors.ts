@@ -36,7 +36,7 @@ export function sandboxMissing(sandboxId: string): DomainError {
 /** A transfer that broke or ended short: a transport failure (R-RR-1), never a partial result. */
 export function transferDropped(what: string, cause?: unknown): DomainError {
   const error = new DomainError("unavailable", "transfer_dropped", `The Daytona transfer (${what}) broke off before it was complete.`);
-  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, enumerable: false });
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, enumerable: false, writable: true, configurable: true });
   return error;
 }
 
@@ -61,6 +61,6 @@ export function providerErrorOf(error: unknown, context: ErrorContext): Error {
     const code = (error as SdkFailure | null)?.code;
     mapped = new DomainError("unavailable", "provider_daytona_unreachable", `Daytona could not be reached for ${context.what}${typeof code === "string" ? ` (${code})` : ""}.`);
   }
-  Object.defineProperty(mapped, "cause", { value: error, enumerable: false });
+  Object.defineProperty(mapped, "cause", { value: error, enumerable: false, writable: true, configurable: true });
   return mapped;
 }

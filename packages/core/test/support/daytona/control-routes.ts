@@ -105,8 +105,8 @@ export function controlRoutes(sandboxes: SandboxRegistry): Route[] {
     route("POST", "/sandbox/{sandboxIdOrName}/autodelete/{interval}", "autodelete", async (ctx) => {
       const record = one(ctx);
       const interval = intervalParam(ctx, true);
-      // Daytona stores any negative interval as the disabled value -1.
-      record.autoDeleteInterval = interval < 0 ? -1 : interval;
+      // Daytona stores any negative interval as the disabled value -1; an `ignored` fault leaves it.
+      if (ctx.fault?.kind !== "ignored") record.autoDeleteInterval = interval < 0 ? -1 : interval;
       return ok(sandboxes.dto(record));
     }),
     route("POST", "/sandbox/{sandboxId}/last-activity", "last-activity", async (ctx) => {

@@ -6,7 +6,9 @@ export type FaultKind =
   | { kind: "lost_reply" }
   | { kind: "truncate"; afterBytes: number }
   | { kind: "rate_limit"; retryAfterSeconds: number }
-  | { kind: "never_confirms" };
+  | { kind: "never_confirms" }
+  /** The call answers as if it worked, but changes nothing (a setting Daytona did not apply). */
+  | { kind: "ignored" };
 
 export type FaultSpec = FaultKind & { op: string; sandboxId?: string };
 
