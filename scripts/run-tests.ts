@@ -92,6 +92,7 @@ async function main(): Promise<number> {
     if (wants("static")) {
       if (!(await step("typecheck", turbo, ["run", "typecheck", "--env-mode=loose", "--continue", "--output-logs=errors-only"]))) failedSteps.push("typecheck");
       if (!(await step("typecheck scripts", path.join(root, "node_modules/.bin/tsc"), ["-p", "scripts/tsconfig.json"]))) failedSteps.push("typecheck scripts");
+      if (!(await step("ownership model (model/check.mjs: Quint, bounded samples)", process.execPath, [path.join(root, "model/check.mjs")]))) failedSteps.push("ownership model");
       if (!(await step("lint", turbo, ["run", "lint", "--env-mode=loose", "--continue", "--output-logs=errors-only"]))) failedSteps.push("lint");
     }
     for (const tier of ["unit", "integration"] as const) {
