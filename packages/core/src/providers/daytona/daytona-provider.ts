@@ -10,7 +10,9 @@ import type { BackoffPolicy } from "./backoff";
 import { processVariables, type VariableSource } from "./credentials";
 import { execInSandbox } from "./exec";
 import { exportWorkspace } from "./export";
+import { placeInputs } from "./inputs";
 import { daytonaLifecycle } from "./lifecycle";
+import { measureSandbox } from "./measure";
 import { DaytonaSandboxes } from "./sandboxes";
 import { seedWorkspace } from "./seed";
 import { daytonaSentinel } from "./sentinel";
@@ -43,6 +45,8 @@ const OFFERED: readonly ProviderCapability[] = [
   "inspect",
   "workspaceSentinel",
   "autoDeletePolicy",
+  "placeInputs",
+  "measureSandbox",
 ];
 
 export function createDaytonaProvider(options: DaytonaProviderOptions): EnvironmentProvider {
@@ -64,6 +68,8 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
     exec: (lease, request) => execInSandbox(sandboxes, lease, request),
     exportWorkspace: (lease, opts) => exportWorkspace(sandboxes, lease, opts),
     seedWorkspace: (lease, archive: Readable) => seedWorkspace(sandboxes, lease, archive),
+    placeInputs: (lease, inputs) => placeInputs(sandboxes, lease, inputs),
+    measureSandbox: (lease, request) => measureSandbox(sandboxes, lease, request),
     ...daytonaLifecycle(sandboxes),
     ...daytonaSentinel(sandboxes),
   };
