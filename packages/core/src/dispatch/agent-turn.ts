@@ -37,6 +37,8 @@ export interface AgentTurnInput {
   signal: AbortSignal;
   /** The reconstruction variables the agent gets (reconstruction-handoff.ts), or null for an ordinary run. */
   reconstructionEnv: Record<string, string> | null;
+  /** R-PV-1: where the verified agent pack is (COPYBACK_AGENT_PACK_DIR), {} without a pack. */
+  packEnv: Record<string, string>;
 }
 
 export async function runAgent(run: RunScope, lease: RunLeaseState, input: AgentTurnInput): Promise<ExecResult> {
@@ -60,6 +62,7 @@ export async function runAgent(run: RunScope, lease: RunLeaseState, input: Agent
     // and where to read them (`path`, placed at the handoff; contentUrl), outcomes. Inline while small, and
     // as a file among the inputs where the provider places them (context-delivery.ts).
     ...(input.reconstructionEnv ?? {}),
+    ...input.packEnv,
   };
   const started = Date.now();
   let exec: ExecResult;

@@ -2,10 +2,12 @@
 // (FOR UPDATE SKIP LOCKED: rows another claimer holds are skipped, not waited for). Claiming
 // starts the run, records the controller process (R-OWN-12), creates the coordinator in phase
 // `observed` and hands the task to the run (in_progress, execution and checkout run, a new
-// status_version that the status arbiter later compares against).
+// status_version that the status arbiter later compares against). A run held by its agent-pack
+// verification (R-PV-1) stays queued and is skipped until its hold's reverify.
 import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
+import { NOT_HELD_BY_PACK_VERIFICATION_SQL } from "../records/agent-pack-verification";
 import { RECONSTRUCTION_AUTHORITY_KEY } from "../records/reconstruction-authority";
 import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstruction/dispatch-gate";
 import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
@@ -48,7 +50,7 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
       tx,
       Prisma.sql`SELECT id, company_id, agent_id, native_issue_id, runtime_mode::text AS runtime_mode,
                         runner_profile_json ? ${RECONSTRUCTION_AUTHORITY_KEY} AS reconstruction FROM heartbeat_runs
-                 WHERE status = 'queued' AND runtime_mode IN ('native', 'legacy')
+                 WHERE status = 'queued' AND runtime_mode IN ('native', 'legacy') AND ${NOT_HELD_BY_PACK_VERIFICATION_SQL}
                  ORDER BY created_at, id LIMIT ${input.limit}`,
     );
     const claimed: ClaimedRun[] = [];

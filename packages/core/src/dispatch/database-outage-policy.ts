@@ -17,7 +17,7 @@ export const DATABASE_UNAVAILABLE = "database_unavailable";
 export const MAX_DATABASE_REQUEUES = 3;
 
 /** The steps of executeRun before the agent's process is started, in order. */
-export type SetupStep = "dispatch" | "acquisition" | "preparation" | "runtime_selection" | "sources" | "agent_start";
+export type SetupStep = "dispatch" | "acquisition" | "preparation" | "runtime_selection" | "sources" | "agent_pack" | "agent_start";
 
 const STEP_WORDS: Record<SetupStep, string> = {
   dispatch: "while the run was being dispatched",
@@ -25,6 +25,7 @@ const STEP_WORDS: Record<SetupStep, string> = {
   preparation: "while the sandbox workspace was being prepared",
   runtime_selection: "while the agent's runtime was being selected",
   sources: "while the reconstruction's sources were being placed",
+  agent_pack: "while the agent pack was being verified",
   agent_start: "before the agent could be started",
 };
 

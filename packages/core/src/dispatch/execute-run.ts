@@ -6,6 +6,7 @@
 // agent gave none; release the lease by its policy. Every step writes a run event. This file is
 // the recipe, top to bottom; each step's idea has its own file:
 //   reconstruction-handoff.ts  a reconstruction's recheck, refusal and sources (R-RC-5)
+//   pack-turn.ts               the agent pack's placement and verification before the turn (R-PV-1)
 //   agent-turn.ts              the runtime selection and the agent's exec
 //   publish-result-file.ts     the process adapter's result file
 //   stop-handling.ts           a Stop met before or after the agent's turn (R-RC-7)
@@ -45,6 +46,7 @@ import { messageOf } from "../errors";
 import { afterAgentExit, afterExecFailure, finalizeAccepted, legacyTurn } from "./finalize-turn";
 import { waitForLease } from "./lease-wait";
 import { publishResultFile } from "./publish-result-file";
+import { packTurn } from "./pack-turn";
 import { placeSources, reconstructionHandoff } from "./reconstruction-handoff";
 import { requeueRun } from "./requeue-run";
 import { decideRunContext, loadRunContext, type ReadyRunContext } from "./run-context";
@@ -206,6 +208,10 @@ async function executeReady(run: RunScope, lease: RunLeaseState, context: ReadyR
     if (reconstructionEnv === null) return;
   }
 
+  // R-PV-1: the agent pack, placed and verified in the sandbox before the agent's turn (pack-turn.ts).
+  const packEnv = await packTurn(run, lease, { context, handle, plugin, watch, started });
+  if (packEnv === null) return;
+
   // 3. The agent's turn (not even started when a Stop came first).
   const early = watch.requested();
   if (early) {
@@ -214,7 +220,7 @@ async function executeReady(run: RunScope, lease: RunLeaseState, context: ReadyR
   }
   let exec: ExecResult;
   try {
-    exec = await runAgent(run, lease, { context, handle, plugin, signal, reconstructionEnv });
+    exec = await runAgent(run, lease, { context, handle, plugin, signal, reconstructionEnv, packEnv });
   } catch (error) {
     // Before the exec call (the agent's run key could not be minted): no agent, nothing to keep.
     const outage = await lease.requeueAfterOutage(error, "agent_start");

@@ -40,6 +40,8 @@ export interface ExecuteRunDeps {
   taskLockWaitMs?: number;
   /** How long a database failure before the agent's start is waited out before the run is left to the reconciler (default 5 minutes). */
   databaseOutageMs?: number;
+  /** R-PV-1: each agent-pack verification read's transport timeout (default 30 s; tests shorten it). */
+  packReadTimeoutMs?: number;
 }
 
 export type RunEventLevel = "debug" | "info" | "warn" | "error";

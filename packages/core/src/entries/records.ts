@@ -52,6 +52,7 @@ export {
   LEGACY_COPYBACK_REPAIR_CAUSE,
   OWNER_UNVERIFIED_CAUSE,
   OWNER_UNVERIFIED_NEXT_ACTION,
+  PACK_VERIFICATION_UNAVAILABLE_CAUSE,
 } from "../records/causes";
 export { FINALIZATION_PHASES, type FinalizationPhase } from "../records/coordinator-phases";
 export {

@@ -23,6 +23,7 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   autoDeletePolicy: "readAutoDeletePolicy",
   placeInputs: "placeInputs",
   measureSandbox: "measureSandbox",
+  agentPack: "placeAgentPack",
 };
 
 /** The provider operation of a capability (every one is named after its capability but the stop). */
@@ -32,7 +33,9 @@ type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease
     ? "readWorkspaceSentinel" | "writeWorkspaceSentinel"
     : C extends "autoDeletePolicy"
       ? "readAutoDeletePolicy" | "disableAutoDelete"
-      : C & keyof EnvironmentProvider;
+      : C extends "agentPack"
+        ? "placeAgentPack"
+        : C & keyof EnvironmentProvider;
 
 /** Whether the plugin advertises `capability` and implements its operation (a type guard). */
 export function hasCapability<C extends ProviderCapability>(

@@ -54,6 +54,13 @@ export const PROVIDER_CAPABILITIES = [
    * stopped and retained (leases/sandbox-size.ts), for the Retained sandboxes list.
    */
   "measureSandbox",
+  /**
+   * R-PV-1 (optional): place an agent pack (the agent's runtime at a pinned version, a directory
+   * on the controller's host, providers/agent-pack/) in the sandbox, OUTSIDE its exported
+   * workspace, where the agent's command and the verification read find it. Without it an agent
+   * that names a pack is refused before its turn (agent_pack_unsupported).
+   */
+  "agentPack",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -247,6 +254,21 @@ export interface PlacedInputs {
   readOnly: boolean;
 }
 
+/** R-PV-1: one file of an agent pack, streamed from the controller's host copy. */
+export interface AgentPackFile {
+  /** `a/b/c`, relative to the pack's root: safe components only (providers/agent-pack/pack-format.ts). */
+  relativePath: string;
+  sizeBytes: number;
+  /** Whether the file is executable (the runtime's programs). */
+  executable: boolean;
+  open(): Promise<Readable>;
+}
+
+/** R-PV-1: where placeAgentPack put the pack: the directory exactly as the agent's process sees it. */
+export interface PlacedAgentPack {
+  directory: string;
+}
+
 /** What measureSandbox may spend: it stops at whichever comes first and reports a lower bound. */
 export interface MeasureBudget {
   timeMs: number;
@@ -340,6 +362,13 @@ export interface EnvironmentProvider {
   placeInputs?(lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs>;
   /** Capability `measureSandbox`: the sandbox's size within `budget`; reads only, never follows a link. */
   measureSandbox?(lease: LeaseHandle, request: MeasureRequest): Promise<SandboxMeasurement>;
+  /**
+   * R-PV-1 (capability `agentPack`): replaces the sandbox's agent pack with exactly `files`, all or
+   * nothing, outside the exported workspace (never copied back); read-only for the agent where the
+   * provider can enforce it. Verification reads it back by a command through exec, never trusting
+   * this call's answer alone.
+   */
+  placeAgentPack?(lease: LeaseHandle, files: readonly AgentPackFile[]): Promise<PlacedAgentPack>;
   /** R-DT-1 (capability `autoDeletePolicy`): asks the provider to never delete this sandbox on its own. */
   disableAutoDelete?(lease: LeaseHandle): Promise<void>;
   /** R-DT-1: a fresh read of the provider's record of this sandbox's auto-delete policy. */

@@ -15,4 +15,5 @@ export * from "./actions/file-recovery";
 export * from "./actions/legacy-copyback-repair";
 export * from "./actions/export-limit";
 export * from "./actions/copyback-failed";
+export * from "./actions/pack-verification-unavailable";
 export * from "./actions/resolution";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 
 /** Variables the executor sets itself; an agent's configuration cannot override them. */
-export const RESERVED_AGENT_ENV = ["COPYBACK_RUN_ID", "COPYBACK_ISSUE_ID", "COPYBACK_API_URL", "COPYBACK_RESULT_FILE"] as const;
+export const RESERVED_AGENT_ENV = ["COPYBACK_RUN_ID", "COPYBACK_ISSUE_ID", "COPYBACK_API_URL", "COPYBACK_RESULT_FILE", "COPYBACK_AGENT_PACK_DIR"] as const;
 
 export const DEFAULT_AGENT_TIMEOUT_SECONDS = 600;
 
@@ -15,6 +15,22 @@ export const DEFAULT_AGENT_TIMEOUT_SECONDS = 600;
  */
 export const AGENT_ADAPTERS = ["process", "legacy"] as const;
 export type AgentAdapter = (typeof AGENT_ADAPTERS)[number];
+
+/**
+ * R-PV-1: the agent pack this agent runs from (providers/agent-pack/pack-format.ts): a directory on
+ * the controller's host, the runtime version the agent needs, and optionally the pack's tree digest
+ * pinned by the operator. Placed and verified in the sandbox before every turn. Absent: the agent's
+ * command runs as configured, with no pack (the packages README says why that is the default).
+ */
+export const agentPackConfig = z.strictObject({
+  directory: z.string().min(1).max(4096).refine((path) => path.startsWith("/"), "an absolute path on the controller's host"),
+  version: z.string().trim().min(1).max(200),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "a lowercase hex sha256 digest")
+    .optional(),
+});
+export type AgentPackConfig = z.infer<typeof agentPackConfig>;
 
 export const agentAdapterConfig = z.looseObject({
   adapter: z.enum(AGENT_ADAPTERS).default("process"),
@@ -30,6 +46,7 @@ export const agentAdapterConfig = z.looseObject({
       message: `may not set ${RESERVED_AGENT_ENV.join(", ")}`,
     })
     .default({}),
+  agentPack: agentPackConfig.optional(),
 });
 
 export type AgentAdapterConfig = z.infer<typeof agentAdapterConfig>;

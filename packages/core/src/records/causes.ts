@@ -153,3 +153,25 @@ export function copybackFailedNextAction(input: { failure: CopybackFailureKind; 
     "a board operator may instead close it deliberately (false_positive or cancelled, with a note). Recording it changes neither the task nor the run; no new agent turn is started."
   );
 }
+
+/**
+ * R-PV-1: two verification reads of the agent pack were inconclusive (a timeout, a signal, no exit
+ * status, a transport error): nothing proves the pack wrong, nothing proves it right. The run is
+ * held before its agent was ever started; nothing of the task's work exists in a sandbox.
+ */
+export const PACK_VERIFICATION_UNAVAILABLE_CAUSE = "runner_remote_provider_verification_unavailable";
+
+/**
+ * R-PV-1: the hold's instructions: what happened, that nothing was lost, and the resolution path
+ * (the guarded resolve API with outcome "reverify", which gives the same run a fresh read budget;
+ * or Stop the run, then close the hold deliberately). Deterministic in its inputs.
+ */
+export function packVerificationUnavailableNextAction(input: { runId: string; runtime: string; version: string; lastReason: string }): string {
+  return (
+    `The agent pack (${input.runtime} ${input.version}) of run ${input.runId} could not be verified in its sandbox: two verification reads ended without an answer (last: ${input.lastReason}), which proves neither a good nor a bad pack. ` +
+    "The run is held in the queue and its agent was never started; no tool ran and nothing of the task's work is in a sandbox. " +
+    "A runtime manager restores the provider's command channel (its API, network or credentials), then asks for a re-verification " +
+    "(POST /api/issues/:id/recovery-actions/resolve with outcome \"reverify\", the task's unchanged status, the held run with status queued, and a note; or `copyback recovery resolve --outcome reverify`): " +
+    "the same run is dispatched again and reads the pack again before its first turn. To give the run up instead, Stop it, then close this action with the cancelled disposition and a note."
+  );
+}

@@ -12,7 +12,15 @@
 // A delivered intent resolved its hold, so the task shows normal work (or its other holds).
 // The notice never carries a process id, host name, token, shutdown form or resume control;
 // diagnostics live under "Recovery details" for the roles allowed to see them.
-import { COPYBACK_FAILED_CAUSE, EXPORT_LIMIT_CAUSE, EXPORT_RETRY_EXHAUSTED_CAUSE, FILE_RECOVERY_CAUSE, LEGACY_COPYBACK_REPAIR_CAUSE, OWNER_UNVERIFIED_CAUSE } from "../records/causes";
+import {
+  COPYBACK_FAILED_CAUSE,
+  EXPORT_LIMIT_CAUSE,
+  EXPORT_RETRY_EXHAUSTED_CAUSE,
+  FILE_RECOVERY_CAUSE,
+  LEGACY_COPYBACK_REPAIR_CAUSE,
+  OWNER_UNVERIFIED_CAUSE,
+  PACK_VERIFICATION_UNAVAILABLE_CAUSE,
+} from "../records/causes";
 import { isOpenRecoveryActionStatus } from "../records/actions/open-statuses";
 
 export interface NoticeAction {
@@ -68,6 +76,9 @@ const ATTENTION_MESSAGES: Readonly<Record<string, string>> = {
   // R-EX-4, R-UI-2: a copyback that failed for good (a conflict with host changes, a task that moved
   // on, a failed write); the files wait in the kept sandbox and an operator recovers them.
   [COPYBACK_FAILED_CAUSE]: "Saving this task's work back to the workspace failed. The work and its result are kept in the run's sandbox; an operator needs to recover them.",
+  // R-PV-1: quiet: the agent never started, nothing was lost; an operator checks the provider and
+  // asks for the check again. No ids, codes or provider details here (Recovery details has them).
+  [PACK_VERIFICATION_UNAVAILABLE_CAUSE]: "This task's run is waiting to start: its sandbox could not confirm the agent's software. Nothing was lost; an operator needs to check the environment before it continues.",
 };
 const DEFAULT_ATTENTION = "This task's recovery needs an operator's attention. Its saved work is kept.";
 // After a Discard the notice must not say the files are kept: they were given up.

@@ -11,6 +11,7 @@ import {
   FILE_RECOVERY_CAUSE,
   LEGACY_COPYBACK_REPAIR_CAUSE,
   OWNER_UNVERIFIED_CAUSE,
+  PACK_VERIFICATION_UNAVAILABLE_CAUSE,
 } from "../records/causes";
 import type { DbOrTx } from "../records/run-log";
 import { OPEN_RECOVERY_ACTION_STATUSES } from "../records/actions";
@@ -38,6 +39,7 @@ const REASONS: Readonly<Record<string, string>> = {
   [EXPORT_RETRY_EXHAUSTED_CAUSE]: "copying an earlier run's files back failed three times and its sandbox is kept for the export-only retry",
   [EXPORT_LIMIT_CAUSE]: "an earlier run's files exceeded the export limits and its sandbox is kept for an operator",
   [COPYBACK_FAILED_CAUSE]: "copying an earlier run's files back failed for good and its sandbox is kept until a board operator records their recovery",
+  [PACK_VERIFICATION_UNAVAILABLE_CAUSE]: "a run of this task is held before its first turn because its agent pack could not be verified in its sandbox, until a runtime manager asks for it to be verified again",
 };
 
 /** Why the hold stops ordinary work, in words for the task's notice (pure). */

@@ -1,5 +1,5 @@
 // `copyback recovery resolve --action ID --source-status STATUS --run ID --lease ID --run-status
-// STATUS --stop-evidence TEXT --recovered-files TEXT [--outcome restored|false_positive|cancelled]
+// STATUS --stop-evidence TEXT --recovered-files TEXT [--outcome restored|false_positive|cancelled|reverify]
 // [--no-external-actions] [--note TEXT]`: records a file hold's repair (R-RR-5, R-FO-5) through
 // THE service behind the REST route and the tRPC mutation, resolveRecoveryAction; every rule is
 // decided there, never here.
@@ -52,7 +52,12 @@ export async function recoveryResolve(ctx: CommandContext, opts: ResolveOptions)
     const result = await resolveRecoveryAction(prisma, { ...body, ...action, actor: SYSTEM_ACTOR });
     const json = { database: source, ...result, companyId: action.companyId, issueId: action.issueId, actor: SYSTEM_ACTOR };
     const text =
-      result.status === "resolved"
+      result.status === "resolved" && result.outcome === "reverify"
+        ? [
+            `resolved: action ${result.actionId} (reverify), run ${result.runId}.`,
+            "The held run goes back to the claim with a fresh agent-pack read budget; it verifies its pack again before its first turn (R-PV-1). The task, its owner and status are unchanged.",
+          ]
+        : result.status === "resolved"
         ? [
             `resolved: action ${result.actionId} (${result.outcome}), run ${result.runId}, leases ${result.leaseIds.join(", ") || "none"}.`,
             "The task, its owner and status, the run and the retained allocation are unchanged; nothing was queued. Remove the allocation in the provider's console once its files are no longer needed.",

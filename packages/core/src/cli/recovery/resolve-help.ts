@@ -24,6 +24,7 @@ const OUTCOME_WORDS: Readonly<Record<(typeof RESOLVE_OUTCOMES)[number], string>>
   restored: "the files are recovered; the lease must be released with its confirmed stop receipt (a cancelled run: also its stopped-execution receipt)",
   false_positive: "a deliberate board disposition: the hold was raised in error; no receipt is checked",
   cancelled: "a deliberate board disposition: the files are given up (a discarded sandbox); no receipt is checked",
+  reverify: "the agent-pack verification hold only: the provider answers again; the held run (--run-status queued, no --lease) reads its pack again with a fresh budget",
 };
 
 function columns(rows: readonly (readonly [string, string])[]): string[] {
@@ -34,9 +35,11 @@ function columns(rows: readonly (readonly [string, string])[]): string[] {
 export function resolveHelpText(): string {
   return [
     "",
-    "Holds it resolves (cause, what it is):",
+    "Holds it resolves (cause, what it is, the outcomes it accepts):",
     ...columns(
-      RESOLVABLE_HOLDS.map((hold) => [hold.cause, `${hold.name} (${hold.rules})${hold.needsRetainedSourceRecord ? "; restored also needs the lease's retained-source record" : ""}`] as const),
+      RESOLVABLE_HOLDS.map(
+        (hold) => [hold.cause, `${hold.name} (${hold.rules}; ${hold.outcomes.join(", ")})${hold.needsRetainedSourceRecord ? "; restored also needs the lease's retained-source record" : ""}`] as const,
+      ),
     ),
     "",
     `Evidence by --outcome (always: --source-status, --run, --run-status, and --lease when the action records one):`,

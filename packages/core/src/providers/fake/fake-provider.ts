@@ -99,9 +99,10 @@ export function createFakeProvider(options: FakeProviderOptions = {}): FakeProvi
   const script: FakeExecScript = options.script ?? ((context) => configuredTurn(armed.get(context.lease.leaseId)?.turn, context));
 
   // The auto-delete model is opt-in: by default the fake deletes nothing behind the caller (R-DT-1).
+  // No agentPack: the fake runs no real command, so it could not run the pack's verification read (R-PV-1).
   const capabilities = new Set<ProviderCapability>(
     options.capabilities ??
-      PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta") && (options.measureSandbox === true || c !== "measureSandbox")),
+      PROVIDER_CAPABILITIES.filter((c) => (options.autoDelete === true || c !== "autoDeletePolicy") && (options.exportDelta === true || c !== "exportDelta") && (options.measureSandbox === true || c !== "measureSandbox") && c !== "agentPack"),
   );
 
   const sandboxOf = (lease: LeaseHandle) => findSandbox(store, pluginId, lease);

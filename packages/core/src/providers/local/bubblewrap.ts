@@ -15,6 +15,8 @@ export interface BubblewrapMounts {
   agentDir: string;
   /** R-RC-5: the sandbox's inputs directory when it has one, bound read-only at the same path. */
   inputsDir?: string | null;
+  /** R-PV-1: the sandbox's agent pack when it has one, bound read-only at the same path. */
+  packDir?: string | null;
   cwd: string;
   allowNetwork: boolean;
 }
@@ -34,6 +36,7 @@ export function bubblewrapArgs(m: BubblewrapMounts, argv: readonly string[]): st
     "--bind", m.workspace, m.workspace,
     "--bind", m.agentDir, m.agentDir,
     ...(m.inputsDir ? ["--ro-bind", m.inputsDir, m.inputsDir] : []),
+    ...(m.packDir ? ["--ro-bind", m.packDir, m.packDir] : []),
     "--unshare-pid",
     ...(m.allowNetwork ? [] : ["--unshare-net"]),
     "--die-with-parent",

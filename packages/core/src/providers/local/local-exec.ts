@@ -16,6 +16,7 @@ import { agentEnvironment, resolveCwd } from "./exec-environment";
 import { KILL_GRACE_MS, killLeftovers, recordState, terminateRecords } from "./process-group";
 import { takeResultFile } from "./result-file";
 import { inputsDirectoryOf } from "./sandbox-inputs";
+import { packDirectoryOf } from "./sandbox-pack";
 import type { SandboxLayout } from "./sandbox-layout";
 import { exists, updateProcesses, type ProcessRecord, type SandboxIdentityRecord } from "./sandbox-records";
 import { spawnGroup } from "./spawn-group";
@@ -47,7 +48,9 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
   const isolated = ctx.bwrap !== null;
   // R-RC-5: placed inputs are seen at the path the agent was told, read-only.
   const inputsDir = await inputsDirectoryOf(layout);
-  const mounts = { instanceRoot: ctx.instanceRoot, workspace: layout.workspace, agentDir: layout.agentDir, inputsDir, cwd, allowNetwork: ctx.identity.allowNetwork };
+  // R-PV-1: so is the placed agent pack (the verification read and the agent's command run it).
+  const packDir = await packDirectoryOf(layout);
+  const mounts = { instanceRoot: ctx.instanceRoot, workspace: layout.workspace, agentDir: layout.agentDir, inputsDir, packDir, cwd, allowNetwork: ctx.identity.allowNetwork };
   // Resource limits (resource-limits.ts): rlimits by prlimit inside the sandbox, memory and
   // process counts by this exec's own cgroups where writable (joined before anything starts).
   const limits = ctx.identity.limits ?? DEFAULT_RESOURCE_LIMITS;

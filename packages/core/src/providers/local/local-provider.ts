@@ -5,11 +5,13 @@
 // file named for it; this one wires them to one instance root and plugin id.
 import {
   PROVIDER_CAPABILITIES,
+  type AgentPackFile,
   type EnvironmentProvider,
   type ExecRequest,
   type ExecResult,
   type LeaseHandle,
   type MeasureRequest,
+  type PlacedAgentPack,
   type SandboxMeasurement,
 } from "../types";
 import { acquireSandbox } from "./acquire-sandbox";
@@ -21,6 +23,7 @@ import { localExec } from "./local-exec";
 import { localSandboxes, realWorkspace } from "./local-sandboxes";
 import { KILL_GRACE_MS } from "./process-group";
 import { sandboxLifecycle } from "./sandbox-lifecycle";
+import { placeLocalAgentPack } from "./sandbox-pack";
 import { measureTree } from "./sandbox-size";
 import { workspaceExports } from "./workspace-exports";
 import { workspaceSeed } from "./workspace-seed";
@@ -65,6 +68,12 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     return { workspace: measured.part, sandbox: measured.total, lowerBound: measured.lowerBound };
   }
 
+  /** R-PV-1 (capability `agentPack`): the pack in control/pack/, outside the exported workspace. */
+  async function placeAgentPack(lease: LeaseHandle, files: readonly AgentPackFile[]): Promise<PlacedAgentPack> {
+    const { layout } = await sandboxes.open(lease);
+    return placeLocalAgentPack(layout, files);
+  }
+
   return {
     pluginId,
     provider: "local",
@@ -75,6 +84,7 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
     ...workspaceExports(sandboxes, faults),
     ...workspaceSeed(sandboxes),
     measureSandbox,
+    placeAgentPack,
     ...sandboxLifecycle(sandboxes, graceMs),
     ...workspaceSentinel(sandboxes),
   };

@@ -7,8 +7,9 @@
 //       stat-cache.bin                                    the delta export's stat cache (stat-cache.ts)
 //       agent/result.json                                 COPYBACK_RESULT_FILE, outside the export
 //       inputs/<attachmentId>/<file name>                 R-RC-5: a reconstruction's saved sources, outside the export
+//       pack/                                             R-PV-1: the agent pack (its runtime), outside the export
 // Under bubblewrap the agent can write only workspace/ and control/agent/: it can neither read
-// nor forge the identity, the sentinel or the process records; it reads control/inputs/ read-only.
+// nor forge the identity, the sentinel or the process records; it reads control/inputs/ and control/pack/ read-only.
 import { join } from "node:path";
 import { DomainError } from "../../errors";
 
@@ -27,6 +28,8 @@ export interface SandboxLayout {
   resultFile: string;
   /** R-RC-5: placeInputs' files (sandbox-inputs.ts); never exported, removed by the next seed. */
   inputsDir: string;
+  /** R-PV-1: placeAgentPack's files (sandbox-pack.ts); never exported. */
+  packDir: string;
 }
 
 /** Lease ids become directory names: nothing that could leave the sandboxes directory. */
@@ -58,5 +61,6 @@ export function sandboxLayout(instanceRoot: string, providerLeaseId: string): Sa
     agentDir,
     resultFile: join(agentDir, "result.json"),
     inputsDir: join(control, "inputs"),
+    packDir: join(control, "pack"),
   };
 }

@@ -6,7 +6,9 @@
 // arbiter), asks decideResolve and, on admission, writes exactly one thing besides its audit rows:
 // the action's resolution with the verified evidence. The task's status, owner, conversation
 // generation and execution/checkout locks, the run and the lease are not touched; nothing is
-// queued or replayed; the allocation is never destroyed (R-RR-6). A refusal is a DomainError
+// queued or replayed; the allocation is never destroyed (R-RR-6). The one exception is R-PV-1's
+// `reverify`: the held run (already queued, never started) gets a fresh agent-pack read budget and
+// is released to the claim, in the same transaction. A refusal is a DomainError
 // `conflict` with a stable code and writes nothing.
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
@@ -14,6 +16,7 @@ import { conflict, notFound } from "../../errors";
 import { recordActivity, type Actor } from "../../records/record-activity";
 import { recordRunEvent } from "../../records/run-log";
 import { recordRecoveryResolution } from "../../records/actions";
+import { renewPackBudget } from "../../records/agent-pack-verification";
 import { decideResolve, type RecordedSource } from "../policies/decide-resolve";
 import { OUTCOME_REQUIRES, RESOLVE_OUTCOMES } from "../resolvable-holds";
 
@@ -151,7 +154,18 @@ export async function resolveRecoveryAction(db: PrismaClient, input: ResolveReco
       entityId: action.id,
       details: { issueId: input.issueId, runId: source.runId, cause: action.cause, outcome: input.outcome, leaseIds: decision.leaseIds, externalActions: decision.verified.externalActions },
     });
-    if (run) {
+    if (run && decision.renewPackBudget) {
+      // R-PV-1: the same run reads its pack again when it is claimed; no turn ran before.
+      await renewPackBudget(tx, { runId: run.id, actionId: action.id });
+      await recordRunEvent(tx, {
+        companyId: input.companyId,
+        runId: run.id,
+        level: "info",
+        code: "agent_pack.reverify_requested",
+        message: "A runtime manager asked for the agent pack to be verified again; the run goes back to the claim with a fresh read budget.",
+        payload: { actionId: action.id },
+      });
+    } else if (run) {
       await recordRunEvent(tx, {
         companyId: input.companyId,
         runId: run.id,

@@ -18,8 +18,14 @@
 // `cancelled` are deliberate board dispositions with a note; they claim no copyback and check no
 // receipt. None of them changes the task, its owner, its conversation or its locks, queues or
 // replays anything, or touches the allocation (R-RR-6).
+//
+// `reverify` (R-PV-1) is the agent-pack verification hold's only way forward: the held run must
+// still be queued and held by this very action; the admission renews its read budget and lets the
+// claim take it again (the shell writes both), so the SAME run reads its pack again before its
+// first turn. Nothing else changes; no agent ever ran for it, so nothing is replayed.
 import { confirmedStopReceipt } from "../../leases/lease-metadata";
 import { readRetainedSource } from "../../leases/retained-source";
+import { readPackVerification } from "../../records/agent-pack-verification";
 import { readStoppedExecutionReceipt } from "../../records/stopped-execution-receipt";
 import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 import { holdResolvedElsewhere, RESOLVABLE_HOLDS, resolvableHold, type ResolveOutcome } from "../resolvable-holds";
@@ -70,10 +76,19 @@ export type ResolveRejectCode =
   | "execution_receipt_missing"
   | "external_actions_not_applicable"
   | "evidence_required"
-  | "note_required";
+  | "note_required"
+  | "outcome_not_applicable"
+  | "run_not_held";
 
 export type ResolveDecision =
-  | { kind: "admit"; status: "resolved" | "cancelled"; leaseIds: string[]; verified: { stopReceiptRequestId: string | null; stoppedExecutionRequestId: string | null; externalActions: "not_performed" | "not_certified" } }
+  | {
+      kind: "admit";
+      status: "resolved" | "cancelled";
+      leaseIds: string[];
+      verified: { stopReceiptRequestId: string | null; stoppedExecutionRequestId: string | null; externalActions: "not_performed" | "not_certified" };
+      /** R-PV-1: renew the held run's agent-pack read budget and release it to the claim. */
+      renewPackBudget?: true;
+    }
   /** The same resolution was already recorded: nothing to write. */
   | { kind: "already_resolved"; leaseIds: string[] }
   | { kind: "reject"; code: ResolveRejectCode; message: string };
@@ -98,6 +113,9 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
     if (action.outcome === request.outcome) return { kind: "already_resolved", leaseIds };
     return reject("action_not_open", `The recovery action is already ${action.status}${action.outcome ? ` (${action.outcome})` : ""}.`);
   }
+  if (!hold.outcomes.includes(request.outcome)) {
+    return reject("outcome_not_applicable", `A ${hold.name} is resolved with ${hold.outcomes.join(", ")}, not ${request.outcome}.`);
+  }
   // R-RR-5: the task's status must be the unchanged current one; nothing here moves it.
   if (request.sourceIssueStatus !== s.issue.status) {
     return reject("source_status_changed", `The task's status is ${s.issue.status}, not ${request.sourceIssueStatus}; read it again and send the current one.`);
@@ -106,6 +124,7 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
   if (reconciliation.runId !== action.source.runId) return reject("run_mismatch", "executionReconciliation names another run than the action's source run.");
   const run = s.run;
   if (!run || run.issueId !== action.issueId) return reject("run_missing", "The action's source run no longer exists on this task.");
+  if (request.outcome === "reverify") return decideReverify(s, run, leaseIds);
   // R-RR-5: a queued or running source cannot be repaired (or dismissed) this way.
   if (ACTIVE_RUN.has(run.status)) return reject("source_run_active", `The source run is ${run.status}; wait until it has ended.`);
   if (reconciliation.runStatus !== run.status) return reject("run_status_changed", `The source run is ${run.status}, not ${reconciliation.runStatus}.`);
@@ -147,4 +166,19 @@ export function decideResolve(s: ResolveSnapshot): ResolveDecision {
     stoppedExecutionRequestId = execution.requestId;
   }
   return { kind: "admit", status: "resolved", leaseIds, verified: { stopReceiptRequestId: receipt.receipt.requestId, stoppedExecutionRequestId, externalActions } };
+}
+
+/** R-PV-1: the held run, still queued under this very hold, gets a fresh read budget. */
+function decideReverify(s: ResolveSnapshot, run: NonNullable<ResolveSnapshot["run"]>, leaseIds: string[]): ResolveDecision {
+  const { request, action } = s;
+  const reconciliation = request.executionReconciliation;
+  const held = readPackVerification(run.runnerProfile).held;
+  if (run.status !== "queued" || !held || held.actionId !== action.id) {
+    return { kind: "reject", code: "run_not_held", message: `The run is ${run.status} and not held by this action's agent-pack verification; there is nothing to verify again.` };
+  }
+  if (reconciliation.runStatus !== run.status) return { kind: "reject", code: "run_status_changed", message: `The source run is ${run.status}, not ${reconciliation.runStatus}.` };
+  if (reconciliation.leaseId !== action.source.leaseId) return { kind: "reject", code: "lease_mismatch", message: "executionReconciliation names a lease; this hold pins none (send null)." };
+  if (reconciliation.noExternalActionsPerformed) return { kind: "reject", code: "external_actions_not_applicable", message: "The no-external-actions confirmation applies only to a cancelled native run." };
+  if (!request.note) return { kind: "reject", code: "note_required", message: "A reverify needs a note that says what was restored." };
+  return { kind: "admit", status: "resolved", leaseIds, verified: { stopReceiptRequestId: null, stoppedExecutionRequestId: null, externalActions: "not_certified" }, renewPackBudget: true };
 }

@@ -8,6 +8,7 @@ import {
   FILE_RECOVERY_CAUSE,
   LEGACY_COPYBACK_REPAIR_CAUSE,
   OWNER_UNVERIFIED_CAUSE,
+  PACK_VERIFICATION_UNAVAILABLE_CAUSE,
   type CopybackFailureKind,
   type UnverifiedReason,
   type FinalizationPhase,
@@ -21,6 +22,8 @@ const CAUSE_WORDS: Readonly<Record<string, string>> = {
   [FILE_RECOVERY_CAUSE]: "Run ended before its result: files kept for recovery",
   [EXPORT_RETRY_EXHAUSTED_CAUSE]: "Copying the work back kept failing",
   [COPYBACK_FAILED_CAUSE]: "Copying the work back failed: files kept for recovery",
+  // R-PV-1: two inconclusive reads of the agent pack; the run is held before its first turn.
+  [PACK_VERIFICATION_UNAVAILABLE_CAUSE]: "Agent pack could not be verified: run held before its first turn",
 };
 
 export function causeInWords(cause: string): string {

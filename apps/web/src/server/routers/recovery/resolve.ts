@@ -10,7 +10,7 @@ export const resolveRecoveryOutput = z.object({
   actionId: z.uuid(),
   runId: z.string(),
   leaseIds: z.array(z.string()),
-  outcome: z.enum(["restored", "false_positive", "cancelled"]),
+  outcome: z.enum(["restored", "false_positive", "cancelled", "reverify"]),
   status: z.enum(["resolved", "already_resolved"]),
 });
 
