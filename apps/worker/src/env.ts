@@ -2,7 +2,8 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { detectControllerPlatform, railwayEnvShape, type ControllerPlatformIdentity } from "@copyback/core/platforms";
+import { detectControllerPlatform, harnessPublicKeys, importHarnessKeys, railwayEnvShape, type ControllerPlatformIdentity } from "@copyback/core/platforms";
+import type { TenantHarnessConfig } from "@copyback/core/recovery";
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
@@ -49,10 +50,32 @@ const schema = z.object({
   // R-RW-1: set by Railway in every deployment (all four or none); the worker's owner receipts
   // then name its exact deployment, which the cloud harness can prove removed (apps/harness).
   ...railwayEnvShape,
+  // R-RW-2, R-RW-5: the cloud harness that proves a Railway controller's stop (apps/harness). All
+  // four or none; without them unverified owners stay fenced for an operator. The tenant holds no
+  // Railway credential: only the harness's URL, the fleet token, this stack's id and the
+  // harness's public keys (a JWK set, several during a key rotation).
+  COPYBACK_HARNESS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  COPYBACK_HARNESS_FLEET_TOKEN: z.string().min(32).optional(),
+  COPYBACK_HARNESS_KEYS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return harnessPublicKeys.parse(JSON.parse(text));
+      } catch {
+        ctx.addIssue({ code: "custom", message: 'expected a JSON key set {"keys":[{"kty":"OKP","crv":"Ed25519","x":...,"kid":...}]}' });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  COPYBACK_STACK_ID: z.string().min(1).max(128).optional(),
 }).superRefine((env, ctx) => {
   // A partial platform identity names no deployment: refused at start, never guessed (R-RW-6).
   const detected = detectControllerPlatform(env);
   if (detected.kind === "invalid") ctx.addIssue({ code: "custom", message: detected.message, path: ["RAILWAY_DEPLOYMENT_ID"] });
+  const harness = [env.COPYBACK_HARNESS_URL, env.COPYBACK_HARNESS_FLEET_TOKEN, env.COPYBACK_HARNESS_KEYS, env.COPYBACK_STACK_ID];
+  if (harness.some((v) => v !== undefined) && harness.some((v) => v === undefined)) {
+    ctx.addIssue({ code: "custom", message: "COPYBACK_HARNESS_URL, COPYBACK_HARNESS_FLEET_TOKEN, COPYBACK_HARNESS_KEYS and COPYBACK_STACK_ID go together", path: ["COPYBACK_HARNESS_URL"] });
+  }
 });
 
 export type WorkerEnv = z.infer<typeof schema>;
@@ -67,4 +90,10 @@ export function parseWorkerEnv(source: NodeJS.ProcessEnv = process.env): WorkerE
 export function controllerPlatformOf(env: WorkerEnv): ControllerPlatformIdentity | undefined {
   const detected = detectControllerPlatform(env);
   return detected.kind === "detected" ? detected.identity : undefined;
+}
+
+/** R-RW-5: the tenant's harness configuration (keys imported), or undefined when none is configured. */
+export async function harnessConfigOf(env: WorkerEnv): Promise<TenantHarnessConfig | undefined> {
+  if (!env.COPYBACK_HARNESS_URL || !env.COPYBACK_HARNESS_FLEET_TOKEN || !env.COPYBACK_HARNESS_KEYS || !env.COPYBACK_STACK_ID) return undefined;
+  return { url: env.COPYBACK_HARNESS_URL, fleetToken: env.COPYBACK_HARNESS_FLEET_TOKEN, stack: env.COPYBACK_STACK_ID, keys: await importHarnessKeys(env.COPYBACK_HARNESS_KEYS) };
 }

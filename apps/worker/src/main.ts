@@ -8,7 +8,7 @@ import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createPassLogFilter } from "./reconcile-log";
 import { createWorkerRuntime } from "./runtime";
-import { controllerPlatformOf, parseWorkerEnv } from "./env";
+import { controllerPlatformOf, harnessConfigOf, parseWorkerEnv } from "./env";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
@@ -43,7 +43,8 @@ const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 // The reconciler judges this process's own runs by what its dispatcher executes (a run it gave up
 // on is orphaned even though its controller lives).
-const reconciler = createWorkerReconciler(runtime, log, { executesHere: (runId) => dispatcher.executes(runId) });
+const harness = await harnessConfigOf(env);
+const reconciler = createWorkerReconciler(runtime, log, { executesHere: (runId) => dispatcher.executes(runId), ...(harness ? { harness } : {}) });
 
 const loop = new WorkerLoop({
   intervalMs: env.WORKER_POLL_INTERVAL_MS,
@@ -95,7 +96,7 @@ const metricsServer =
       })
     : null;
 log.info(
-  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none" },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", harness: harness ? "on" : "off" },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);

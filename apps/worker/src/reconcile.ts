@@ -8,6 +8,7 @@
 import {
   Reconciler,
   finalizationSweep,
+  harnessTakeoverSweep,
   historicalUnsafeSweep,
   leaseCleanupSweep,
   leftoverStagingSweep,
@@ -18,17 +19,21 @@ import {
   stopRetentionSweep,
   type Sweep,
   type SweepLog,
+  type TenantHarnessConfig,
 } from "@copyback/core/recovery";
 import type { WorkerRuntime } from "./runtime";
 
 export function createWorkerReconciler(
   runtime: WorkerRuntime,
   log: SweepLog,
-  opts: { batchSize?: number; executesHere?: (runId: string) => boolean } = {},
+  opts: { batchSize?: number; executesHere?: (runId: string) => boolean; harness?: TenantHarnessConfig } = {},
 ): Reconciler {
-  const { batchSize, executesHere } = opts;
+  const { batchSize, executesHere, harness } = opts;
   return new Reconciler({
     sweeps: [
+      // R-RW-2, R-RW-3: with a harness configured, an unverified owner on Railway whose deployment
+      // is proven removed is released first, so the finalization sweep below resumes it this pass.
+      ...(harness ? [harnessTakeoverSweep({ db: runtime.db, harness, log })] : []),
       traced(runtime, finalizationSweep({ ...runtime, log, executesHere })),
       orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere }),
       ownerHoldsSweep({ db: runtime.db }),

@@ -41,6 +41,9 @@ export {
 } from "../recovery/reconstruction/contract";
 export { reconstructionOffer } from "../recovery/reconstruction/offer";
 export { dueFinalizationsSql, finalizationSweep } from "../recovery/sweeps/finalization-sweep";
+export { askHarness, type TenantHarnessConfig } from "../recovery/harness/harness-client";
+export { takeOverWithHarness } from "../recovery/harness/harness-takeover";
+export { harnessTakeoverSweep } from "../recovery/sweeps/harness-takeover-sweep";
 export { historicalUnsafeSweep } from "../recovery/sweeps/historical-unsafe-sweep";
 export { leaseCleanupSweep } from "../recovery/sweeps/lease-cleanup-sweep";
 export { leftoverStagingSweep } from "../recovery/sweeps/leftover-staging-sweep";

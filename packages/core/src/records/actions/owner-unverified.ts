@@ -14,6 +14,17 @@ import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "./open-statuses-sql";
 export const OWNER_UNVERIFIED_EVIDENCE_SCHEMA = "copyback.owner-unverified-evidence.v1";
 export const OWNER_ATTESTATION_SCHEMA = "copyback.owner-stop-attestation.v1";
 
+/** R-RW-3: the harness receipt an automatic takeover verified, kept as its proof. */
+export const stopProof = z.object({
+  kind: z.literal("harness_receipt"),
+  kid: z.string(),
+  jti: z.string(),
+  receipt: z.string(),
+  deployment: z.unknown(),
+  verifiedAt: z.string(),
+});
+export type StopProof = z.infer<typeof stopProof>;
+
 /** What an unverified-owner hold records: enough for the exact API call, nothing that grants anything by itself. */
 export const ownerUnverifiedEvidence = z.object({
   schema: z.literal(OWNER_UNVERIFIED_EVIDENCE_SCHEMA),
@@ -42,8 +53,15 @@ export const ownerUnverifiedEvidence = z.object({
       stopEvidence: z.string(),
       actor: z.object({ type: z.string(), id: z.string().nullable() }),
       attestedAt: z.string(),
+      /** R-RW-3: an automatic takeover's proof: the harness's verified stop receipt (absent on an operator's). */
+      proof: stopProof.optional(),
     })
     .optional(),
+  /**
+   * R-RW-3: the last refusal of an automatic takeover (a fixed code), for Recovery details; written
+   * only when the code changes, so repeated checks do not rewrite the hold (R-OWN-5).
+   */
+  harnessCheck: z.object({ code: z.string(), message: z.string(), checkedAt: z.string() }).optional(),
 });
 export type OwnerUnverifiedEvidence = z.infer<typeof ownerUnverifiedEvidence>;
 
@@ -141,7 +159,7 @@ export async function openOwnerUnverifiedAction(db: DbOrTx, input: OpenOwnerUnve
 /** R-ATT-3: the operator's attestation, recorded on the hold (which stays open until commitment). */
 export async function recordOwnerAttestation(
   tx: TransactionClient,
-  input: { actionId: string; ownerToken: string; owner: unknown; stopEvidence: string; actor: { type: string; id: string | null } },
+  input: { actionId: string; ownerToken: string; owner: unknown; stopEvidence: string; actor: { type: string; id: string | null }; proof?: StopProof },
 ): Promise<void> {
   const attestation = {
     schema: OWNER_ATTESTATION_SCHEMA,
@@ -150,9 +168,24 @@ export async function recordOwnerAttestation(
     stopEvidence: input.stopEvidence,
     actor: input.actor,
     attestedAt: new Date().toISOString(),
+    ...(input.proof ? { proof: input.proof } : {}),
   };
   await tx.$executeRaw`
     UPDATE issue_recovery_actions
     SET evidence = evidence || jsonb_build_object('attestation', ${JSON.stringify(attestation)}::jsonb), updated_at = now()
     WHERE id = ${input.actionId}::uuid`;
+}
+
+/**
+ * R-RW-3: records why an automatic takeover did not happen (a fixed code) on the open hold, only
+ * when the code differs from the one recorded; true when it wrote (the caller then logs it once).
+ */
+export async function recordHarnessCheck(db: DbOrTx, input: { actionId: string; code: string; message: string }): Promise<boolean> {
+  const check = { code: input.code, message: input.message, checkedAt: new Date().toISOString() };
+  const written = await db.$executeRaw`
+    UPDATE issue_recovery_actions
+    SET evidence = evidence || jsonb_build_object('harnessCheck', ${JSON.stringify(check)}::jsonb), updated_at = now()
+    WHERE id = ${input.actionId}::uuid AND cause = ${OWNER_UNVERIFIED_CAUSE}
+      AND (evidence -> 'harnessCheck' ->> 'code') IS DISTINCT FROM ${input.code}`;
+  return written === 1;
 }
