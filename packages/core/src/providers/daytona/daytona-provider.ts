@@ -8,6 +8,7 @@ import type { EnvironmentProvider, ProviderCapability } from "../types";
 import { acquireSandbox } from "./acquire";
 import type { BackoffPolicy } from "./backoff";
 import { processVariables, type VariableSource } from "./credentials";
+import { exportDelta } from "./delta-export";
 import { execInSandbox } from "./exec";
 import { exportWorkspace } from "./export";
 import { placeInputs } from "./inputs";
@@ -38,6 +39,7 @@ const OFFERED: readonly ProviderCapability[] = [
   "acquire",
   "exec",
   "exportWorkspace",
+  "exportDelta",
   "seedWorkspace",
   "environmentStopLease",
   "resume",
@@ -67,6 +69,7 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
     acquire: (request) => acquireSandbox(sandboxes, request),
     exec: (lease, request) => execInSandbox(sandboxes, lease, request),
     exportWorkspace: (lease, opts) => exportWorkspace(sandboxes, lease, opts),
+    exportDelta: (lease, request) => exportDelta(sandboxes, lease, request),
     seedWorkspace: (lease, archive: Readable) => seedWorkspace(sandboxes, lease, archive),
     placeInputs: (lease, inputs) => placeInputs(sandboxes, lease, inputs),
     measureSandbox: (lease, request) => measureSandbox(sandboxes, lease, request),

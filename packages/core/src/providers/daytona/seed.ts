@@ -1,8 +1,9 @@
 // seedWorkspace: the host's archive spooled to a private file (hashed as it is written), validated
 // there exactly as the local provider validates a seed (an unsafe archive changes nothing), then
 // streamed into the sandbox, checked there byte for byte, and extracted into a fresh directory
-// that replaces the workspace in one rename. The previous workspace and an earlier run's inputs
-// go with it (R-RC-5: an earlier run's inputs are not this run's).
+// that replaces the workspace in one rename. The previous workspace, its stat cache and an earlier
+// run's inputs go with it (R-RC-5: an earlier run's inputs are not this run's); the seed's own
+// stat cache is recorded then (delta-export.ts).
 import { createHash, randomBytes } from "node:crypto";
 import { constants, createWriteStream } from "node:fs";
 import { mkdir, open, rm } from "node:fs/promises";
@@ -16,6 +17,7 @@ import { runScript } from "./commands";
 import { LAYOUT, shellQuote } from "./layout";
 import type { DaytonaSandboxes } from "./sandboxes";
 import { transferPath, uploadChecked, type FileDigest } from "./transfer";
+import { recordSeedStatCache } from "./delta-export";
 
 /** Writes `archive` to a new private file, returning its digest. */
 async function spool(archive: Readable, file: string): Promise<FileDigest> {
@@ -69,6 +71,8 @@ export async function seedWorkspace(sandboxes: DaytonaSandboxes, lease: LeaseHan
     await runScript(client, sandbox, `mkdir -p ${shellQuote(LAYOUT.transfers)}`, { what: "preparing the seed", timeoutSec: 60 });
     await uploadChecked(client, sandbox, file, digest, remote, { what: "uploading the seed archive", timeoutSec: sandboxes.settings.transferTimeoutSec });
     await runScript(client, sandbox, swapInScript(remote), { what: "extracting the seed archive", timeoutSec: sandboxes.settings.transferTimeoutSec });
+    // The delta export's stat cache, while no agent runs (an accelerator: its failure is not the seed's).
+    await recordSeedStatCache(client, sandbox).catch(() => undefined);
   } finally {
     await rm(file, { force: true });
   }

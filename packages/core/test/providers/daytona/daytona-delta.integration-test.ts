@@ -1,0 +1,63 @@
+// The Daytona provider's delta export against the emulator, received by the host's own delta
+// verification (finalization/export-delta-snapshot.ts): the stat cache the seed recorded in the
+// sandbox (outside the exported tree) spares hashing unchanged files; changes, removals, new
+// links and exclusions come out exactly; a cache that lies is caught by the host, never trusted.
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { exportDeltaSnapshot } from "../../../src/finalization/export-delta-snapshot";
+import { takeManifest } from "../../../src/copyback/manifest/take-manifest";
+import { drain, manifestOf, useDaytona } from "./daytona-fixture";
+
+const w = useDaytona();
+
+describe("daytona provider: delta export", { timeout: 60_000 }, () => {
+  it("exports only what the agent changed, with the complete manifest, hashing only files whose stat moved", async () => {
+    const { provider } = w();
+    const a = await w().acquire();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`src/f${i}.txt`] = `file ${i}\n`;
+    const seeded = await w().tree({ ...files, "node_modules/dep.js": "dep", "gone.txt": "bye", "kept/": "" });
+    await w().seed(a.handle, seeded);
+    // The cache lives outside the exported tree.
+    expect(JSON.parse(await readFile(join(a.sandboxDir, "copyback/control/stat-cache.tsv"), "utf8"))).toMatchObject({ version: 1 });
+    const baseline = await manifestOf(seeded);
+    await new Promise((resolve) => setTimeout(resolve, 2_100)); // past the racy window of the next scan
+    await w().exec(a.handle, ["sh", "-c", "echo changed > src/f3.txt && rm gone.txt && ln -s src/f1.txt link && mkdir -p new && echo n > new/n.txt && echo x > node_modules/dep.js"]);
+    const work = await w().scratch();
+    const delta = await exportDeltaSnapshot({ plugin: provider, lease: a.handle, workDir: work, baseline, exclude: ["node_modules"] });
+    expect(delta.snapshotManifest).toEqual(await takeManifest(a.workspaceDir, { exclude: ["node_modules"] }));
+    expect(delta.removed).toBe(1); // gone.txt (node_modules is excluded on both sides)
+    expect(delta.changed).toBe(4); // src/f3.txt, link, new, new/n.txt
+    expect(delta.report).toMatchObject({ statCache: "used", hashedFiles: 2 });
+    expect(await readFile(join(delta.snapshotDir, "src/f3.txt"), "utf8")).toBe("changed\n");
+
+    // Nothing changed since: no archive, nothing hashed again.
+    const again = await provider.exportDelta!(a.handle, { baseline: delta.snapshotManifest as never, exclude: ["node_modules"] });
+    expect(again.archive).toBeNull();
+    expect(again.report).toMatchObject({ changed: 0, removed: 0, statCache: "used" });
+  });
+
+  it("a stat cache that lies about a file is caught by the host's verification (provider_delta_mismatch), never trusted", async () => {
+    const { provider } = w();
+    const a = await w().acquire();
+    const seeded = await w().tree({ "a.txt": "alpha\n", "b.txt": "beta\n" });
+    await w().seed(a.handle, seeded);
+    const baseline = await manifestOf(seeded);
+    const cacheFile = join(a.sandboxDir, "copyback/control/stat-cache.tsv");
+    const cache = JSON.parse(await readFile(cacheFile, "utf8")) as { files: Record<string, unknown[]> };
+    // The cache claims b.txt's bytes are a.txt's: an unchanged stat, a wrong hash.
+    const aRecord = cache.files["a.txt"] as unknown[];
+    (cache.files["b.txt"] as unknown[])[5] = aRecord[5];
+    await writeFile(cacheFile, JSON.stringify(cache));
+    await w().exec(a.handle, ["sh", "-c", "echo new > c.txt"]);
+    const work = await w().scratch();
+    const error = await exportDeltaSnapshot({ plugin: provider, lease: a.handle, workDir: work, baseline, exclude: [] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "provider_delta_mismatch" });
+    // A malformed cache means "hash everything".
+    await writeFile(cacheFile, "garbage");
+    const fresh = await provider.exportDelta!(a.handle, { baseline, exclude: [] });
+    expect(fresh.report).toMatchObject({ statCache: "invalid", changed: 1 });
+    if (fresh.archive) await drain(fresh.archive);
+  });
+});
