@@ -108,6 +108,7 @@ describe("recovery.forIssue: what the task page shows each role", () => {
         attestedAt: null,
         operator: null,
         fileSource: null,
+        packHold: null,
         exportHold: null,
         // R-RC-3: no "Continue from saved sources" delivery waits on this hold.
         deferral: null,

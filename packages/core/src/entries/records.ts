@@ -14,6 +14,8 @@ export {
   readExportRetryExhaustedEvidence,
 } from "../records/actions/export-retry-exhausted";
 export { openFileRecoveryAction, readFileRecoveryEvidence } from "../records/actions/file-recovery";
+export { openPackVerificationUnavailableAction, readPackVerificationUnavailableEvidence } from "../records/actions/pack-verification-unavailable";
+export { AGENT_PACK_VERIFICATION_KEY, AGENT_PACK_VERIFICATION_SCHEMA, readPackVerification } from "../records/agent-pack-verification";
 export { readFilesGivenUp, recordFilesGivenUp } from "../records/actions/files-given-up";
 export {
   openLegacyCopybackRepairAction,

@@ -171,7 +171,7 @@ export function packVerificationUnavailableNextAction(input: { runId: string; ru
     `The agent pack (${input.runtime} ${input.version}) of run ${input.runId} could not be verified in its sandbox: two verification reads ended without an answer (last: ${input.lastReason}), which proves neither a good nor a bad pack. ` +
     "The run is held in the queue and its agent was never started; no tool ran and nothing of the task's work is in a sandbox. " +
     "A runtime manager restores the provider's command channel (its API, network or credentials), then asks for a re-verification " +
-    "(POST /api/issues/:id/recovery-actions/resolve with outcome \"reverify\", the task's unchanged status, the held run with status queued, and a note; or `copyback recovery resolve --outcome reverify`): " +
+    "(POST /api/issues/:id/recovery-actions/resolve with outcome \"reverify\", the task's unchanged status, the held run with status queued, and a note; or `copyback recovery resolve --outcome reverify`, or the form under Recovery details): " +
     "the same run is dispatched again and reads the pack again before its first turn. To give the run up instead, Stop it, then close this action with the cancelled disposition and a note."
   );
 }

@@ -3,6 +3,7 @@ import { Timestamp } from "~/components/format/timestamp";
 import { runPath } from "~/components/nav/paths";
 import { ExportHoldDetails } from "./export-hold-details";
 import { FileRecoveryForm, fileRecoveryChoices } from "./file-recovery-form";
+import { PackReverifyForm } from "./pack-reverify-form";
 import { ReconstructionOfferPanel, type ReconstructionOffer } from "./reconstruction-form";
 import type { TaskRecovery } from "./use-task-recovery";
 
@@ -146,6 +147,7 @@ function RecoveryDetails({ companyId, issueId, details }: { companyId: string; i
             ) : null}
             {action.operator ? <OperatorGuidance operator={action.operator} /> : null}
             {action.exportHold ? <ExportHoldDetails hold={action.exportHold} /> : null}
+            {issueId && action.packHold ? <PackReverifyForm companyId={companyId} issueId={issueId} actionId={action.actionId} hold={action.packHold} /> : null}
           </li>
         ))}
       </ul>

@@ -16,6 +16,8 @@ import {
   readFilesGivenUp,
   readLegacyRepairEvidence,
   readOwnerUnverifiedEvidence,
+  readPackVerificationUnavailableEvidence,
+  PACK_VERIFICATION_UNAVAILABLE_CAUSE,
   type OwnerUnverifiedEvidence,
 } from "@copyback/core/records";
 import {
@@ -25,7 +27,7 @@ import {
   attestationCall,
   maintenanceSql,
 } from "@copyback/core/recovery";
-import { causeInWords, phaseInWords, reasonInWords } from "./recovery-words";
+import { causeInWords, packReadInWords, phaseInWords, reasonInWords } from "./recovery-words";
 import { exportHoldSchema, type ExportHold } from "./export-hold";
 
 export const operatorGuidanceSchema = z.object({
@@ -67,6 +69,20 @@ export const fileSourceSchema = z.object({
 });
 export type FileSource = z.infer<typeof fileSourceSchema>;
 
+/**
+ * R-PV-1: what the re-verify form needs of an agent-pack verification hold: the held run (its
+ * status, to send back), the task's unchanged status, the pack and the reads that ended without an
+ * answer, each as its reason in words (never the provider's error text, which may name a host). runtime:manage only.
+ */
+export const packHoldSchema = z.object({
+  runId: z.uuid(),
+  runStatus: fileSourceSchema.shape.runStatus,
+  sourceIssueStatus: fileSourceSchema.shape.sourceIssueStatus,
+  pack: z.object({ runtime: z.string(), version: z.string() }),
+  reads: z.array(z.object({ at: z.string(), reason: z.string(), reasonInWords: z.string() })),
+});
+export type PackHold = z.infer<typeof packHoldSchema>;
+
 export const actionDetailsSchema = z.object({
   actionId: z.uuid(),
   cause: z.string(),
@@ -89,6 +105,8 @@ export const actionDetailsSchema = z.object({
   exportHold: exportHoldSchema.nullable(),
   /** A file hold's source, for the file-recovery form; null for other causes or an unknown run. */
   fileSource: fileSourceSchema.nullable(),
+  /** R-PV-1: an agent-pack verification hold's run, pack and reads, for the re-verify form; null otherwise. */
+  packHold: packHoldSchema.nullable(),
   /**
    * R-RC-3, R-RC-5: the hold's pending "Continue from saved sources" delivery waits: the transient
    * refusal's code, since when it holds and when the reconciler last saw it; null otherwise.
@@ -132,12 +150,28 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     operator: ctx.mayAttest && evidence && !evidence.attestation ? operatorGuidance(row, evidence.runId, evidence, ctx) : null,
     exportHold: ctx.exportHolds?.get(row.id) ?? null,
     fileSource: fileSourceOf(row, ctx),
+    packHold: packHoldOf(row, ctx),
     deferral: ctx.deferrals?.get(row.id) ?? null,
   };
 }
 
+function packHoldOf(row: OpenActionRow, ctx: DetailsContext): PackHold | null {
+  if (row.cause !== PACK_VERIFICATION_UNAVAILABLE_CAUSE || !row.runId || !ctx.issueStatus) return null;
+  const run = ctx.runs?.get(row.runId);
+  const evidence = readPackVerificationUnavailableEvidence(row.evidence);
+  if (!run || !evidence) return null;
+  return {
+    runId: row.runId,
+    runStatus: run.status,
+    sourceIssueStatus: ctx.issueStatus,
+    pack: { runtime: evidence.pack.runtime, version: evidence.pack.version },
+    reads: evidence.reads.map((read) => ({ at: read.at, reason: read.reason, reasonInWords: packReadInWords(read.reason) })),
+  };
+}
+
 function fileSourceOf(row: OpenActionRow, ctx: DetailsContext): FileSource | null {
-  if (!RESOLVABLE_CAUSES.includes(row.cause) || !row.runId || !ctx.issueStatus) return null;
+  // R-PV-1: the agent-pack verification hold holds no files: it has the re-verify form instead.
+  if (!RESOLVABLE_CAUSES.includes(row.cause) || row.cause === PACK_VERIFICATION_UNAVAILABLE_CAUSE || !row.runId || !ctx.issueStatus) return null;
   const run = ctx.runs?.get(row.runId);
   if (!run) return null;
   const recorded =

@@ -70,3 +70,17 @@ const COPYBACK_FAILURE_WORDS: Readonly<Record<CopybackFailureKind, string>> = {
 export function copybackFailureInWords(kind: CopybackFailureKind): string {
   return COPYBACK_FAILURE_WORDS[kind];
 }
+
+// R-PV-1: why an agent-pack verification read proved nothing (core's pack-verification-policy.ts
+// inconclusive reasons), in words; the provider's own error text is not shown.
+const PACK_READ_WORDS: Readonly<Record<string, string>> = {
+  timeout: "No answer within the 30-second limit",
+  signal: "The check was killed before it finished",
+  no_exit_status: "The provider did not say how the check ended",
+  transport_error: "The connection to the sandbox failed",
+  malformed_report: "The check's answer arrived incomplete",
+};
+
+export function packReadInWords(reason: string): string {
+  return PACK_READ_WORDS[reason] ?? reason.replaceAll("_", " ");
+}
