@@ -14,6 +14,8 @@ export interface TortureDatabase {
   server: string;
   restart(): Promise<void>;
   drop(): Promise<void>;
+  /** Stops an owned server and keeps its data (a kept run's database stays readable); nothing otherwise. */
+  stop(): Promise<void>;
   admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T>;
 }
 
@@ -95,5 +97,6 @@ export async function openTortureDatabase(opts: { embedded: boolean; pgRoot: str
       await withClient(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`)).catch(() => undefined);
       await stop();
     },
+    stop: () => stop(),
   };
 }

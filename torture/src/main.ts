@@ -167,8 +167,10 @@ async function main(): Promise<number> {
     await db.drop();
     rmSync(work, { recursive: true, force: true });
   } else {
-    say(`kept for inspection: ${work} (history.jsonl, final.json, worker logs), database ${db.name}`);
-    if (db.owned) await db.drop();
+    // An embedded server is stopped with its data kept (it was dropped before, so a kept run of
+    // seed 20261207 could not be read): restart it with pg_ctl on its data directory to inspect.
+    say(`kept for inspection: ${work} (history.jsonl, final.json, worker logs), database ${db.name}${db.owned ? " (embedded server stopped; its data directory is under the work directory's pg/)" : ""}`);
+    if (db.owned) await db.stop();
   }
   return verdict.violations.length === 0 && settled ? 0 : 1;
 }

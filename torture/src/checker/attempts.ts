@@ -66,3 +66,29 @@ function leaseIdOf(payload: unknown): string | null {
   const id = (payload as Record<string, unknown>).leaseId;
   return typeof id === "string" ? id : null;
 }
+
+/** The key of one acquisition (a run handed a lease at one moment) in requeuedAcquisitions' set. */
+export const acquisitionKey = (runId: string, leaseId: string, at: string): string => `${runId} ${leaseId} ${at}`;
+
+/**
+ * The acquisitions whose attempt the dispatcher itself sent back to the queue before its agent
+ * started (lease.acquired, then run.requeued with no agent.started between, in the run's own
+ * order): that attempt put nothing of the run's work in the sandbox, so a later reuse of the lease
+ * takes none of the run's files, whatever the run's later attempts on other leases ended as (seed
+ * 20261207: a requeue after a terminated connection, the retry's ENOSPC on another lease).
+ */
+export function requeuedAcquisitions(events: readonly AttemptEvent[]): Set<string> {
+  const out = new Set<string>();
+  const open = new Map<string, string>();
+  for (const e of events) {
+    const leaseId = leaseIdOf(e.payload);
+    if (e.code === "lease.acquired" && leaseId) open.set(e.runId, acquisitionKey(e.runId, leaseId, e.createdAt.toISOString()));
+    else if (e.code === "agent.started") open.delete(e.runId);
+    else if (e.code === "run.requeued") {
+      const key = open.get(e.runId);
+      if (key) out.add(key);
+      open.delete(e.runId);
+    }
+  }
+  return out;
+}

@@ -203,6 +203,25 @@ describe("the torture checker", () => {
     expect(kinds(t)).toContain("held_lease_taken");
   });
 
+  it("held_lease_taken judges the lease's last holder whose agent ran: an attempt requeued before its agent (seed 20261207) took none of its run's files", () => {
+    const t = cleanState();
+    const at = (ms: number) => new Date(Date.parse("2026-01-01T00:00:00.000Z") + ms).toISOString();
+    // R1 committed at 1 s; R3's first attempt reuses the lease at 2 s and is requeued before its
+    // agent; its retry on another lease fails. R2 then reuses the lease: it held R1's committed work only.
+    t.runs.push({ id: R3, issueId: ISSUE, status: "failed", errorCode: "ENOSPC", provider: "local" });
+    t.actions.push({ id: "f3", runId: R3, cause: FILE_RECOVERY, status: "active" });
+    t.leases[1] = { ...t.leases[1]!, id: "l1" };
+    t.acquisitions = [
+      { runId: R1, leaseId: "l1", at: at(0), reused: false },
+      { runId: R3, leaseId: "l1", at: at(2_000), reused: true, requeuedBeforeAgent: true },
+      { runId: R2, leaseId: "l1", at: at(3_000), reused: true },
+    ];
+    expect(kinds(t).filter((k) => k === "held_lease_taken")).toEqual([]);
+    // The same reuse after an attempt whose agent did start is the violation.
+    t.acquisitions[1] = { runId: R3, leaseId: "l1", at: at(2_000), reused: true };
+    expect(kinds(t)).toContain("held_lease_taken");
+  });
+
   it("accepted_result_dropped: an accepted result held only by a cause that does not apply it (a file-recovery obligation after a Stop)", () => {
     const s = cleanState();
     s.runs[1] = { ...s.runs[1]!, status: "cancelled", errorCode: "run_stopped" };
