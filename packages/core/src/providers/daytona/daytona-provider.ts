@@ -15,6 +15,7 @@ import { placeInputs } from "./inputs";
 import { daytonaLifecycle } from "./lifecycle";
 import { measureSandbox } from "./measure";
 import { DaytonaSandboxes } from "./sandboxes";
+import { salvageExport } from "./salvage";
 import { seedWorkspace } from "./seed";
 import { daytonaSentinel } from "./sentinel";
 
@@ -40,6 +41,7 @@ const OFFERED: readonly ProviderCapability[] = [
   "exec",
   "exportWorkspace",
   "exportDelta",
+  "salvageExport",
   "seedWorkspace",
   "environmentStopLease",
   "resume",
@@ -70,6 +72,7 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
     exec: (lease, request) => execInSandbox(sandboxes, lease, request),
     exportWorkspace: (lease, opts) => exportWorkspace(sandboxes, lease, opts),
     exportDelta: (lease, request) => exportDelta(sandboxes, lease, request),
+    salvageExport: (lease, opts) => salvageExport(sandboxes, lease, opts),
     seedWorkspace: (lease, archive: Readable) => seedWorkspace(sandboxes, lease, archive),
     placeInputs: (lease, inputs) => placeInputs(sandboxes, lease, inputs),
     measureSandbox: (lease, request) => measureSandbox(sandboxes, lease, request),

@@ -12,7 +12,7 @@ import type { Manifest } from "../../copyback/manifest/types";
 import type { DeltaExport, DeltaExportRequest, LeaseHandle } from "../types";
 import type { DaytonaClient } from "./client";
 import { runScript } from "./commands";
-import { daytonaStatCache, findPruneArgs, parseHashes, parseListing, planScan, type DaytonaStatCache } from "./delta-scan";
+import { daytonaStatCache, findPruneArgs, parseHashes, parseListing, planScan, type DaytonaStatCache, type ListedEntry } from "./delta-scan";
 import { transferDropped } from "./errors";
 import { streamArchiveOut } from "./export";
 import { LAYOUT, shellQuote } from "./layout";
@@ -22,7 +22,7 @@ import { digestScript, downloadChecked, parseDigest, transferPath } from "./tran
 /** After the seed's scan: past one file-timestamp tick before an agent may write (stat-cache.ts of the local provider). */
 const CLOCK_TICK_MARGIN_MS = 50;
 
-interface Io {
+export interface Io {
   client: DaytonaClient;
   sandbox: Sandbox;
   signal?: AbortSignal | undefined;
@@ -56,12 +56,10 @@ async function writeCache(io: Io, cache: DaytonaStatCache): Promise<void> {
   await runScript(io.client, io.sandbox, `mv ${shellQuote(next)} ${shellQuote(LAYOUT.statCache)}`, { what: "writing the stat cache", timeoutSec: 60 });
 }
 
-/** The workspace's manifest, hashing only what the cache cannot vouch for. */
-async function scanSandbox(io: Io, options: { exclude?: readonly string[] | undefined; cache: DaytonaStatCache | undefined; racyWindowSec?: number }) {
+/** Every entry of the workspace as find sees it (exclusions pruned), with the sandbox's clock when the listing began. */
+export async function listWorkspace(io: Io, exclude: readonly string[] | undefined): Promise<{ entries: ListedEntry[]; scanStartSec: number }> {
   const listFile = transferPath("listing");
-  const hashList = transferPath("hash-list");
-  const hashOut = transferPath("hashes");
-  const prune = findPruneArgs(options.exclude).map(shellQuote).join(" ");
+  const prune = findPruneArgs(exclude).map(shellQuote).join(" ");
   try {
     const listed = await runScript(
       io.client,
@@ -78,24 +76,33 @@ async function scanSandbox(io: Io, options: { exclude?: readonly string[] | unde
     );
     const scanStartSec = Number(/^(\d+(?:\.\d+)?)\s/.exec(listed.output)?.[1] ?? NaN);
     if (!Number.isFinite(scanStartSec)) throw transferDropped("workspace listing: the sandbox stated no clock");
-    const plan = planScan(parseListing(await fetchFile(io, listFile, "workspace listing")), options.cache, scanStartSec, options.racyWindowSec);
-    let hashes: string[] = [];
-    if (plan.toHash.length > 0) {
-      const names = Buffer.from(`${plan.toHash.join("\0")}\0`);
-      await io.client.call("uploading the files to hash", () => io.sandbox.fs.uploadFile(names, hashList), { sandboxId: io.sandbox.id });
-      // 123: a file vanished between the listing and its hash (an agent still writing): no delta.
-      const hashed = await runScript(io.client, io.sandbox, `base=$PWD\ncd ${shellQuote(LAYOUT.workspace)}\nxargs -0 -r sha256sum -- < "$base/${hashList}" > "$base/${hashOut}"`, {
-        what: "hashing changed files",
-        timeoutSec: 1800,
-        allow: [123],
-        signal: io.signal,
-      });
-      if (hashed.exitCode === 123) return plan.finish([]);
-      hashes = parseHashes((await fetchFile(io, hashOut, "file hashes")).toString("utf8"));
-    }
-    return plan.finish(hashes);
+    return { entries: parseListing(await fetchFile(io, listFile, "workspace listing")), scanStartSec };
   } finally {
-    await runScript(io.client, io.sandbox, `rm -f ${[listFile, hashList, hashOut].map(shellQuote).join(" ")}`, { what: "removing scan files", timeoutSec: 60 }).catch(() => undefined);
+    await runScript(io.client, io.sandbox, `rm -f ${shellQuote(listFile)}`, { what: "removing the listing", timeoutSec: 60 }).catch(() => undefined);
+  }
+}
+
+/** The workspace's manifest, hashing only what the cache cannot vouch for. */
+async function scanSandbox(io: Io, options: { exclude?: readonly string[] | undefined; cache: DaytonaStatCache | undefined; racyWindowSec?: number }) {
+  const hashList = transferPath("hash-list");
+  const hashOut = transferPath("hashes");
+  const { entries, scanStartSec } = await listWorkspace(io, options.exclude);
+  const plan = planScan(entries, options.cache, scanStartSec, options.racyWindowSec);
+  if (plan.toHash.length === 0) return plan.finish([]);
+  try {
+    const names = Buffer.from(`${plan.toHash.join("\0")}\0`);
+    await io.client.call("uploading the files to hash", () => io.sandbox.fs.uploadFile(names, hashList), { sandboxId: io.sandbox.id });
+    // 123: a file vanished between the listing and its hash (an agent still writing): no delta.
+    const hashed = await runScript(io.client, io.sandbox, `base=$PWD\ncd ${shellQuote(LAYOUT.workspace)}\nxargs -0 -r sha256sum -- < "$base/${hashList}" > "$base/${hashOut}"`, {
+      what: "hashing changed files",
+      timeoutSec: 1800,
+      allow: [123],
+      signal: io.signal,
+    });
+    if (hashed.exitCode === 123) return plan.finish([]);
+    return plan.finish(parseHashes((await fetchFile(io, hashOut, "file hashes")).toString("utf8")));
+  } finally {
+    await runScript(io.client, io.sandbox, `rm -f ${[hashList, hashOut].map(shellQuote).join(" ")}`, { what: "removing scan files", timeoutSec: 60 }).catch(() => undefined);
   }
 }
 

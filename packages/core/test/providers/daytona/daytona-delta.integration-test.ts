@@ -1,9 +1,13 @@
-// The Daytona provider's delta export against the emulator, received by the host's own delta
+// The Daytona provider's delta and salvage exports against the emulator, received by the host's own delta
 // verification (finalization/export-delta-snapshot.ts): the stat cache the seed recorded in the
 // sandbox (outside the exported tree) spares hashing unchanged files; changes, removals, new
 // links and exclusions come out exactly; a cache that lies is caught by the host, never trusted.
-import { readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { extractValidatedArchive } from "../../../src/copyback/archive/extract";
+import { validateArchive } from "../../../src/copyback/archive/validate";
 import { describe, expect, it } from "vitest";
 import { exportDeltaSnapshot } from "../../../src/finalization/export-delta-snapshot";
 import { takeManifest } from "../../../src/copyback/manifest/take-manifest";
@@ -59,5 +63,25 @@ describe("daytona provider: delta export", { timeout: 60_000 }, () => {
     const fresh = await provider.exportDelta!(a.handle, { baseline, exclude: [] });
     expect(fresh.report).toMatchObject({ statCache: "invalid", changed: 1 });
     if (fresh.archive) await drain(fresh.archive);
+  });
+});
+
+describe("daytona provider: salvage export", { timeout: 60_000 }, () => {
+  it("R-UA-2 after a rejected archive, the salvage export keeps files, directories and inside links only, and passes validation", async () => {
+    const { provider } = w();
+    const a = await w().acquire();
+    await w().seed(a.handle, await w().tree({ "src/a.txt": "a", "empty/": "", "node_modules/x": "x" }));
+    await w().exec(a.handle, ["sh", "-c", "ln -s src/a.txt good && ln -s /etc/passwd absolute && ln -s ../../outside escape && ln -s nowhere dangling && ln -s loop1 loop2 && ln -s loop2 loop1 && ln -s good chained && mkfifo pipe"]);
+    const dir = await w().scratch();
+    await pipeline(await provider.exportWorkspace!(a.handle), createWriteStream(join(dir, "full.tar")));
+    expect((await validateArchive(join(dir, "full.tar"))).kind).toBe("rejected");
+    const salvage = await provider.salvageExport!(a.handle, { exclude: ["node_modules"] });
+    expect(salvage.message).toMatch(/unsafe links/);
+    await pipeline(salvage.archive, createWriteStream(join(dir, "salvage.tar")));
+    expect(await validateArchive(join(dir, "salvage.tar"))).toMatchObject({ kind: "safe" });
+    const out = join(dir, "tree");
+    await mkdir(out);
+    await extractValidatedArchive(join(dir, "salvage.tar"), out);
+    expect((await takeManifest(out)).entries.map((e) => `${e.type}:${e.path}`)).toEqual(["symlink:chained", "directory:empty", "symlink:good", "directory:src", "file:src/a.txt"]);
   });
 });
