@@ -19,6 +19,8 @@ import type { DaytonaSandboxes } from "./sandboxes";
 /** How often the exit code is asked for once the output stream ended (and how many times). */
 const EXIT_POLL_MS = 100;
 const EXIT_POLLS = 300;
+/** Daytona's auto-stop counts API activity, not a running process: a long agent keeps its sandbox awake. */
+const ACTIVITY_MS = 60_000;
 
 /** Pure: the shell text that runs argv in the workspace with the request's variables. */
 export function agentCommand(request: ExecRequest): string {
@@ -68,6 +70,7 @@ export async function execInSandbox(sandboxes: DaytonaSandboxes, lease: LeaseHan
     killing = client.call("stopping the agent", () => sandbox.process.deleteSession(session), { sandboxId: sandbox.id }).catch(() => undefined);
   };
   const timer = setTimeout(() => kill("timeout"), request.timeoutMs);
+  const keepAwake = setInterval(() => void sandbox.refreshActivity().catch(() => undefined), ACTIVITY_MS);
   const onAbort = () => kill("cancelled");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -120,6 +123,7 @@ export async function execInSandbox(sandboxes: DaytonaSandboxes, lease: LeaseHan
     return { ...base, exitCode, resultFile: reading.kind === "read" ? reading.text : null };
   } finally {
     clearTimeout(timer);
+    clearInterval(keepAwake);
     request.signal?.removeEventListener("abort", onAbort);
     if (!stopReason) await client.call("closing the session", () => sandbox.process.deleteSession(session), { sandboxId: sandbox.id }).catch(() => undefined);
   }
