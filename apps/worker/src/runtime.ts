@@ -27,9 +27,9 @@ export interface WorkerRuntimeOptions {
   platform?: ControllerPlatformIdentity;
 }
 
-// `platform` reaches every finalization of this worker (the dispatch's and the reconciler's sweeps
-// take this object as their deps), so each new owner receipt names the deployment (R-RW-1).
-export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace; platform?: ControllerPlatformIdentity };
+// `platform` (ExecuteRunDeps) reaches every finalization of this worker: the dispatch's and the
+// reconciler's sweeps take this object as their deps, so each new owner receipt names the deployment (R-RW-1).
+export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace };
 
 export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   await mkdir(opts.instanceRoot, { recursive: true, mode: 0o700 });

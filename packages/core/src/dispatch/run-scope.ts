@@ -20,6 +20,8 @@ export interface ExecuteRunDeps {
   databaseUrl: string;
   /** This worker process, as recorded on the runs it claims (R-OWN-12). */
   controller: ProcessIdentity;
+  /** R-RW-1: the platform deployment this worker runs in, recorded in its owner receipts; absent off any platform. */
+  platform?: FinalizeRunDeps["platform"];
   /** The console's base URL, given to the agent as COPYBACK_API_URL (the finish API lives there). */
   apiUrl?: string;
   log?: DispatchLog;

@@ -18,6 +18,7 @@ import { buildWorld, preparedRun, writeTree, type World } from "../finalization/
 import { selfIdentity } from "../recovery/recovery-fixture";
 import { parseJson, runCli, spawnCli, type CliRun } from "./helpers";
 import { attestationState, heldRun, writeReceipt, type HeldRun } from "./held-run";
+import { recordHarnessCheck } from "../../src/records/actions/owner-unverified";
 
 const db = useTestDatabase();
 let world: World;
@@ -145,6 +146,14 @@ describe("copyback recovery list and show", () => {
     const curl = (json.attestCall as { curl: string; body: unknown }).curl;
     const sent = /-d '(.*)'$/.exec(curl)?.[1];
     expect(JSON.parse(sent ?? "null")).toEqual((json.attestCall as { body: unknown }).body);
+  });
+
+  it("R-RW-3: show of a hold the cloud harness could not take over prints the refusal's fixed code and reason", async () => {
+    const held = await heldRun(world);
+    expect(await recordHarnessCheck(db.prisma(), { actionId: held.actionId, code: "deployment_live", message: "The deployment is SUCCESS; its processes may still run." })).toBe(true);
+    const text = await cli(["recovery", "show", held.actionId]);
+    expect(text.stdout).toMatch(/harness {2}deployment_live \(.+\): The deployment is SUCCESS/);
+    expect(parseJson(await cli(["--json", "recovery", "show", held.actionId]))).toMatchObject({ action: { evidence: { harnessCheck: { code: "deployment_live" } } } });
   });
 
   it("R-UI-2: show of a copyback-failed hold names the failure, whether host writes began, the conflicts, the lease and its stop receipt, and the resolution path (restored, or a disposition) prefilled", async () => {

@@ -166,6 +166,9 @@ function render(
       text.push(
         `  attested ${owner.attestation.attestedAt} by ${who}: ${owner.attestation.stopEvidence}`,
       );
+    } else if (owner.harnessCheck) {
+      // R-RW-3: why the cloud harness's automatic takeover has not happened (a fixed code).
+      text.push(`  harness  ${owner.harnessCheck.code} (${owner.harnessCheck.checkedAt}): ${owner.harnessCheck.message}`);
     }
   } else {
     text.push(`  evidence ${JSON.stringify(evidence)}`);
