@@ -155,13 +155,22 @@ async function oneRead(
     });
     return { kind: "exec", exitCode: exec.exitCode, signal: exec.signal, timedOut: exec.timedOut, cancelled: exec.cancelled, stdout };
   })().catch((error: unknown): ReadObservation => ({ kind: "threw", message: messageOf(error) }));
+  // A Stop ends the read at once, whether or not the provider answers its abort.
+  let onStop: (() => void) | undefined;
+  const stop = new Promise<"stopped">((resolve) => {
+    onStop = () => resolve("stopped");
+    if (target.signal.aborted) resolve("stopped");
+    else target.signal.addEventListener("abort", onStop, { once: true });
+  });
   try {
-    const seen = await Promise.race([attempt, deadline]);
+    const seen = await Promise.race([attempt, deadline, stop]);
+    if (seen === "stopped") return { seen: { kind: "stopped" }, stdout: null };
     if (target.signal.aborted) return { seen: { kind: "stopped" }, stdout: null };
     // Our timeout aborted the exec: whatever it answered after that is the timeout's.
     if (seen === "deadline" || timedOut) return { seen: { kind: "transport_timeout" }, stdout: null };
     return { seen, stdout: seen.kind === "exec" ? seen.stdout : null };
   } finally {
     clearTimeout(timer);
+    if (onStop) target.signal.removeEventListener("abort", onStop);
   }
 }

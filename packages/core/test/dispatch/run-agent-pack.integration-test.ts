@@ -19,13 +19,14 @@ import { resolveRecoveryAction } from "../../src/recovery/operator/resolve-recov
 import { deriveTaskNotice } from "../../src/recovery/task-notice";
 import { findOpenHold, holdRefusal } from "../../src/runs/recovery-hold";
 import { SYSTEM_ACTOR } from "../../src/runs/index";
+import { stopRun } from "../../src/runs/stop-run";
 import { DispatchWorld, submitResult, type Task } from "./dispatch-fixture";
 
 const world = new DispatchWorld(useTestDatabase({ poolSize: 8 }));
 const PACK_PLUGIN = "test.local-pack-faults";
 let packDir = "";
 
-type Fault = "hang" | "throw" | { abortWorker: AbortController };
+type Fault = "hang" | "throw" | { abortWorker: AbortController } | { onRead: () => void };
 /** What the next verification reads do (in order); an empty queue runs them for real. */
 const faults: Fault[] = [];
 let verificationExecs = 0;
@@ -43,6 +44,11 @@ function faultyLocal(): EnvironmentProvider {
       if (fault === "throw") throw new Error("socket hang up (injected transport error)");
       // A provider that never answers, not even its abort: only the transport timeout ends it.
       if (fault === "hang") return new Promise<ExecResult>(() => undefined);
+      if (fault && "onRead" in fault) {
+        // Something happens while this read hangs (a Stop).
+        fault.onRead();
+        return new Promise<ExecResult>(() => undefined);
+      }
       if (fault) {
         // The worker drains in the middle of this read.
         fault.abortWorker.abort();
@@ -264,5 +270,26 @@ describe("inconclusive reads", () => {
     const actions = await world.db.issueRecoveryAction.findMany({ where: { issueId: task.issueId } });
     expect(actions.map((a) => [a.cause, a.status])).toEqual([[PACK_VERIFICATION_UNAVAILABLE_CAUSE, "active"]]);
     noAgent(second);
+  });
+
+  it("R-PV-1 R-RC-7 a Stop during a read that hangs cancels the run at once: the read is not counted and no agent starts", async () => {
+    verificationExecs = 0;
+    const task = await packTask();
+    let runId = "";
+    faults.push({ onRead: () => void stopRun(world.db, { companyId: task.companyId, runId, actor: { type: "user", id: null } }) });
+    runId = await world.wake(task);
+    const claimed = await world.claim(5);
+    expect(claimed.map((run) => run.runId)).toEqual([runId]);
+    const started = Date.now();
+    await executeRun(world.deps({ packReadTimeoutMs: 20_000, stopPollMs: 50 }), claimed[0]!, new AbortController().signal);
+    faults.length = 0;
+    // Well before the 20 s transport timeout: the Stop ended the read.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const s = await world.state(runId);
+    expect(s.run.status).toBe("cancelled");
+    expect(verificationExecs).toBe(1);
+    expect(readPackVerification(s.run.runnerProfileJson).reads).toEqual([]);
+    expect(await world.db.issueRecoveryAction.count({ where: { issueId: task.issueId, cause: PACK_VERIFICATION_UNAVAILABLE_CAUSE } })).toBe(0);
+    noAgent(s);
   });
 });
