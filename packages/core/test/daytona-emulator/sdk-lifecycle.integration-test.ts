@@ -77,6 +77,7 @@ describe("Daytona emulator through the SDK", () => {
     expect(sync).toMatchObject({ exitCode: 4, stdout: "out\n", stderr: "err\n" });
     const bg = await sandbox.process.executeSessionCommand("s1", { command: "echo one; sleep 0.3; echo two >&2", runAsync: true });
     expect((await sandbox.process.getSessionCommand("s1", bg.cmdId)).exitCode).toBeUndefined();
+    expect((await sandbox.process.listSessions()).map((s) => [s.sessionId, s.commands.map((c) => c.exitCode)])).toEqual([["s1", [4, undefined]]]);
     let out = "";
     let err = "";
     await sandbox.process.getSessionCommandLogs("s1", bg.cmdId, (c) => (out += c), (c) => (err += c));

@@ -16,6 +16,9 @@ import { LAYOUT, shellQuote } from "./layout";
 import { takeResultFile } from "./result-file";
 import type { DaytonaSandboxes } from "./sandboxes";
 
+/** Copyback's exec sessions (busy.ts looks for running commands in them). */
+export const EXEC_SESSION_PREFIX = "copyback-exec-";
+
 /** How often the exit code is asked for once the output stream ended (and how many times). */
 const EXIT_POLL_MS = 100;
 const EXIT_POLLS = 300;
@@ -59,7 +62,7 @@ export async function execInSandbox(sandboxes: DaytonaSandboxes, lease: LeaseHan
   if (sandbox.state !== "started") throw new DomainError("conflict", "provider_sandbox_stopped", "The sandbox is stopped; resume it first.");
   await runScript(client, sandbox, `mkdir -p ${shellQuote(LAYOUT.workspace)}`, { what: "preparing the agent's run", timeoutSec: 60 });
 
-  const session = `copyback-exec-${randomUUID()}`;
+  const session = `${EXEC_SESSION_PREFIX}${randomUUID()}`;
   await client.call("opening a session", () => sandbox.process.createSession(session), { sandboxId: sandbox.id });
   let stopReason: "timeout" | "cancelled" | null = null;
   let killing: Promise<void> | null = null;

@@ -10,6 +10,7 @@ import { pipeline } from "node:stream/promises";
 import { DomainError } from "../../errors";
 import { checkInputPaths } from "../input-paths";
 import { isRenderedInput, type LeaseHandle, type PlacedInputs, type SandboxInput } from "../types";
+import { refuseUnderRunningAgent } from "./busy";
 import { runScript } from "./commands";
 import { providerErrorOf } from "./errors";
 import { LAYOUT, shellQuote } from "./layout";
@@ -38,6 +39,7 @@ export async function placeInputs(sandboxes: DaytonaSandboxes, lease: LeaseHandl
   checkInputPaths(inputs.map((i) => i.relativePath));
   const { client, sandbox, address } = await sandboxes.open(lease);
   const variable = address.apiKeyEnv;
+  await refuseUnderRunningAgent(client, sandbox, lease.leaseId, "its inputs are");
   const workdir = (await runScript(client, sandbox, PWD_SCRIPT, { what: "reading the sandbox's working directory", timeoutSec: 60 })).output.trim();
   if (!workdir.startsWith("/")) throw new DomainError("unavailable", "provider_daytona_unavailable", "The sandbox did not say where its working directory is.");
   const directory = `${workdir}/${LAYOUT.inputs}`;

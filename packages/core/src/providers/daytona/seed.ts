@@ -13,6 +13,7 @@ import { pipeline } from "node:stream/promises";
 import { validateArchive } from "../../copyback/archive/validate";
 import { DomainError } from "../../errors";
 import type { LeaseHandle } from "../types";
+import { refuseUnderRunningAgent } from "./busy";
 import { runScript } from "./commands";
 import { LAYOUT, shellQuote } from "./layout";
 import type { DaytonaSandboxes } from "./sandboxes";
@@ -58,6 +59,7 @@ export function swapInScript(tarFile: string): string {
 
 export async function seedWorkspace(sandboxes: DaytonaSandboxes, lease: LeaseHandle, archive: Readable): Promise<void> {
   const { client, sandbox } = await sandboxes.open(lease);
+  await refuseUnderRunningAgent(client, sandbox, lease.leaseId, "the workspace is");
   const staging = sandboxes.settings.stagingDir;
   await mkdir(staging, { recursive: true, mode: 0o700 });
   const file = join(staging, `seed-${randomBytes(8).toString("hex")}.tar`);

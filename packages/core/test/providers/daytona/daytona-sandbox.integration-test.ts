@@ -96,6 +96,24 @@ describe("daytona provider: the sandbox", { timeout: 60_000 }, () => {
     await expect(readFile(join(a.workspaceDir, "never.txt"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it("a seed or an input placement is refused while the agent still runs, and works once it stopped", async () => {
+    const { provider } = w();
+    const a = await w().acquire();
+    await w().seed(a.handle, await w().tree({ "kept.txt": "kept" }));
+    const controller = new AbortController();
+    let started!: () => void;
+    const begun = new Promise<void>((resolve) => (started = resolve));
+    const agent = provider.exec!(a.handle, { argv: ["sleep", "33.5"], env: {}, timeoutMs: 20_000, signal: controller.signal, onStart: () => started() });
+    await begun;
+    await expect(w().seed(a.handle, await w().tree({ "other.txt": "x" }))).rejects.toMatchObject({ code: "provider_sandbox_busy" });
+    await expect(provider.placeInputs!(a.handle, [{ relativePath: "c.md", render: () => Buffer.from("c") }])).rejects.toMatchObject({ code: "provider_sandbox_busy" });
+    expect(await readFile(join(a.workspaceDir, "kept.txt"), "utf8")).toBe("kept");
+    controller.abort();
+    expect(await agent).toMatchObject({ cancelled: true });
+    await w().seed(a.handle, await w().tree({ "other.txt": "x" }));
+    expect(await readFile(join(a.workspaceDir, "other.txt"), "utf8")).toBe("x");
+  });
+
   it("exec refuses bad input before anything runs", async () => {
     const { provider } = w();
     const a = await w().acquire();

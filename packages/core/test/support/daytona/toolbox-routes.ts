@@ -204,6 +204,14 @@ export function toolboxRoutes(sandboxes: SandboxRegistry, state: ToolboxState): 
       const output = text([...run.stdout, ...run.stderr]);
       return { status: 200, body: { cmdId, exitCode: run.exitCode, output, stdout: text(run.stdout), stderr: text(run.stderr) } };
     }),
+    route("GET", `${base}/process/session`, "session-list", async (ctx) => {
+      const record = running(ctx);
+      const sessions = [...sessionsOf(record)].map(([sessionId, s]) => ({
+        sessionId,
+        commands: [...s.commands].map(([id, c]) => ({ id, command: c.command, exitCode: c.run.exitCode })),
+      }));
+      return { status: 200, body: sessions };
+    }),
     route("GET", `${base}/process/session/{sessionId}`, "session-get", async (ctx) => {
       const record = running(ctx);
       const target = session(record, ctx.params.sessionId);
