@@ -4,6 +4,8 @@
 //   2. `ownershipManyFaults` (the same with three times the faults per trace): the same;
 //   3. `ownershipWeakHold` (the held-lease rule as before e934c8d): heldSandboxNeverReused MUST be
 //      violated: a model that no longer catches the reused-lease defect checks nothing.
+// and the fixed scenario of that defect (`quint test`): the product's rule refuses the reuse
+// (heldLeaseRefusedTest), the weakened one takes it (heldLeaseTakenTest).
 // Any other answer fails (exit 1), and so does a Quint that cannot parse or run the model.
 //
 //   node model/check.mjs           the bounded check (static tier of scripts/run-tests.ts: fixed
@@ -24,7 +26,7 @@ const quint = path.join(root, "node_modules/.bin/quint");
 const spec = path.join(here, "ownership.qnt");
 
 const INVARIANTS = ["neverTwoPublishing", "committedNeverChanges", "attestationNeverReleasesNewerOwner", "heldSandboxNeverReused", "noAcceptedResultDropped"];
-const WITNESSES = ["witnessStoppedSandboxWhileResultWaits", "witnessReuse", "witnessCommitted", "witnessUnverifiedHold", "witnessAttested", "witnessOrphanChildren"];
+const WITNESSES = ["witnessStoppedSandboxWhileResultWaits", "witnessReuse", "witnessCommitted", "witnessUnverifiedHold", "witnessAttested", "witnessHarnessProof", "witnessOrphanChildren"];
 // The state is long; a trace printed on a violation shows the actions taken (`taken`) only.
 const HIDDEN = ["runs", "ctrls", "leases", "holds", "hostUp", "orphans", "nextToken", "ghost"];
 
@@ -94,6 +96,18 @@ async function check({ name, main, invariants, witnesses, samples: n, seed, expe
   return { ok, report };
 }
 
+/** `quint test` of one module's scenario runs (their only nondeterminism: a receipt clear that may fail). */
+async function scenario({ name, main, test, seed }) {
+  const args = ["test", spec, "--backend=typescript", `--main=${main}`, `--match=${test}`, "--max-samples=20", `--seed=${seed}`];
+  let report = `\n[model] ${name}\n  quint ${args.map((a) => (a === spec ? "model/ownership.qnt" : a)).join(" ")}\n`;
+  const started = Date.now();
+  const { code, output } = await runQuint(args, 600_000);
+  const ok = code === 0 && new RegExp(`ok ${test} passed`).test(output);
+  report += `  ${ok ? "ok" : "FAILED"}: ${test} ${ok ? "passed" : "did not pass"} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`;
+  if (!ok) report += `${tail(output, 40)}\n`;
+  return { ok, report };
+}
+
 if (!fs.existsSync(quint)) {
   process.stdout.write(`[model] ${quint} is missing: install the root devDependencies (pnpm install)\n1 failed\n`);
   process.exit(1);
@@ -104,6 +118,8 @@ const results = await Promise.all([
   check({ name: "the product's rules hold", main: "ownership", invariants: INVARIANTS, witnesses: WITNESSES, samples, seed: seedFor("20261207"), expect: "hold" }),
   check({ name: "the product's rules hold with many faults", main: "ownershipManyFaults", invariants: INVARIANTS, witnesses: WITNESSES, samples: Math.max(1, Math.round(samples * 0.6)), seed: seedFor("20261208"), expect: "hold" }),
   check({ name: "the weakened hold rule (before e934c8d) is caught", main: "ownershipWeakHold", invariants: ["heldSandboxNeverReused"], witnesses: [], samples, seed: seedFor("20261209"), expect: "violation" }),
+  scenario({ name: "the defect's scenario on the product's rule: the waiting sandbox is refused", main: "ownership", test: "heldLeaseRefusedTest", seed: seedFor("1") }),
+  scenario({ name: "the defect's scenario on the weakened rule: the waiting sandbox is reused", main: "ownershipWeakHold", test: "heldLeaseTakenTest", seed: seedFor("1") }),
 ]);
 for (const result of results) process.stdout.write(result.report);
 const passed = results.filter((result) => result.ok).length;
