@@ -12,6 +12,7 @@ import { finalizationLockKey } from "@copyback/core/finalization";
 import { readProcessIdentity } from "@copyback/core/process";
 import {
   recordFilesGivenUp,
+  recordHarnessCheck,
   resolveOwnerHoldsOnCommit,
   OWNER_UNVERIFIED_NEXT_ACTION,
 } from "@copyback/core/records";
@@ -112,6 +113,8 @@ describe("recovery.forIssue: what the task page shows each role", () => {
         exportHold: null,
         // R-RC-3: no "Continue from saved sources" delivery waits on this hold.
         deferral: null,
+        // R-RW-3: no harness is configured here, so no automatic stop proof was tried.
+        stopProof: null,
       },
     ]);
     expectNoControllerIdentity(answer, h);
@@ -123,6 +126,25 @@ describe("recovery.forIssue: what the task page shows each role", () => {
     const answer = await forIssue(w.principals.manager, h);
     expect(answer.details?.[0]).toMatchObject({ reason: "controller_exited_without_barrier", reasonInWords: expect.stringMatching(/exited before the copy was confirmed/) });
     expectNoControllerIdentity(answer, h);
+  });
+
+  it("R-RW-3: Recovery details show the harness's last refusal as its fixed code in words and when it was checked, never the harness's own text", async () => {
+    const h = await hold();
+    const harnessText = "Railway says SUCCESS for deployment dep-secret-7 on builder-host-3";
+    expect(await recordHarnessCheck(db(), { actionId: h.actionId, code: "deployment_live", message: harnessText })).toBe(true);
+    const answer = await forIssue(w.principals.manager, h);
+    const stopProof = answer.details?.[0]?.stopProof;
+    expect(stopProof).toEqual({ code: "deployment_live", codeInWords: "the deployment is still live", checkedAt: expect.any(Date) });
+    expect(Math.abs((stopProof?.checkedAt.getTime() ?? 0) - Date.now())).toBeLessThan(60_000);
+    expect(JSON.stringify(answer)).not.toContain("dep-secret-7");
+    expect(JSON.stringify(answer)).not.toContain("builder-host-3");
+    // An unknown receipt code still reads calmly, without the text.
+    await recordHarnessCheck(db(), { actionId: h.actionId, code: "receipt_run", message: harnessText });
+    expect((await forIssue(w.principals.manager, h)).details?.[0]?.stopProof).toMatchObject({ code: "receipt_run", codeInWords: "the stop receipt did not match this run" });
+    // Once the stop is attested the refusal is history: nothing is shown.
+    await as(w.principals.admin).recovery.attestOwnerStop(attestInput(h));
+    const after = await forIssue(w.principals.manager, h);
+    expect(after.details?.[0]?.stopProof ?? null).toBeNull();
   });
 
   it("R-ATT-2: an administrator gets the owner token, the exact API call and the maintenance SQL with its four placeholders filled, still without the controller's host or process id", async () => {

@@ -33,6 +33,7 @@ export {
   OWNER_UNVERIFIED_EVIDENCE_SCHEMA,
   type OwnerUnverifiedEvidence,
   readOwnerUnverifiedEvidence,
+  recordHarnessCheck,
 } from "../records/actions/owner-unverified";
 export { resolveOwnerHoldsOnCommit } from "../records/actions/owner-unverified-cleanup";
 export {

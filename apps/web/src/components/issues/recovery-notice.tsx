@@ -133,6 +133,13 @@ function RecoveryDetails({ companyId, issueId, details }: { companyId: string; i
                   <Timestamp date={action.deferral.since} /> (last seen <Timestamp date={action.deferral.lastSeenAt} />)
                 </Field>
               ) : null}
+              {action.stopProof ? (
+                <Field label="Automatic stop proof">
+                  Not yet: {action.stopProof.codeInWords}{" "}
+                  <code className="font-mono text-xs text-slate-500">({action.stopProof.code})</code>, checked{" "}
+                  <Timestamp date={action.stopProof.checkedAt} />
+                </Field>
+              ) : null}
               {action.attestedAt ? (
                 <Field label="Stop attested">
                   <Timestamp date={action.attestedAt} />; the copyback of the same run resumes.

@@ -27,7 +27,7 @@ import {
   attestationCall,
   maintenanceSql,
 } from "@copyback/core/recovery";
-import { causeInWords, packReadInWords, phaseInWords, reasonInWords } from "./recovery-words";
+import { causeInWords, packReadInWords, phaseInWords, reasonInWords, stopProofInWords } from "./recovery-words";
 import { exportHoldSchema, type ExportHold } from "./export-hold";
 
 export const operatorGuidanceSchema = z.object({
@@ -112,6 +112,12 @@ export const actionDetailsSchema = z.object({
    * refusal's code, since when it holds and when the reconciler last saw it; null otherwise.
    */
   deferral: z.object({ code: z.string(), since: z.date(), lastSeenAt: z.date() }).nullable(),
+  /**
+   * R-RW-3: the cloud harness's last refusal on an unattested unverified-owner hold: its fixed code,
+   * that code in words and when it was checked; never the harness's or the platform's own text.
+   * null when no harness answered (none configured) or once the stop is attested.
+   */
+  stopProof: z.object({ code: z.string(), codeInWords: z.string(), checkedAt: z.date() }).nullable(),
 });
 export type ActionDetails = z.infer<typeof actionDetailsSchema>;
 
@@ -152,7 +158,15 @@ export function actionDetails(row: OpenActionRow, ctx: DetailsContext): ActionDe
     fileSource: fileSourceOf(row, ctx),
     packHold: packHoldOf(row, ctx),
     deferral: ctx.deferrals?.get(row.id) ?? null,
+    stopProof: stopProofOf(evidence),
   };
+}
+
+function stopProofOf(evidence: OwnerUnverifiedEvidence | null): ActionDetails["stopProof"] {
+  const check = evidence && !evidence.attestation ? evidence.harnessCheck : undefined;
+  const checkedAt = check ? new Date(check.checkedAt) : null;
+  if (!check || !checkedAt || Number.isNaN(checkedAt.getTime())) return null;
+  return { code: check.code, codeInWords: stopProofInWords(check.code), checkedAt };
 }
 
 function packHoldOf(row: OpenActionRow, ctx: DetailsContext): PackHold | null {

@@ -84,3 +84,31 @@ const PACK_READ_WORDS: Readonly<Record<string, string>> = {
 export function packReadInWords(reason: string): string {
   return PACK_READ_WORDS[reason] ?? reason.replaceAll("_", " ");
 }
+
+// R-RW-3: why the cloud harness's automatic stop proof has not released an unverified-owner hold
+// (the harness's refusal codes, the tenant's receipt checks, the takeover's own refusals), in calm
+// words. The harness's or the platform's own message is never shown: only the fixed code and these.
+const STOP_PROOF_WORDS: Readonly<Record<string, string>> = {
+  harness_unavailable: "the stop harness could not be reached",
+  unauthorized: "the stop harness did not accept this worker's fleet token",
+  invalid_request: "the stop harness could not read the request",
+  unknown_stack: "the stop harness does not know this stack",
+  deployment_not_owned: "the deployment does not belong to this stack",
+  deployment_missing: "the platform does not know the deployment",
+  deployment_live: "the deployment is still live",
+  evidence_truncated: "the platform's answer arrived incomplete",
+  evidence_unavailable: "the platform could not be asked",
+  owner_changed: "the run's owner changed meanwhile",
+  task_reassigned: "the task changed hands meanwhile",
+  receipt_expired: "the stop receipt had expired",
+  receipt_not_yet_valid: "the stop receipt is not valid yet (clock skew)",
+  receipt_audience: "the stop receipt was meant for something else",
+  receipt_signature: "the stop receipt's signature did not verify",
+  receipt_kid: "the stop receipt was signed with a key this worker does not trust",
+};
+
+export function stopProofInWords(code: string): string {
+  if (STOP_PROOF_WORDS[code]) return STOP_PROOF_WORDS[code];
+  if (code.startsWith("receipt_")) return "the stop receipt did not match this run";
+  return "the automatic stop proof was refused";
+}
