@@ -19,9 +19,9 @@ import type { DaytonaSandboxes } from "./sandboxes";
 /** Copyback's exec sessions (busy.ts looks for running commands in them). */
 export const EXEC_SESSION_PREFIX = "copyback-exec-";
 
-/** How often the exit code is asked for once the output stream ended (and how many times). */
+/** How often the exit code is asked for once the output stream ended (then every second). */
 const EXIT_POLL_MS = 100;
-const EXIT_POLLS = 300;
+const EXIT_POLLS = 50;
 /** Daytona's auto-stop counts API activity, not a running process: a long agent keeps its sandbox awake. */
 const ACTIVITY_MS = 60_000;
 
@@ -44,11 +44,17 @@ export function agentCommand(request: ExecRequest): string {
   return `sh -c ${shellQuote(script)}`;
 }
 
-async function waitForExit(client: DaytonaClient, sandbox: Sandbox, session: string, cmdId: string): Promise<number | null> {
-  for (let i = 0; i < EXIT_POLLS; i++) {
+/**
+ * The exit code once the command has one: asked until then, or until `stopped()` (the timeout or
+ * an abort, which kill it). `stillRunning` is told when the first answer has none: the output
+ * stream ended before the command did (a dropped connection), so the rest comes from the logs.
+ */
+async function waitForExit(client: DaytonaClient, sandbox: Sandbox, session: string, cmdId: string, stopped: () => boolean, stillRunning: () => void): Promise<number | null> {
+  for (let i = 0; !stopped(); i++) {
     const command = await client.call("reading the agent's exit", () => sandbox.process.getSessionCommand(session, cmdId), { sandboxId: sandbox.id });
     if (typeof command.exitCode === "number") return command.exitCode;
-    await sleep(EXIT_POLL_MS);
+    if (i === 0) stillRunning();
+    await sleep(i < EXIT_POLLS ? EXIT_POLL_MS : 1_000);
   }
   return null;
 }
@@ -108,7 +114,7 @@ export async function execInSandbox(sandboxes: DaytonaSandboxes, lease: LeaseHan
       await killing;
       return { ...base, timedOut: stopReason === "timeout", cancelled: stopReason === "cancelled" };
     }
-    const exitCode = await waitForExit(client, sandbox, session, cmdId);
+    const exitCode = await waitForExit(client, sandbox, session, cmdId, () => stopReason !== null, () => (followed = false));
     if (!followed) {
       // The stream broke: what it had not delivered yet comes from the stored logs.
       const logs = await client.call("reading the agent's output", () => sandbox.process.getSessionCommandLogs(session, cmdId), { sandboxId: sandbox.id });

@@ -114,6 +114,16 @@ describe("daytona provider: the sandbox", { timeout: 60_000 }, () => {
     expect(await readFile(join(a.workspaceDir, "other.txt"), "utf8")).toBe("x");
   });
 
+  it("exec: an output stream that drops is completed from the stored logs, with the real exit code", async () => {
+    const a = await w().acquire();
+    w().emulator.faults.once({ op: "session-logs-follow", kind: "lost_reply" });
+    const { result, output } = await w().exec(a.handle, ["sh", "-c", "echo one; sleep 0.5; echo two >&2; exit 7"]);
+    expect(result).toMatchObject({ exitCode: 7, timedOut: false });
+    expect(output.filter(([s]) => s === "stdout").map(([, c]) => c).join("")).toBe("one\n");
+    expect(output.filter(([s]) => s === "stderr").map(([, c]) => c).join("")).toBe("two\n");
+    expect(w().emulator.faults.pending()).toEqual([]);
+  });
+
   it("exec refuses bad input before anything runs", async () => {
     const { provider } = w();
     const a = await w().acquire();

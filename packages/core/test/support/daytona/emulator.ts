@@ -86,6 +86,12 @@ export async function startDaytonaEmulator(options: DaytonaEmulatorOptions): Pro
     if (!record || !toolboxAvailable(record.state)) return reject(400, "Bad Request");
     const entry = toolboxState.sessions.get(record.id)?.get(sessionId ?? "")?.commands.get(commandId ?? "");
     if (!entry) return reject(404, "Not Found");
+    // A `lost_reply` fault on op `session-logs-follow`: the stream is dropped as soon as it opens.
+    const fault = faults.take("session-logs-follow", record.id);
+    if (fault?.kind === "lost_reply") {
+      socket.destroy();
+      return;
+    }
     const ws = acceptWebSocket(req, socket);
     const prefixes = { stdout: Buffer.from([1, 1, 1]), stderr: Buffer.from([2, 2, 2]) };
     for (const stream of ["stdout", "stderr"] as const) {
