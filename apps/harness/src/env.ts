@@ -7,7 +7,20 @@ import { STOP_RECEIPT_DEFAULT_TTL_SECONDS, STOP_RECEIPT_MAX_LIFETIME_SECONDS } f
 const id = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/);
 
 /** The Railway resources a stack's workers run in: a deployment outside them is never attested. */
-const stackResources = z.strictObject({ projectId: id, environmentId: id, serviceId: id });
+const railwayStack = z.strictObject({ projectId: id, environmentId: id, serviceId: id });
+export type RailwayStack = z.infer<typeof railwayStack>;
+
+const absolute = z.string().max(512).regex(/^\/[A-Za-z0-9_./-]*$/).refine((p) => !p.split("/").some((seg) => seg === "." || seg === ".."), "no . or .. segments");
+
+/**
+ * Issue 22 part 5: a stack whose workers run in cgroups of their own on this harness's host: the
+ * hierarchy (version and where it is mounted here) and the group the workers' groups are made in
+ * (their path inside the hierarchy). A worker group elsewhere is never attested.
+ */
+const workerCgroupStack = z.strictObject({ kind: z.literal("worker_cgroup"), version: z.union([z.literal(1), z.literal(2)]), mountPoint: absolute, parentPath: absolute });
+export type WorkerCgroupStack = z.infer<typeof workerCgroupStack>;
+
+const stackResources = z.union([workerCgroupStack, railwayStack]);
 export type StackResources = z.infer<typeof stackResources>;
 
 const jsonOf = <T extends z.ZodType>(inner: T) =>
@@ -34,8 +47,13 @@ const schema = z.object({
   HARNESS_RECEIPT_TTL_SECONDS: z.coerce.number().int().min(10).max(STOP_RECEIPT_MAX_LIFETIME_SECONDS).default(STOP_RECEIPT_DEFAULT_TTL_SECONDS),
   // Railway's public GraphQL API and the harness's own token (a team or account token).
   RAILWAY_API_URL: z.url({ protocol: /^https?$/ }).default("https://backboard.railway.com/graphql/v2"),
-  RAILWAY_API_TOKEN: z.string().min(1),
+  // Required when a stack is on Railway; a harness serving only worker-cgroup stacks has none.
+  RAILWAY_API_TOKEN: z.string().min(1).optional(),
   RAILWAY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+}).superRefine((env, ctx) => {
+  if (!env.RAILWAY_API_TOKEN && Object.values(env.HARNESS_STACKS).some((stack) => !("kind" in stack))) {
+    ctx.addIssue({ code: "custom", message: "a Railway stack needs RAILWAY_API_TOKEN", path: ["RAILWAY_API_TOKEN"] });
+  }
 });
 
 export type HarnessEnv = z.infer<typeof schema>;

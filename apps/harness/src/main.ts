@@ -4,6 +4,7 @@
 import { parseHarnessEnv } from "./env";
 import { createHarnessServer } from "./server";
 import { importSigner } from "./sign-receipt";
+import { readHostBootId } from "./worker-cgroup-check";
 
 const log = (entry: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), service: "copyback-harness", ...entry })}\n`);
 
@@ -18,7 +19,8 @@ const signer = await importSigner(env.HARNESS_SIGNING_KEY, env.HARNESS_SIGNING_K
 const server = createHarnessServer({
   fleetToken: env.HARNESS_FLEET_TOKEN,
   stacks: env.HARNESS_STACKS,
-  railway: { url: env.RAILWAY_API_URL, token: env.RAILWAY_API_TOKEN, timeoutMs: env.RAILWAY_TIMEOUT_MS },
+  ...(env.RAILWAY_API_TOKEN ? { railway: { url: env.RAILWAY_API_URL, token: env.RAILWAY_API_TOKEN, timeoutMs: env.RAILWAY_TIMEOUT_MS } } : {}),
+  bootId: readHostBootId,
   signer,
   log,
 });

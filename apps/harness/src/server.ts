@@ -3,16 +3,20 @@
 // harness resolves the stack's resources from its own configuration and asks Railway itself.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { firstDuplicateKey, WORKER_STOP_MAX_REQUEST_BYTES, WORKER_STOP_PATH, workerStopRequest, type HarnessRefusalCode, type WorkerStopResponse } from "@copyback/core/platforms";
-import { decideBeforeRead, decideStop } from "./decide-stop";
+import { firstDuplicateKey, WORKER_STOP_MAX_REQUEST_BYTES, WORKER_STOP_PATH, workerStopRequest, type HarnessRefusalCode, type WorkerStopRequest, type WorkerStopResponse } from "@copyback/core/platforms";
+import { decideBeforeRead, decidePlatformMatch, decideStop, type StopDecision } from "./decide-stop";
 import type { StackResources } from "./env";
+import { decideCgroupPlace, decideCgroupStop, readWorkerCgroup } from "./worker-cgroup-check";
 import { readDeployment, type RailwayClientOptions } from "./railway-client";
 import { signStopReceipt, type Signer } from "./sign-receipt";
 
 export interface HarnessDeps {
   fleetToken: string;
   stacks: Readonly<Record<string, StackResources>>;
-  railway: RailwayClientOptions;
+  /** Absent when every stack is a worker-cgroup stack. */
+  railway?: RailwayClientOptions;
+  /** Issue 22 part 5: this host's boot id (worker-cgroup stacks). */
+  bootId?: () => Promise<string | null>;
   signer: Signer;
   now?: () => Date;
   log?: (entry: Record<string, unknown>) => void;
@@ -68,18 +72,30 @@ async function handle(deps: HarnessDeps, expectedToken: Buffer, req: IncomingMes
   const duplicate = firstDuplicateKey(body);
   if (duplicate !== null) return refused("invalid_request", `The request repeats "${duplicate}".`);
   const parsed = workerStopRequest.safeParse(json);
-  if (!parsed.success) return refused("invalid_request", "The request must name stack, runId, ownerToken and the Railway deployment.");
+  if (!parsed.success) return refused("invalid_request", "The request must name stack, runId, ownerToken and the controller's platform identity.");
   const request = parsed.data;
 
-  const stack = deps.stacks[request.stack];
-  const early = decideBeforeRead(request, stack);
-  if (early?.kind === "refuse") return refused(early.code, early.message);
-  const read = await readDeployment(deps.railway, request.deployment.deploymentId);
-  const decision = decideStop(request, stack!, read);
+  const decision = await decide(deps, request);
   if (decision.kind === "refuse") return refused(decision.code, decision.message, decision.status ? { status: decision.status } : {});
   const receipt = await signStopReceipt(deps.signer, request.stack, request, deps.now?.() ?? new Date());
-  deps.log?.({ level: "info", msg: "signed", stack: request.stack, runId: request.runId, deploymentId: request.deployment.deploymentId, kid: deps.signer.kid });
+  deps.log?.({ level: "info", msg: "signed", stack: request.stack, runId: request.runId, platform: request.deployment.kind, kid: deps.signer.kid });
   send(res, 200, { outcome: "stopped", receipt });
+}
+
+/** What the stack's platform says about the identity: Railway's API, or this host's cgroup. */
+async function decide(deps: HarnessDeps, request: WorkerStopRequest): Promise<StopDecision> {
+  const stack = deps.stacks[request.stack];
+  const mismatch = decidePlatformMatch(request, stack);
+  if (mismatch) return mismatch;
+  if (request.deployment.kind === "worker_cgroup" && stack && "kind" in stack) {
+    const place = decideCgroupPlace(request.deployment, stack, (await deps.bootId?.()) ?? null);
+    return place ?? decideCgroupStop(await readWorkerCgroup(stack, request.deployment));
+  }
+  const early = decideBeforeRead(request, stack);
+  if (early) return early;
+  if (request.deployment.kind !== "railway" || !stack || "kind" in stack) return { kind: "refuse", code: "deployment_not_owned", message: "The identity named is not of this stack's platform." };
+  if (!deps.railway) return { kind: "refuse", code: "evidence_unavailable", message: "The harness has no Railway access configured." };
+  return decideStop(request, stack, await readDeployment(deps.railway, request.deployment.deploymentId));
 }
 
 function digest(text: string): Buffer {

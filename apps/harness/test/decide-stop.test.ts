@@ -1,12 +1,12 @@
 // R-RW-2: the harness signs only for the exact deployment of the stack's own service that Railway
 // reports REMOVED with deploymentStopped true; every other answer is a fixed refusal.
 import { describe, expect, it } from "vitest";
-import type { WorkerStopRequest } from "@copyback/core/platforms";
+import type { RailwayIdentity, WorkerStopRequest } from "@copyback/core/platforms";
 import { decideBeforeRead, decideStop } from "../src/decide-stop";
 import type { DeploymentRead, RailwayDeployment } from "../src/railway-client";
 
 const stack = { projectId: "proj", environmentId: "env", serviceId: "svc" };
-const request: WorkerStopRequest = {
+const request: WorkerStopRequest & { deployment: RailwayIdentity } = {
   stack: "stack-a",
   runId: "run-1",
   ownerToken: "owner-token-0123456789",

@@ -4,7 +4,7 @@
 // verifier (core) accepts; every other answer is a refusal with its fixed code and no receipt.
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { importHarnessKeys, verifyStopReceipt, WORKER_STOP_PATH, type WorkerStopRequest } from "@copyback/core/platforms";
+import { importHarnessKeys, verifyStopReceipt, WORKER_STOP_PATH, type RailwayIdentity, type WorkerStopRequest } from "@copyback/core/platforms";
 import { RailwayEmulator } from "@copyback/core/test-support/railway/railway-emulator";
 import { runHarnessExpectingExit, startHarness, type HarnessChild } from "@copyback/core/test-support/railway/harness-process";
 
@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 let n = 0;
-let request: WorkerStopRequest;
+let request: WorkerStopRequest & { deployment: RailwayIdentity };
 beforeEach(() => {
   n += 1;
   const deploymentId = `dep-${n}`;

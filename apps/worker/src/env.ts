@@ -68,10 +68,17 @@ const schema = z.object({
     })
     .optional(),
   COPYBACK_STACK_ID: z.string().min(1).max(128).optional(),
+  // Issue 22 part 5, opt-in: "on" makes the worker join a cgroup of its own at start, which its
+  // owner receipts then name, so a same-host harness can prove every child gone (worker-platform.ts).
+  // Off by default: R-OWN-11 asks for an operator on the same host.
+  COPYBACK_WORKER_CGROUP: z.enum(["on", "off"]).default("off"),
 }).superRefine((env, ctx) => {
   // A partial platform identity names no deployment: refused at start, never guessed (R-RW-6).
   const detected = detectControllerPlatform(env);
   if (detected.kind === "invalid") ctx.addIssue({ code: "custom", message: detected.message, path: ["RAILWAY_DEPLOYMENT_ID"] });
+  if (env.COPYBACK_WORKER_CGROUP === "on" && detected.kind === "detected") {
+    ctx.addIssue({ code: "custom", message: "COPYBACK_WORKER_CGROUP=on and the Railway variables name two controller platforms", path: ["COPYBACK_WORKER_CGROUP"] });
+  }
   const harness = [env.COPYBACK_HARNESS_URL, env.COPYBACK_HARNESS_FLEET_TOKEN, env.COPYBACK_HARNESS_KEYS, env.COPYBACK_STACK_ID];
   if (harness.some((v) => v !== undefined) && harness.some((v) => v === undefined)) {
     ctx.addIssue({ code: "custom", message: "COPYBACK_HARNESS_URL, COPYBACK_HARNESS_FLEET_TOKEN, COPYBACK_HARNESS_KEYS and COPYBACK_STACK_ID go together", path: ["COPYBACK_HARNESS_URL"] });

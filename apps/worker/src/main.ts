@@ -8,7 +8,8 @@ import { createWorkerDispatch } from "./dispatch";
 import { createWorkerReconciler } from "./reconcile";
 import { createPassLogFilter } from "./reconcile-log";
 import { createWorkerRuntime } from "./runtime";
-import { controllerPlatformOf, harnessConfigOf, parseWorkerEnv } from "./env";
+import { harnessConfigOf, parseWorkerEnv } from "./env";
+import { resolveControllerPlatform } from "./worker-platform";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
 import { serveLiveness } from "./liveness";
@@ -17,7 +18,7 @@ import { installStopSignals } from "./signals";
 import { startWakeListener } from "./wake-listener";
 
 const env = parseWorkerEnv();
-const platform = controllerPlatformOf(env);
+const platform = await resolveControllerPlatform(env);
 const log = pino({ level: env.LOG_LEVEL, base: { service: "copyback-worker", pid: process.pid } });
 
 const prisma = createPrismaClient({

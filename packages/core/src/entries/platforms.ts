@@ -10,7 +10,18 @@ export {
   type ControllerPlatformIdentity,
   type PlatformProof,
   type RailwayIdentity,
+  identityInWords,
+  WORKER_CGROUP_PLATFORM,
+  workerCgroupIdentity,
+  type WorkerCgroupIdentity,
 } from "../platforms/platform-identity";
+export {
+  WORKER_CGROUP_HARNESS,
+  WORKER_CGROUP_VARIABLE,
+  workerCgroupDetection,
+  workerCgroupPlatform,
+  workerCgroupSetting,
+} from "../platforms/worker-cgroup-platform";
 export { RAILWAY_HARNESS, RAILWAY_VARIABLES, railwayEnvShape, railwayPlatform } from "../platforms/railway-platform";
 export { firstDuplicateKey } from "../platforms/json-duplicate-keys";
 export {

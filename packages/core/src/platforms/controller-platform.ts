@@ -8,10 +8,13 @@
 // and a harness that answers POST /v1/tenant/workspace-worker-stop for it.
 import type { ControllerPlatform, PlatformDetection } from "./platform-contract";
 import { railwayPlatform } from "./railway-platform";
+import { workerCgroupPlatform } from "./worker-cgroup-platform";
 
 export type { ControllerPlatform, PlatformDetection } from "./platform-contract";
 
-export const CONTROLLER_PLATFORMS: readonly ControllerPlatform[] = [railwayPlatform];
+// The worker-cgroup platform's detect() only refuses a bad setting (its identity exists once the
+// worker joined its group: the worker asks for it when the setting is on).
+export const CONTROLLER_PLATFORMS: readonly ControllerPlatform[] = [railwayPlatform, workerCgroupPlatform];
 
 /** The first platform that recognises the environment; two at once is a configuration error. */
 export function detectControllerPlatform(

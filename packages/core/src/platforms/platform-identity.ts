@@ -24,18 +24,41 @@ export const railwayIdentity = z.strictObject({
 });
 export type RailwayIdentity = z.infer<typeof railwayIdentity>;
 
-/** Every identity a harness can prove the stop of (one member today). */
-export const controllerPlatformIdentity = railwayIdentity;
-export type ControllerPlatformIdentity = RailwayIdentity;
+export const WORKER_CGROUP_PLATFORM = "worker_cgroup";
+
+/**
+ * The worker-cgroup platform (issue 22 part 5, opt-in): the cgroup of its own a worker joined at
+ * start, on one boot of one host. `path` is the group's path inside its hierarchy (as
+ * /proc/<pid>/cgroup names it); its last segment is `copyback-worker-<hex>`, so a harness can tell
+ * a worker's group from any other.
+ */
+export const workerCgroupIdentity = z.strictObject({
+  kind: z.literal(WORKER_CGROUP_PLATFORM),
+  version: z.union([z.literal(1), z.literal(2)]),
+  path: z
+    .string()
+    .max(512)
+    .regex(/^(\/[A-Za-z0-9_.-]+)*\/copyback-worker-[0-9a-f]{16}$/, "expected a worker cgroup path ending in copyback-worker-<16 hex>")
+    .refine((p) => !p.split("/").some((seg) => seg === "." || seg === ".."), "no . or .. segments"),
+  bootId: z.string().regex(/^[0-9a-f-]{36}$/, "expected the kernel's boot id"),
+});
+export type WorkerCgroupIdentity = z.infer<typeof workerCgroupIdentity>;
+
+/** Every identity a harness can prove the stop of. */
+export const controllerPlatformIdentity = z.discriminatedUnion("kind", [railwayIdentity, workerCgroupIdentity]);
+export type ControllerPlatformIdentity = z.infer<typeof controllerPlatformIdentity>;
+
+const SUPPORTED_KINDS: readonly string[] = [RAILWAY_PLATFORM, WORKER_CGROUP_PLATFORM];
 
 /**
  * What a receipt's `platform` key may hold: a supported identity, or another platform's record
- * (a newer or older controller's), read as unsupported. A `railway` record that fails its schema
- * is refused here, so the whole receipt reads as malformed: a half identity never reaches a harness.
+ * (a newer or older controller's), read as unsupported. A supported kind's record that fails its
+ * schema is refused here, so the whole receipt reads as malformed: a half identity never reaches a harness.
  */
 export const recordedPlatform = z.union([
   railwayIdentity,
-  z.looseObject({ kind: z.string().min(1).max(64).refine((kind) => kind !== RAILWAY_PLATFORM, "a railway identity must be complete") }),
+  workerCgroupIdentity,
+  z.looseObject({ kind: z.string().min(1).max(64).refine((kind) => !SUPPORTED_KINDS.includes(kind), "a supported platform's identity must be complete") }),
 ]);
 export type RecordedPlatform = z.infer<typeof recordedPlatform>;
 
@@ -52,5 +75,16 @@ export function platformProofOf(platform: RecordedPlatform | undefined): Platfor
 }
 
 export function sameIdentity(a: ControllerPlatformIdentity, b: ControllerPlatformIdentity): boolean {
-  return a.kind === b.kind && a.projectId === b.projectId && a.environmentId === b.environmentId && a.serviceId === b.serviceId && a.deploymentId === b.deploymentId;
+  if (a.kind === RAILWAY_PLATFORM && b.kind === RAILWAY_PLATFORM) {
+    return a.projectId === b.projectId && a.environmentId === b.environmentId && a.serviceId === b.serviceId && a.deploymentId === b.deploymentId;
+  }
+  if (a.kind === WORKER_CGROUP_PLATFORM && b.kind === WORKER_CGROUP_PLATFORM) return a.version === b.version && a.path === b.path && a.bootId === b.bootId;
+  return false;
+}
+
+/** The identity in a few words, for the recorded stop evidence (no host name, no process id: R-UI-1). */
+export function identityInWords(identity: ControllerPlatformIdentity): string {
+  return identity.kind === RAILWAY_PLATFORM
+    ? `Railway deployment ${identity.deploymentId} is REMOVED with deploymentStopped true`
+    : `worker cgroup ${identity.path} (cgroup v${identity.version}) held no process (nor any group below it) when the harness read it`;
 }

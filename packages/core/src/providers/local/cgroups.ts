@@ -20,7 +20,7 @@ interface MountedHierarchy {
   controllers: string[];
 }
 
-async function hierarchies(): Promise<MountedHierarchy[]> {
+export async function hierarchies(): Promise<MountedHierarchy[]> {
   const text = await readFile("/proc/self/mountinfo", "utf8").catch(() => "");
   const out: MountedHierarchy[] = [];
   for (const line of text.split("\n")) {
@@ -35,7 +35,7 @@ async function hierarchies(): Promise<MountedHierarchy[]> {
   return out;
 }
 
-async function ownGroups(): Promise<{ v2: string | null; v1: Map<string, string> }> {
+export async function ownGroups(): Promise<{ v2: string | null; v1: Map<string, string> }> {
   const text = await readFile("/proc/self/cgroup", "utf8").catch(() => "");
   const v1 = new Map<string, string>();
   let v2: string | null = null;
@@ -59,7 +59,7 @@ async function probe(dir: string): Promise<boolean> {
   }
 }
 
-async function findParent(controller: "memory" | "pids"): Promise<CgroupParent | null> {
+export async function findParent(controller: "memory" | "pids"): Promise<CgroupParent | null> {
   const mounts = await hierarchies();
   const own = await ownGroups();
   const v1 = mounts.find((m) => m.version === 1 && m.controllers.includes(controller));
@@ -78,6 +78,14 @@ async function findParent(controller: "memory" | "pids"): Promise<CgroupParent |
 }
 
 const found = new Map<string, Promise<CgroupParent | null>>();
+
+/**
+ * Forgets the probed parents: after this process moved into another group (worker-cgroup.ts),
+ * each exec's groups must be made under the new one, so its processes stay inside it.
+ */
+export function forgetCgroupParents(): void {
+  found.clear();
+}
 
 /** The writable parent group for a controller, probed once per process. */
 export function cgroupParent(controller: "memory" | "pids"): Promise<CgroupParent | null> {

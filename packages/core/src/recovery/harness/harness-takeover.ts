@@ -12,7 +12,7 @@
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { finalizationLockKey } from "../../finalization/finalization-owner";
 import { loadRunBinding } from "../../finalization/binding";
-import { type ControllerPlatformIdentity, platformProofOf } from "../../platforms/platform-identity";
+import { type ControllerPlatformIdentity, identityInWords, platformProofOf } from "../../platforms/platform-identity";
 import { verifyStopReceipt } from "../../platforms/verify-stop-receipt";
 import { FINALIZATION_OWNER_KEY, readFinalizationOwner } from "../../records/finalization-owner-receipt";
 import { attestationTokenOf, readOwnerUnverifiedEvidence, recordHarnessCheck, recordOwnerAttestation, type StopProof } from "../../records/actions/owner-unverified";
@@ -99,7 +99,7 @@ export async function admitStopProof(db: PrismaClient, hold: HoldRef, proven: Ex
         AND runtime_mode = 'native' AND runner_profile_json -> ${FINALIZATION_OWNER_KEY} ->> 'token' = ${proven.ownerToken}`;
     if (released !== 1) return { kind: "refused", code: "owner_changed", message: "The run's owner receipt changed during the takeover." };
     const owner = receipt.kind === "receipt" ? receipt.receipt : null;
-    const stopEvidence = `Harness receipt ${proven.proof.jti} (key ${proven.proof.kid}): Railway deployment ${proven.deployment.deploymentId} is REMOVED with deploymentStopped true.`;
+    const stopEvidence = `Harness receipt ${proven.proof.jti} (key ${proven.proof.kid}): ${identityInWords(proven.deployment)}.`;
     await recordOwnerAttestation(tx, { actionId: action.id, ownerToken: proven.ownerToken, owner, stopEvidence, actor: SYSTEM_ACTOR, proof: proven.proof });
     await recordActivity(tx, {
       companyId: hold.companyId,
