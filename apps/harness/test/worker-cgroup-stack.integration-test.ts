@@ -30,7 +30,8 @@ beforeAll(async () => {
   publicJwk = { ...(await exportJWK(publicKey)), kid: KID };
   harness = await startHarness({
     HARNESS_FLEET_TOKEN: FLEET_TOKEN,
-    HARNESS_STACKS: JSON.stringify({ "stack-local": { kind: "worker_cgroup", ...place } }),
+    // stack-misplaced: a mount point that is no cgroup (a configuration mistake).
+    HARNESS_STACKS: JSON.stringify({ "stack-local": { kind: "worker_cgroup", ...place }, "stack-misplaced": { kind: "worker_cgroup", ...place, mountPoint: "/tmp" } }),
     HARNESS_SIGNING_KEY: JSON.stringify(await exportJWK(privateKey)),
     HARNESS_SIGNING_KID: KID,
   });
@@ -62,8 +63,8 @@ async function leftover(dir: string): Promise<ChildProcess> {
   return child;
 }
 
-async function ask(identity: WorkerCgroupIdentity, run = "run-1") {
-  const body = { stack: "stack-local", runId: run, ownerToken: "owner-token-local-0123456789", deployment: identity };
+async function ask(identity: WorkerCgroupIdentity, run = "run-1", stack = "stack-local") {
+  const body = { stack, runId: run, ownerToken: "owner-token-local-0123456789", deployment: identity };
   const response = await fetch(`${harness.url}${WORKER_STOP_PATH}`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${FLEET_TOKEN}` },
@@ -112,6 +113,8 @@ describe.skipIf(!place)(`the harness's worker-cgroup stack on this host${place ?
     // Never made: its absence proves nothing about where the worker ran.
     const missing = { ...identity, path: identity.path.replace(/[0-9a-f]{16}$/, "ffffffffffffffff") };
     expect(await ask(missing)).toMatchObject({ status: 409, body: { code: "deployment_missing" } });
+    // A stack configured with a mount point that is no cgroup never reads as empty.
+    expect(await ask(identity, "run-1", "stack-misplaced")).toMatchObject({ status: 503, body: { code: "evidence_unavailable" } });
   });
 
   it("a Railway identity sent to the worker-cgroup stack is not its platform's", async () => {
