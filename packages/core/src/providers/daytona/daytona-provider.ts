@@ -14,6 +14,7 @@ import { exportWorkspace } from "./export";
 import { placeInputs } from "./inputs";
 import { daytonaLifecycle } from "./lifecycle";
 import { measureSandbox } from "./measure";
+import { placeAgentPack } from "./pack";
 import { DaytonaSandboxes } from "./sandboxes";
 import { salvageExport } from "./salvage";
 import { seedWorkspace } from "./seed";
@@ -51,6 +52,7 @@ const OFFERED: readonly ProviderCapability[] = [
   "autoDeletePolicy",
   "placeInputs",
   "measureSandbox",
+  "agentPack",
 ];
 
 export function createDaytonaProvider(options: DaytonaProviderOptions): EnvironmentProvider {
@@ -76,6 +78,7 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
     seedWorkspace: (lease, archive: Readable) => seedWorkspace(sandboxes, lease, archive),
     placeInputs: (lease, inputs) => placeInputs(sandboxes, lease, inputs),
     measureSandbox: (lease, request) => measureSandbox(sandboxes, lease, request),
+    placeAgentPack: (lease, files) => placeAgentPack(sandboxes, lease, files),
     ...daytonaLifecycle(sandboxes),
     ...daytonaSentinel(sandboxes),
   };

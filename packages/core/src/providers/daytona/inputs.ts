@@ -5,7 +5,7 @@
 // that errors (the caller's verification failed) or a short one leaves the old inputs as they were.
 // The agent runs as the sandbox's one user, so the files are not protected from it: readOnly false.
 import { createHash } from "node:crypto";
-import { Transform, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DomainError } from "../../errors";
 import { checkInputPaths } from "../input-paths";
@@ -16,32 +16,16 @@ import { providerErrorOf } from "./errors";
 import { LAYOUT, shellQuote } from "./layout";
 import type { DaytonaSandboxes } from "./sandboxes";
 import { digestScript, parseDigest } from "./transfer";
+import { hashing, sandboxWorkdir } from "./uploads";
 
 const NEXT = `${LAYOUT.inputs}.next`;
-
-/** Shell: the sandbox's working directory, absolute, as the agent's process sees it. */
-const PWD_SCRIPT = 'printf "%s" "$PWD"';
-
-function hashing(): { stream: Transform; digest: () => { size: number; sha256: string } } {
-  const hash = createHash("sha256");
-  let size = 0;
-  const stream = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
-  return { stream, digest: () => ({ size, sha256: hash.digest("hex") }) };
-}
 
 export async function placeInputs(sandboxes: DaytonaSandboxes, lease: LeaseHandle, inputs: readonly SandboxInput[]): Promise<PlacedInputs> {
   checkInputPaths(inputs.map((i) => i.relativePath));
   const { client, sandbox, address } = await sandboxes.open(lease);
   const variable = address.apiKeyEnv;
   await refuseUnderRunningAgent(client, sandbox, lease.leaseId, "its inputs are");
-  const workdir = (await runScript(client, sandbox, PWD_SCRIPT, { what: "reading the sandbox's working directory", timeoutSec: 60 })).output.trim();
-  if (!workdir.startsWith("/")) throw new DomainError("unavailable", "provider_daytona_unavailable", "The sandbox did not say where its working directory is.");
+  const workdir = await sandboxWorkdir(client, sandbox);
   const directory = `${workdir}/${LAYOUT.inputs}`;
   const placed: PlacedInputs = { directory, paths: inputs.map((i) => `${directory}/${i.relativePath}`), readOnly: false };
   await runScript(client, sandbox, `rm -rf ${shellQuote(NEXT)} && mkdir -p ${shellQuote(NEXT)}`, { what: "preparing the inputs", timeoutSec: 60 });

@@ -4,6 +4,7 @@
 //   copyback/workspace/              the agent's files: the only tree seeded and exported
 //   copyback/sentinel.json           R-DT-2: the acquisition-time sentinel, outside the export
 //   copyback/inputs/<folder>/<file>  R-RC-5: placeInputs' files, outside the export
+//   copyback/pack/                   R-PV-1: placeAgentPack's files (the agent's runtime), outside the export
 //   copyback/control/                the provider's own files, outside the export
 //     agent/result.json              COPYBACK_RESULT_FILE
 //     stat-cache.tsv                 the delta export's stat cache (delta-export.ts)
@@ -17,6 +18,7 @@ export const LAYOUT = {
   workspace: "copyback/workspace",
   sentinel: "copyback/sentinel.json",
   inputs: "copyback/inputs",
+  pack: "copyback/pack",
   control: "copyback/control",
   agentDir: "copyback/control/agent",
   resultFile: "copyback/control/agent/result.json",
