@@ -1,4 +1,7 @@
-// Provider plugins: the contract's types, the registry, the local provider and its isolation.
+// Provider plugins: the contract's types, the registry, the local provider and its isolation, and
+// the Daytona provider (for the torture suite, E2E and the live test, which build their own).
+export { createDaytonaProvider, type DaytonaProviderOptions } from "../providers/daytona/daytona-provider";
+export { parseDaytonaConfig, type DaytonaEnvironmentConfig } from "../providers/daytona/config";
 export { createDefaultRegistry } from "../providers/default-registry";
 export { diagnoseBubblewrap, usableBubblewrap } from "../providers/local/bubblewrap";
 export { hostSearchPath } from "../providers/local/env";
