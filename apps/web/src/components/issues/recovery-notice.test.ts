@@ -158,6 +158,23 @@ describe("RecoveryNotice", () => {
     expectQuiet(manager);
   });
 
+  it("R-RW-3: Recovery details show the harness's last refusal in words with its code and when it was checked; the member's notice stays quiet", () => {
+    const checkedAt = new Date(Date.now() - 60_000).toISOString();
+    const r = row();
+    const held = { ...r, evidence: { ...(r.evidence as object), harnessCheck: { code: "deployment_live", message: `deployment dep-1 on ${HOST}: SUCCESS`, checkedAt } } } as OpenActionRow;
+    const notice = deriveTaskNotice([toNoticeAction(held)]) as TaskRecovery["notice"];
+    const manager = render({ notice, details: [actionDetails(held, { origin: "http://console.test", mayAttest: false })] });
+    expect(manager).toContain("Automatic stop proof");
+    expect(manager).toContain("Not yet: the deployment is still live");
+    expect(manager).toContain("(deployment_live)");
+    expect(manager).toContain(`dateTime="${checkedAt}"`);
+    expect(manager).not.toContain("dep-1");
+    expectQuiet(manager);
+    expect(render({ notice, details: null })).not.toContain("Automatic stop proof");
+    // Without a harness (no check recorded) nothing is said about it.
+    expect(render(payload("runtime_manager"))).not.toContain("Automatic stop proof");
+  });
+
   it("R-UI-5: renders nothing without a notice, or when the page could not read the recovery", () => {
     expect(render({ notice: { kind: "none" }, details: null })).toBe("");
     expect(render(null)).toBe("");
