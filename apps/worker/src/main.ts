@@ -97,7 +97,7 @@ const metricsServer =
       })
     : null;
 log.info(
-  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", harness: harness ? "on" : "off" },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", ...(platform?.kind === "worker_cgroup" ? { workerCgroup: platform.path } : {}), harness: harness ? "on" : "off" },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);
