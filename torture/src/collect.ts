@@ -6,7 +6,7 @@ import type { PrismaClient } from "@copyback/db";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes";
 import { hasAgentProcessRecord } from "@copyback/core/records";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
-import { acquisitionKey, leasesNoAgentRanOn, requeuedAcquisitions } from "./checker/attempts";
+import { acquisitionKey, acquisitionsWithoutAgent, leasesNoAgentRanOn } from "./checker/attempts";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
 /** The reason the harness's operator gives its Discards (operator.ts): how the checker tells them from any other destruction. */
@@ -69,7 +69,7 @@ export async function collectFinalState(
   });
   const agentRecorded = new Set(runs.filter((r) => hasAgentProcessRecord(r.runnerProfileJson)).map((r) => r.id));
   const agentNeverStarted = leasesNoAgentRanOn(attemptEvents, leases, handed, agentRecorded);
-  const requeued = requeuedAcquisitions(attemptEvents);
+  const withoutAgent = acquisitionsWithoutAgent(attemptEvents, agentRecorded);
   // What the Retained sandboxes page and `copyback sandboxes list` show (one reader: core's).
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
@@ -121,7 +121,7 @@ export async function collectFinalState(
         executionWorkspaceId: l.executionWorkspaceId,
       };
     }),
-    acquisitions: acquisitions.map((a) => (requeued.has(acquisitionKey(a.runId, a.leaseId, a.at)) ? { ...a, requeuedBeforeAgent: true } : a)),
+    acquisitions: acquisitions.map((a) => (withoutAgent.has(acquisitionKey(a.runId, a.leaseId, a.at)) ? { ...a, noAgentRan: true } : a)),
     releases,
     strayLocalSandboxes,
     host,

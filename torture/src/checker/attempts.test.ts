@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { acquisitionKey, leasesNoAgentRanOn, requeuedAcquisitions, type AttemptEvent } from "./attempts";
+import { acquisitionKey, leasesNoAgentRanOn, acquisitionsWithoutAgent, type AttemptEvent } from "./attempts";
 
 const R = "run-1";
 const at = (s: number) => new Date(Date.UTC(2026, 11, 4, 20, 0, s));
@@ -66,13 +66,19 @@ describe("leasesNoAgentRanOn with the runs' agent-process records", () => {
   });
 });
 
-describe("requeuedAcquisitions (the attempts the dispatcher requeued before their agent)", () => {
-  it("names the acquisition followed by run.requeued, not the one whose agent started, nor one still open", () => {
-    const events = [ev("lease.acquired", 1, "l1"), ev("run.requeued", 2), ev("lease.acquired", 3, "l1"), ev("agent.started", 4), ev("lease.acquired", 5, "l2")];
-    expect([...requeuedAcquisitions(events)]).toEqual([acquisitionKey(R, "l1", at(1).toISOString())]);
+describe("acquisitionsWithoutAgent (the attempts that ran no agent)", () => {
+  it("names the acquisition followed by run.requeued, not the one whose agent started", () => {
+    const events = [ev("lease.acquired", 1, "l1"), ev("run.requeued", 2), ev("lease.acquired", 3, "l1"), ev("agent.started", 4)];
+    expect([...acquisitionsWithoutAgent(events)]).toEqual([acquisitionKey(R, "l1", at(1).toISOString())]);
+  });
+
+  it("a last attempt with no agent.started counts only for a run that never recorded an agent process", () => {
+    const events = [ev("lease.acquired", 1, "l1"), ev("agent.started", 2), ev("lease.acquired", 3, "l2")];
+    expect([...acquisitionsWithoutAgent(events)]).toEqual([acquisitionKey(R, "l2", at(3).toISOString())]);
+    expect(acquisitionsWithoutAgent(events, new Set([R])).size).toBe(0);
   });
 
   it("a requeue after the agent started names nothing (that attempt's files are judged)", () => {
-    expect(requeuedAcquisitions([ev("lease.acquired", 1, "l1"), ev("agent.started", 2), ev("run.requeued", 3)]).size).toBe(0);
+    expect(acquisitionsWithoutAgent([ev("lease.acquired", 1, "l1"), ev("agent.started", 2), ev("run.requeued", 3)]).size).toBe(0);
   });
 });

@@ -71,24 +71,31 @@ function leaseIdOf(payload: unknown): string | null {
 export const acquisitionKey = (runId: string, leaseId: string, at: string): string => `${runId} ${leaseId} ${at}`;
 
 /**
- * The acquisitions whose attempt the dispatcher itself sent back to the queue before its agent
- * started (lease.acquired, then run.requeued with no agent.started between, in the run's own
- * order): that attempt put nothing of the run's work in the sandbox, so a later reuse of the lease
- * takes none of the run's files, whatever the run's later attempts on other leases ended as (seed
- * 20261207: a requeue after a terminated connection, the retry's ENOSPC on another lease).
+ * The acquisitions whose attempt ran no agent, by the same rules as leasesNoAgentRanOn but per
+ * attempt (a reused lease has several): the run's next event of its attempts is run.requeued, or
+ * (for a run that never recorded an agent process) its next lease.acquired or nothing at all,
+ * with no agent.started before it. Such an attempt put nothing of its run's work in the sandbox,
+ * so a later reuse of the lease takes none of the run's files, whatever the run ended as (seed
+ * 20261207: a requeue after a terminated connection, the retry's ENOSPC on another lease; seed
+ * 20261208: a preparation whose failure could not be written, the run later failed
+ * process_lost by the orphan sweep).
  */
-export function requeuedAcquisitions(events: readonly AttemptEvent[]): Set<string> {
+export function acquisitionsWithoutAgent(events: readonly AttemptEvent[], agentRecorded: ReadonlySet<string> = new Set()): Set<string> {
   const out = new Set<string>();
   const open = new Map<string, string>();
   for (const e of events) {
     const leaseId = leaseIdOf(e.payload);
-    if (e.code === "lease.acquired" && leaseId) open.set(e.runId, acquisitionKey(e.runId, leaseId, e.createdAt.toISOString()));
-    else if (e.code === "agent.started") open.delete(e.runId);
+    if (e.code === "lease.acquired" && leaseId) {
+      const previous = open.get(e.runId);
+      if (previous && !agentRecorded.has(e.runId)) out.add(previous);
+      open.set(e.runId, acquisitionKey(e.runId, leaseId, e.createdAt.toISOString()));
+    } else if (e.code === "agent.started") open.delete(e.runId);
     else if (e.code === "run.requeued") {
       const key = open.get(e.runId);
       if (key) out.add(key);
       open.delete(e.runId);
     }
   }
+  for (const [runId, key] of open) if (!agentRecorded.has(runId)) out.add(key);
   return out;
 }

@@ -213,7 +213,7 @@ describe("the torture checker", () => {
     t.leases[1] = { ...t.leases[1]!, id: "l1" };
     t.acquisitions = [
       { runId: R1, leaseId: "l1", at: at(0), reused: false },
-      { runId: R3, leaseId: "l1", at: at(2_000), reused: true, requeuedBeforeAgent: true },
+      { runId: R3, leaseId: "l1", at: at(2_000), reused: true, noAgentRan: true },
       { runId: R2, leaseId: "l1", at: at(3_000), reused: true },
     ];
     expect(kinds(t).filter((k) => k === "held_lease_taken")).toEqual([]);

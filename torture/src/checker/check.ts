@@ -185,9 +185,9 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
   let reuses = 0;
   for (const acquisition of final.acquisitions ?? []) {
     const previous = lastHolder.get(acquisition.leaseId);
-    // An attempt requeued before its agent started left none of its run's files in the sandbox:
+    // An attempt that ran no agent (requeued, or its setup failed) left none of its run's files:
     // the lease still holds what its holder before it left there.
-    if (acquisition.requeuedBeforeAgent !== true) lastHolder.set(acquisition.leaseId, acquisition.runId);
+    if (acquisition.noAgentRan !== true) lastHolder.set(acquisition.leaseId, acquisition.runId);
     if (!acquisition.reused) continue;
     reuses += 1;
     if (!previous || previous === acquisition.runId) continue;

@@ -44,8 +44,8 @@ export interface FinalAcquisition {
   leaseId: string;
   at: string;
   reused: boolean;
-  /** The dispatcher sent this attempt back to the queue before its agent started (attempts.ts requeuedAcquisitions). */
-  requeuedBeforeAgent?: boolean;
+  /** This attempt ran no agent (attempts.ts acquisitionsWithoutAgent). */
+  noAgentRan?: boolean;
 }
 
 export interface FinalAction {
