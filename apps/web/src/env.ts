@@ -87,3 +87,12 @@ export function instanceRootForReports(): string | undefined {
   const parsed = z.string().min(1).safeParse(process.env.COPYBACK_HOME);
   return parsed.success ? parsed.data : undefined;
 }
+
+/**
+ * A Daytona key variable as this console's process sees it, for the Environments page, which
+ * says only whether it is set (core's environmentsView never puts the value in its answer). Only
+ * a DAYTONA_ name, as the daytona config requires: no other variable of the console can be asked for.
+ */
+export function daytonaKeyVariable(name: string): string | undefined {
+  return /^DAYTONA_[A-Z0-9_]{1,100}$/.test(name) ? process.env[name] : undefined;
+}

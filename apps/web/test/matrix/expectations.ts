@@ -65,6 +65,8 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "apiKeys.revoke": perm("api_keys:manage"),
   "companies.list": AUTHENTICATED,
   "companies.get": perm("company:read"),
+  // Environments (read-only): the same runtime operators as Retained sandboxes.
+  "environments.list": perm("runtime:manage"),
   "health.get": PUBLIC,
   "issues.list": perm("issues:read"),
   "issues.get": perm("issues:read"),

@@ -258,6 +258,13 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       };
     },
   },
+  "environments.list": {
+    prepare: (ctx) => ({
+      input: companyOnly(ctx),
+      checkResult: (data) =>
+        expect((data as { items: Array<{ id: string }> }).items.map((item) => item.id)).toContain(ctx.world.auth.a.environment.id),
+    }),
+  },
   "sandboxes.listRetained": {
     prepare: (ctx) => ({
       input: companyOnly(ctx),

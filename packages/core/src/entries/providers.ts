@@ -3,6 +3,13 @@
 export { createDaytonaProvider, type DaytonaProviderOptions } from "../providers/daytona/daytona-provider";
 export { parseDaytonaConfig, type DaytonaEnvironmentConfig } from "../providers/daytona/config";
 export { createDefaultRegistry } from "../providers/default-registry";
+export {
+  environmentsView,
+  type EnvironmentConfigView,
+  type EnvironmentCredentialView,
+  type EnvironmentRow,
+  type EnvironmentView,
+} from "../providers/environment-view";
 export { diagnoseBubblewrap, usableBubblewrap } from "../providers/local/bubblewrap";
 export { hostSearchPath } from "../providers/local/env";
 export {

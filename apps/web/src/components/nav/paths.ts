@@ -2,7 +2,7 @@
 // the dynamic segments to the console's own route shapes.
 import type { Route } from "next";
 
-export type CompanySection = "issues" | "recovery" | "sandboxes" | "activity" | "members" | "settings/api-keys";
+export type CompanySection = "issues" | "recovery" | "sandboxes" | "environments" | "activity" | "members" | "settings/api-keys";
 
 export function companyPath(companyId: string, section: CompanySection): Route {
   return `/companies/${companyId}/${section}` as Route;

@@ -4,6 +4,7 @@ import { agentKeysRouter } from "./agentKeys";
 import { agentsRouter } from "./agents";
 import { apiKeysRouter } from "./apiKeys";
 import { companiesRouter } from "./companies";
+import { environmentsRouter } from "./environments";
 import { healthRouter } from "./health";
 import { issuesRouter } from "./issues";
 import { meRouter } from "./me";
@@ -19,6 +20,7 @@ export const appRouter = router({
   agents: agentsRouter,
   apiKeys: apiKeysRouter,
   companies: companiesRouter,
+  environments: environmentsRouter,
   health: healthRouter,
   issues: issuesRouter,
   me: meRouter,

@@ -1,0 +1,5 @@
+import { listEnvironmentsProcedure } from "./list";
+
+export const environmentsRouter = {
+  list: listEnvironmentsProcedure,
+};
