@@ -1,0 +1,35 @@
+// What the Environments page renders, from the server's own mapping (core's environmentsView):
+// a daytona environment's settings and its key variable's state by NAME, a local one's settings,
+// an invalid config's zod message, and never a key's value.
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import { environmentsView } from "@copyback/core/providers";
+import { EnvironmentList } from "./environment-list";
+
+const SECRET = "dtn_render_secret_42";
+
+describe("EnvironmentList", () => {
+  it("renders the daytona settings, 'not set: set DAYTONA_... in the worker's environment', the invalid message, and no key", () => {
+    const items = environmentsView(
+      [
+        { id: "00000000-0000-4000-8000-000000000001", name: "daytona-eu", provider: "daytona", pluginId: "builtin.daytona", defaultLeasePolicy: "ephemeral", config: { apiKeyEnv: "DAYTONA_EU_KEY", target: "eu", image: "node:22", resources: { cpu: 2 }, autoStopMinutes: 0 } },
+        { id: "00000000-0000-4000-8000-000000000002", name: "daytona-us", provider: "daytona", pluginId: "builtin.daytona", defaultLeasePolicy: "ephemeral", config: {} },
+        { id: "00000000-0000-4000-8000-000000000003", name: "local", provider: "local", pluginId: "builtin.local", defaultLeasePolicy: "reuse_by_environment", config: { allowNetwork: true } },
+        { id: "00000000-0000-4000-8000-000000000004", name: "broken", provider: "daytona", pluginId: "builtin.daytona", defaultLeasePolicy: "ephemeral", config: { apiUrl: "ftp://x" } },
+        { id: "00000000-0000-4000-8000-000000000005", name: "pasted", provider: "daytona", pluginId: "builtin.daytona", defaultLeasePolicy: "ephemeral", config: { apiKey: SECRET } },
+      ],
+      (name) => (name === "DAYTONA_API_KEY" ? SECRET : undefined),
+    );
+    const html = renderToStaticMarkup(createElement(EnvironmentList, { items }));
+    expect(html).toContain("Key variable DAYTONA_EU_KEY: not set: set DAYTONA_EU_KEY in the worker&#x27;s environment");
+    expect(html).toContain("Key variable DAYTONA_API_KEY: set");
+    expect(html).toContain("image node:22");
+    expect(html).toContain("2 CPU");
+    expect(html).toContain("0 (never stopped for idleness)");
+    expect(html).toContain("allowNetwork");
+    expect(html).toContain("invalid configuration: apiUrl: must be an https URL (http only on a loopback host)");
+    expect(html).toContain("not shown: it holds a key-like field (apiKey)");
+    expect(html).not.toContain(SECRET);
+  });
+});
