@@ -45,6 +45,24 @@ describe("copyback environment", () => {
     expect(out.environments.find((e) => e.id === fake)).toMatchObject({ provider: "fake" });
   });
 
+  it("never prints a key pasted into a stored configuration: the field is named, the value is not (json and text)", async () => {
+    const prisma = db.prisma();
+    const { companyId } = await prisma.environment.findUniqueOrThrow({ where: { id: local }, select: { companyId: true } });
+    const pasted = await prisma.environment.create({ data: { companyId, name: "pasted", provider: "local", pluginId: "builtin.local", config: { nested: { apiKey: "sk-live-0123456789" } } } });
+    try {
+      const json = await cli(["environment", "list"]);
+      expect(json.stdout).not.toContain("sk-live-0123456789");
+      const out = parseJson(json) as { environments: { id: string; config: unknown }[] };
+      expect(out.environments.find((e) => e.id === pasted.id)?.config).toEqual({ hidden: expect.stringContaining("nested.apiKey") });
+      expect(out.environments.find((e) => e.id === local)?.config).toEqual({ allowNetwork: true });
+      const text = await runCli(["environment", "list"], { databaseUrl: db.url(), copybackHome: dir });
+      expect(text.stdout).not.toContain("sk-live-0123456789");
+      expect(text.stdout).toContain("nested.apiKey");
+    } finally {
+      await prisma.environment.delete({ where: { id: pasted.id } });
+    }
+  });
+
   it("sets a local rehearsal fault the local provider then reads, keeping the other keys, and clears it", async () => {
     const set = await cli(["environment", "configure", local, "--faults", '{"failExports":9}']);
     expect(set.code).toBe(EXIT.ok);

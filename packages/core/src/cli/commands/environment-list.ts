@@ -1,6 +1,7 @@
 // `copyback environment list [--company ID]`: the environments of every company (or one), with
 // their provider, plugin, default lease policy and stored configuration — what an operator needs
 // to find the id `environment configure` takes. Reads only.
+import { keyLikeFields } from "../../providers/environment-view";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
 import { table } from "../format";
@@ -30,7 +31,7 @@ export async function environmentList(ctx: CommandContext, opts: { companyId?: s
       provider: row.provider,
       pluginId: row.pluginId,
       defaultLeasePolicy: row.defaultLeasePolicy,
-      config: row.config,
+      config: shownConfig(row.config),
       updatedAt: row.updatedAt.toISOString(),
     }));
     const json = { database: source, environments };
@@ -41,4 +42,14 @@ export async function environmentList(ctx: CommandContext, opts: { companyId?: s
     );
     return { exitCode: EXIT.ok, json, text };
   });
+}
+
+/**
+ * The stored configuration, unless it holds a key-like field anywhere (a key pasted into a row that
+ * never went through `configure`): then only where, never the value (the console's rule,
+ * providers/environment-view.ts).
+ */
+function shownConfig(config: unknown): unknown {
+  const secrets = keyLikeFields(config);
+  return secrets.length === 0 ? config : { hidden: `the configuration holds key-like field(s) ${secrets.join(", ")}; not shown` };
 }
