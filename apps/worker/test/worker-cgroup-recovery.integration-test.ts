@@ -5,9 +5,8 @@
 // once the group holds no process obtains the signed receipt, releases exactly that owner and
 // commits the same run with its exact files: no operator, no new run, no provider turn.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +16,7 @@ import { workerCgroupPlace } from "@copyback/core/providers";
 import { OWNER_UNVERIFIED_CAUSE, readOwnerUnverifiedEvidence, SYSTEM_ACTOR } from "@copyback/core/records";
 import { wakeAgent } from "@copyback/core/runs";
 import { startHarness, type HarnessChild } from "@copyback/core/test-support/railway/harness-process";
+import { bulkTask, hashes, until } from "./bulk-task";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-cgroup-");
@@ -55,26 +55,6 @@ afterAll(async () => {
   }
 });
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
-async function hashes(root: string, rel = ""): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
-    const child = rel ? `${rel}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) Object.assign(out, await hashes(root, child));
-    else if (entry.isFile()) out[child] = createHash("sha256").update(await readFile(path.join(root, child))).digest("hex");
-  }
-  return out;
-}
-
 /** The group a worker process is in (the hierarchy the platform uses), from /proc/<pid>/cgroup. */
 async function groupOf(pid: number): Promise<string | undefined> {
   const text = await readFile(`/proc/${pid}/cgroup`, "utf8");
@@ -90,23 +70,7 @@ const skipReason = "this machine lets no process make a cgroup (no writable v1 p
 describe.skipIf(!place)(`a worker in its own cgroup killed mid-export, recovered through the local harness${place ? "" : ` (skipped: ${skipReason})`}`, () => {
   it("R-RW-1 R-RW-2 R-RW-3: the receipt names the worker's group; a leftover child in it keeps the hold; once the group is empty the same run commits its exact files with no operator and no new run", { timeout: 240_000 }, async () => {
     const prisma = database.prisma();
-    const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
-    const bulk = await prisma.agent.create({
-      data: {
-        companyId: DEMO_COMPANY_ID,
-        name: "Cgroup bulk writer",
-        environmentId: builder.environmentId,
-        adapterConfig: { timeoutSeconds: 300 },
-        command: [
-          "/bin/sh",
-          "-c",
-          `mkdir -p bulk && i=0; while [ $i -lt 300 ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote the files"}' > "$COPYBACK_RESULT_FILE"`,
-        ],
-      },
-    });
-    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Document the motor controller API" }, include: { executionWorkspace: true } });
-    await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
-    const hostPath = issue.executionWorkspace?.hostPath ?? "";
+    const { issue, hostPath } = await bulkTask(prisma, "Cgroup bulk writer", "Document the motor controller API", 300);
 
     const first = await instance.startWorker({ WORKER_POLL_INTERVAL_MS: "100", RECONCILE_INTERVAL_MS: "250", COPYBACK_WORKER_CGROUP: "on" });
     const firstGroup = await until("the first worker's own group", async () => {

@@ -4,8 +4,6 @@
 // deployment lives, and once the emulator moves it to REMOVED obtains the signed receipt,
 // releases exactly that owner and commits the same run with its exact files: no operator, no new
 // run, no provider turn.
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +12,7 @@ import { OWNER_UNVERIFIED_CAUSE, readOwnerUnverifiedEvidence, SYSTEM_ACTOR } fro
 import { wakeAgent } from "@copyback/core/runs";
 import { RailwayEmulator } from "@copyback/core/test-support/railway/railway-emulator";
 import { startHarness, type HarnessChild } from "@copyback/core/test-support/railway/harness-process";
+import { bulkTask, hashes, until } from "./bulk-task";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-harness-");
@@ -55,46 +54,10 @@ afterAll(async () => {
   await railway?.stop();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
-async function hashes(root: string, rel = ""): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
-    const child = rel ? `${rel}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) Object.assign(out, await hashes(root, child));
-    else if (entry.isFile()) out[child] = createHash("sha256").update(await readFile(path.join(root, child))).digest("hex");
-  }
-  return out;
-}
-
 describe("a Railway worker killed mid-export, recovered through the cloud harness", () => {
   it("R-RW-1 R-RW-2 R-RW-3 R-RW-5: the receipt names the deployment; live, the hold stays; REMOVED, the same run commits its exact files with no operator and no new run", { timeout: 240_000 }, async () => {
     const prisma = database.prisma();
-    const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
-    const bulk = await prisma.agent.create({
-      data: {
-        companyId: DEMO_COMPANY_ID,
-        name: "Railway bulk writer",
-        environmentId: builder.environmentId,
-        adapterConfig: { timeoutSeconds: 300 },
-        command: [
-          "/bin/sh",
-          "-c",
-          `mkdir -p bulk && i=0; while [ $i -lt 300 ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote the files"}' > "$COPYBACK_RESULT_FILE"`,
-        ],
-      },
-    });
-    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: "Document the motor controller API" }, include: { executionWorkspace: true } });
-    await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
-    const hostPath = issue.executionWorkspace?.hostPath ?? "";
+    const { issue, hostPath } = await bulkTask(prisma, "Railway bulk writer", "Document the motor controller API", 300);
 
     railway.addDeployment({ id: "dep-first", status: "SUCCESS", ...STACK });
     const first = await instance.startWorker({ WORKER_POLL_INTERVAL_MS: "100", RECONCILE_INTERVAL_MS: "250", ...railwayVars("dep-first") });

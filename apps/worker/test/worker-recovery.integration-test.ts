@@ -2,8 +2,6 @@
 // the restarted worker opens exactly one unverified-owner hold and starts no provider turn; an
 // operator's attestation lets the same run commit the sandbox's exact bytes. Times from restart
 // to the hold and from attestation to commit are printed.
-import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_COMPANY_ID } from "@copyback/db";
@@ -14,6 +12,7 @@ import {
 } from "@copyback/core/records";
 import { attestOwnerStop } from "@copyback/core/recovery";
 import { wakeAgent } from "@copyback/core/runs";
+import { bulkTask, hashes, until } from "./bulk-task";
 import { useDemoWorkerInstance } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-recovery-");
@@ -27,54 +26,11 @@ const startWorker = (extra: Record<string, string> = {}) =>
     ...extra,
   });
 
-/** A demo task assigned to an agent that writes `files` MiB of random bytes and submits its result. */
-async function bulkTask(name: string, title: string, files: number) {
-  const prisma = database.prisma();
-  const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
-  const bulk = await prisma.agent.create({
-    data: {
-      companyId: DEMO_COMPANY_ID,
-      name,
-      environmentId: builder.environmentId,
-      adapterConfig: { timeoutSeconds: 300 },
-      command: [
-        "/bin/sh",
-        "-c",
-        `mkdir -p bulk && i=0; while [ $i -lt ${files} ]; do head -c 1048576 /dev/urandom > bulk/f$i.bin; i=$((i+1)); done; printf '%s' '{"schema":"copyback.run-result.v1","outcome":"in_review","summary":"wrote the files"}' > "$COPYBACK_RESULT_FILE"`,
-      ],
-    },
-  });
-  const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title }, include: { executionWorkspace: true } });
-  await prisma.issue.update({ where: { id: issue.id }, data: { assigneeAgentId: bulk.id } });
-  return { issue, hostPath: issue.executionWorkspace?.hostPath ?? "" };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, intervalMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
-/** sha256 of every regular file under root, by relative path. */
-async function hashes(root: string, rel = ""): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
-    const child = rel ? `${rel}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) Object.assign(out, await hashes(root, child));
-    else if (entry.isFile()) out[child] = createHash("sha256").update(await readFile(path.join(root, child))).digest("hex");
-  }
-  return out;
-}
-
 describe("a worker killed mid-export", () => {
   it("R-OWN-11, R-ORP-4, R-ATT-3: SIGKILL after workspace.export_started: the restarted worker opens exactly one hold and no provider turn; the attestation commits the sandbox's exact bytes", { timeout: 180_000 }, async () => {
     const prisma = database.prisma();
     // 400 files of 1 MiB of random bytes: an export that takes long enough to be killed inside.
-    const { issue, hostPath } = await bulkTask("Bulk writer", "Document the motor controller API", 400);
+    const { issue, hostPath } = await bulkTask(database.prisma(), "Bulk writer", "Document the motor controller API", 400);
 
     const first = await startWorker();
     const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
@@ -139,7 +95,7 @@ describe("a worker killed mid-export", () => {
   // and a CI run once hit the old 180 s timeout with it.
   it("SIGTERM during a finalization: the worker finishes the copyback before it closes the database, clears its receipt and exits 0", { timeout: 300_000 }, async () => {
     const prisma = database.prisma();
-    const { issue } = await bulkTask("Bulk writer 2", "Investigate the flaky sensor calibration test", 120);
+    const { issue } = await bulkTask(database.prisma(), "Bulk writer 2", "Investigate the flaky sensor calibration test", 120);
     // No drain time and no grace: only the wait for finalizations in flight keeps the copyback alive.
     const worker = await startWorker({ WORKER_DRAIN_TIMEOUT_MS: "0", WORKER_ABORT_GRACE_MS: "0" });
     const { runId } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId: issue.id, actor: SYSTEM_ACTOR });
