@@ -14,7 +14,7 @@ import type { DaytonaClient } from "./client";
 import { runScript } from "./commands";
 import { daytonaStatCache, findPruneArgs, parseHashes, parseListing, planScan, type DaytonaStatCache, type ListedEntry } from "./delta-scan";
 import { transferDropped } from "./errors";
-import { streamArchiveOut } from "./export";
+import { streamListedEntries } from "./export";
 import { LAYOUT, shellQuote } from "./layout";
 import type { DaytonaSandboxes } from "./sandboxes";
 import { digestScript, downloadChecked, parseDigest, transferPath } from "./transfer";
@@ -127,23 +127,6 @@ export async function exportDelta(sandboxes: DaytonaSandboxes, lease: LeaseHandl
   const report = { changed: changed.length, removed: removed.length, hashedFiles: scan.hashedFiles, hashedBytes: scan.hashedBytes, statCache: state };
   const manifest = JSON.parse(JSON.stringify(scan.manifest)) as unknown;
   if (changed.length === 0) return { manifest, archive: null, report };
-  const list = transferPath("delta-list");
-  await client.call("uploading the delta's paths", () => sandbox.fs.uploadFile(Buffer.from(`${deltaArchivePaths(changed).join("\0")}\0`), list), { sandboxId: sandbox.id });
-  const archive = await streamArchiveOut(
-    sandboxes,
-    lease,
-    "delta",
-    (tarFile) =>
-      [
-        "set -e",
-        "base=$PWD",
-        // --no-recursion: exactly the listed entries; a file changed since its hash no longer
-        // matches the manifest and the host refuses the delta (then exports in full).
-        `tar -cf "$base/${tarFile}" --format=gnu --hard-dereference --no-recursion -C ${shellQuote(LAYOUT.workspace)} --null -T "$base/${list}"`,
-        `rm -f "$base/${list}"`,
-        digestScript(tarFile),
-      ].join("\n"),
-    request.signal,
-  );
+  const archive = await streamListedEntries(sandboxes, lease, io, "delta", deltaArchivePaths(changed), request.signal);
   return { manifest, archive, report };
 }

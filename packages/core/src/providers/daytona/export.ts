@@ -4,10 +4,12 @@
 // transfer.ts. The caller's signal (the export deadline, COPYBACK_EXPORT_TIMEOUT_MS) aborts both
 // the command's wait and the download; the sandbox's copy is removed once the stream settles.
 import type { Readable } from "node:stream";
+import type { Sandbox } from "@daytonaio/sdk";
 import { compileExclude } from "../../copyback/manifest/exclude";
 import type { ExportOptions, LeaseHandle } from "../types";
 import { runScript } from "./commands";
 import { LAYOUT, shellQuote } from "./layout";
+import type { DaytonaClient } from "./client";
 import type { DaytonaSandboxes } from "./sandboxes";
 import { digestScript, downloadChecked, parseDigest, transferPath } from "./transfer";
 import { transferDropped } from "./errors";
@@ -65,4 +67,37 @@ export async function streamArchiveOut(sandboxes: DaytonaSandboxes, lease: Lease
 
 export function exportWorkspace(sandboxes: DaytonaSandboxes, lease: LeaseHandle, options: ExportOptions = {}): Promise<Readable> {
   return streamArchiveOut(sandboxes, lease, "export", (tarFile) => exportScript(tarFile, options.exclude), options.signal);
+}
+
+/**
+ * Streams a tar of exactly the listed workspace entries (NUL-separated, uploaded first; tar with
+ * --no-recursion): the delta's changed entries and the salvage's chosen ones. `kind` names the
+ * transfer in errors and paths.
+ */
+export async function streamListedEntries(
+  sandboxes: DaytonaSandboxes,
+  lease: LeaseHandle,
+  io: { client: DaytonaClient; sandbox: Sandbox },
+  kind: "delta" | "salvage",
+  paths: readonly string[],
+  signal?: AbortSignal,
+): Promise<Readable> {
+  const list = transferPath(`${kind}-list`);
+  await io.client.call(`uploading the ${kind}'s paths`, () => io.sandbox.fs.uploadFile(Buffer.from(paths.map((p) => `${p}\0`).join("")), list), { sandboxId: io.sandbox.id });
+  return streamArchiveOut(
+    sandboxes,
+    lease,
+    kind,
+    (tarFile) =>
+      [
+        "set -e",
+        "base=$PWD",
+        // --no-recursion: exactly the listed entries; a file changed since it was hashed no longer
+        // matches the manifest, and the host's verification refuses the archive.
+        `tar -cf "$base/${tarFile}" --format=gnu --hard-dereference --no-recursion -C ${shellQuote(LAYOUT.workspace)} --null -T "$base/${list}"`,
+        `rm -f "$base/${list}"`,
+        digestScript(tarFile),
+      ].join("\n"),
+    signal,
+  );
 }

@@ -14,9 +14,7 @@ import type { Readable } from "node:stream";
 import type { ExportOptions, LeaseHandle } from "../types";
 import { listWorkspace } from "./delta-export";
 import type { ListedEntry } from "./delta-scan";
-import { streamArchiveOut } from "./export";
-import { LAYOUT, shellQuote } from "./layout";
-import { digestScript, transferPath } from "./transfer";
+import { streamListedEntries } from "./export";
 import type { DaytonaSandboxes } from "./sandboxes";
 
 /** Pure: the entries the salvage archive holds, in the listing's order. */
@@ -55,21 +53,6 @@ export async function salvageExport(sandboxes: DaytonaSandboxes, lease: LeaseHan
   const { client, sandbox } = await sandboxes.open(lease, options.signal);
   const io = { client, sandbox, signal: options.signal };
   const chosen = await selectSalvage((await listWorkspace(io, options.exclude)).entries);
-  const list = transferPath("salvage-list");
-  await client.call("uploading the salvage's paths", () => sandbox.fs.uploadFile(Buffer.from(chosen.map((e) => `${e.path}\0`).join("")), list), { sandboxId: sandbox.id });
-  const archive = await streamArchiveOut(
-    sandboxes,
-    lease,
-    "salvage",
-    (tarFile) =>
-      [
-        "set -e",
-        "base=$PWD",
-        `tar -cf "$base/${tarFile}" --format=gnu --hard-dereference --no-recursion -C ${shellQuote(LAYOUT.workspace)} --null -T "$base/${list}"`,
-        `rm -f "$base/${list}"`,
-        digestScript(tarFile),
-      ].join("\n"),
-    options.signal,
-  );
+  const archive = await streamListedEntries(sandboxes, lease, io, "salvage", chosen.map((e) => e.path), options.signal);
   return { archive, message: SALVAGE_INFO_MESSAGE };
 }
