@@ -32,27 +32,8 @@ export function leasesNoAgentRanOn(
   handed: ReadonlySet<string>,
   agentRecorded: ReadonlySet<string> = new Set(),
 ): Set<string> {
-  const out = new Set<string>();
-  const current = new Map<string, string | null>();
-  for (const e of events) {
-    const leaseId = leaseIdOf(e.payload);
-    if (e.code === "lease.acquired") {
-      // The run's previous attempt ended without its agent (no agent.started) on a run that never
-      // recorded an agent process: nothing of the task's work was in that sandbox.
-      const previous = current.get(e.runId);
-      if (previous && !agentRecorded.has(e.runId)) out.add(previous);
-      current.set(e.runId, leaseId);
-    } else if (e.code === "agent.started") current.set(e.runId, null);
-    else if (e.code === "run.requeued") {
-      const lease = current.get(e.runId);
-      if (lease) out.add(lease);
-      current.set(e.runId, null);
-    }
-  }
-  // The last attempt of a run that never recorded an agent process and never logged its start
-  // (its setup failed, and the failure was settled by the orphan sweep: R-FO-1's scope, "its
-  // agent never started"). Both signals must be missing: the product judges by the first.
-  for (const [runId, lease] of current) if (lease && !agentRecorded.has(runId)) out.add(lease);
+  // The handed leases: those of the attempts that ran no agent (one walk of the events, below).
+  const out = new Set(attemptsWithoutAgent(events, agentRecorded).map((attempt) => attempt.leaseId));
   for (const lease of leases) {
     if (!lease.runId || handed.has(lease.id)) continue;
     const next = events.find((e) => e.runId === lease.runId && (e.code === "agent.started" || e.code === "run.requeued") && e.createdAt >= lease.createdAt);
@@ -81,21 +62,39 @@ export const acquisitionKey = (runId: string, leaseId: string, at: string): stri
  * process_lost by the orphan sweep).
  */
 export function acquisitionsWithoutAgent(events: readonly AttemptEvent[], agentRecorded: ReadonlySet<string> = new Set()): Set<string> {
-  const out = new Set<string>();
-  const open = new Map<string, string>();
+  return new Set(attemptsWithoutAgent(events, agentRecorded).map((a) => acquisitionKey(a.runId, a.leaseId, a.at)));
+}
+
+interface Attempt {
+  runId: string;
+  leaseId: string;
+  at: string;
+}
+
+/**
+ * The one walk behind both views: each run's attempts in its own event order, and those that ran
+ * no agent. The run's previous attempt ended without its agent (no agent.started) when its next
+ * acquisition comes on a run that never recorded an agent process, or when it was requeued; the
+ * last attempt of a run that never recorded an agent process and never logged its start (its
+ * setup failed, the failure settled by the orphan sweep: R-FO-1's scope, "its agent never
+ * started") too. Both signals must be missing: the product judges by the first.
+ */
+function attemptsWithoutAgent(events: readonly AttemptEvent[], agentRecorded: ReadonlySet<string>): Attempt[] {
+  const out: Attempt[] = [];
+  const open = new Map<string, Attempt | null>();
   for (const e of events) {
-    const leaseId = leaseIdOf(e.payload);
-    if (e.code === "lease.acquired" && leaseId) {
+    if (e.code === "lease.acquired") {
       const previous = open.get(e.runId);
-      if (previous && !agentRecorded.has(e.runId)) out.add(previous);
-      open.set(e.runId, acquisitionKey(e.runId, leaseId, e.createdAt.toISOString()));
-    } else if (e.code === "agent.started") open.delete(e.runId);
+      if (previous && !agentRecorded.has(e.runId)) out.push(previous);
+      const leaseId = leaseIdOf(e.payload);
+      open.set(e.runId, leaseId ? { runId: e.runId, leaseId, at: e.createdAt.toISOString() } : null);
+    } else if (e.code === "agent.started") open.set(e.runId, null);
     else if (e.code === "run.requeued") {
-      const key = open.get(e.runId);
-      if (key) out.add(key);
-      open.delete(e.runId);
+      const attempt = open.get(e.runId);
+      if (attempt) out.push(attempt);
+      open.set(e.runId, null);
     }
   }
-  for (const [runId, key] of open) if (!agentRecorded.has(runId)) out.add(key);
+  for (const [runId, attempt] of open) if (attempt && !agentRecorded.has(runId)) out.push(attempt);
   return out;
 }
