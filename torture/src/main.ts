@@ -117,9 +117,9 @@ async function main(): Promise<number> {
   say("quiet period: waiting for every run, coordinator and hold to settle");
   for (const pid of [...h.paused]) resume(h, pid, "quiet");
   if (h.state.disk) rmSync(h.state.disk, { force: true });
-  const settled = await waitSettled(prisma, options.quietMs);
-  history.append("quiet.end", { settled });
-  say(settled ? "settled" : "did not settle within the quiet period");
+  const { settled, unsettled } = await waitSettled(prisma, options.quietMs);
+  history.append("quiet.end", { settled, unsettled });
+  say(settled ? "settled" : `did not settle within the quiet period; at the last look:\n  ${unsettled.join("\n  ")}`);
   h.state.stopping = true;
   await workers.stopAll();
   await Promise.all(loops);
@@ -151,10 +151,12 @@ async function main(): Promise<number> {
   const figures = workloadFigures(events, verdict.counts, minutes);
   process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
+  // Beside the violations, so a log cut to its tail still says what never settled.
+  for (const line of unsettled.slice(0, 20)) process.stdout.write(`UNSETTLED ${line}\n`);
   // After the verdict (a process still running is evidence until then), before the instance is kept or removed.
   const reaped = workers.reapLeftovers();
   if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
-  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, counts: verdict.counts, figures, violations: verdict.violations, table }, null, 2));
+  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   if (diskMount) {
     try {
