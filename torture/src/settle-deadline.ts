@@ -24,3 +24,16 @@ export function settleDeadline(clock: SettleClock, latestRetryAt: number | null)
   if (latestRetryAt === null) return base;
   return Math.min(Math.max(base, latestRetryAt + RETRY_MARGIN_MS), base + MAX_EXTENSION_MS);
 }
+
+/**
+ * The deadline after a look, never earlier than the one before it. A retry's extension must
+ * outlive the retry itself: once the retried run commits, no coordinator is retryable any more,
+ * and a deadline computed afresh fell back to the configured length, already past, so the wait
+ * ended one quiet look after the commit instead of the 15 it asks for (seeds 85007780 and
+ * 572158792 here, and CI's 2065184287: "did not settle" with 0 violations, the retried run
+ * committed 1 s before the end).
+ */
+export function nextSettleDeadline(clock: SettleClock, previous: number, latestRetryAt: number | null): number {
+  return Math.max(previous, settleDeadline(clock, latestRetryAt));
+}
+

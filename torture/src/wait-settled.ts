@@ -4,7 +4,7 @@
 // machine that ran it was gone (its kept work directory with it), so the cause could not be read.
 import type { PrismaClient } from "@copyback/db";
 import { sleep } from "./loops/harness";
-import { settleDeadline } from "./settle-deadline";
+import { nextSettleDeadline, settleDeadline } from "./settle-deadline";
 import { COMPANY_ID } from "./world";
 
 export interface SettleOutcome {
@@ -36,7 +36,7 @@ export async function waitSettled(prisma: PrismaClient, timeoutMs: number): Prom
       });
       // The product's retry schedule decides how long a run may rightly take (settle-deadline.ts).
       const retries = inFlight.filter((c) => c.phase === "retryable_failure" && c.nextAttemptAt !== null).map((c) => c.nextAttemptAt!.getTime());
-      deadline = settleDeadline(clock, retries.length > 0 ? Math.max(...retries) : null);
+      deadline = nextSettleDeadline(clock, deadline, retries.length > 0 ? Math.max(...retries) : null);
       // A Discard interrupted late in the chaos is finished by the cleanup sweep once its short claim
       // lapses (sandboxes/discard-intent.ts): wait for it, as for a scheduled retry.
       const discarding = await prisma.$queryRaw<{ id: string; run_id: string | null; status: string }[]>`
