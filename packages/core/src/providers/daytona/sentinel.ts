@@ -12,6 +12,8 @@ import type { DaytonaSandboxes } from "./sandboxes";
 import { digestScript, downloadChecked, parseDigest } from "./transfer";
 
 const MAX_SENTINEL_BYTES = 64 * 1024;
+/** readWorkspaceSentinel's refusal for a sandbox that is not started (the caller may resume it first). */
+export const SANDBOX_NOT_RUNNING = "provider_sandbox_not_running";
 
 export function daytonaSentinel(sandboxes: DaytonaSandboxes) {
   async function writeWorkspaceSentinel(lease: LeaseHandle, sentinel: SandboxSentinel): Promise<void> {
@@ -36,6 +38,11 @@ export function daytonaSentinel(sandboxes: DaytonaSandboxes) {
 
   async function readWorkspaceSentinel(lease: LeaseHandle): Promise<SandboxSentinel | null> {
     const { client, sandbox } = await sandboxes.open(lease);
+    // Daytona runs no command in a sandbox that is not started: say so by code, so the export-only
+    // retry reads it after its verified resume instead (recovery/operator/resume-sandbox.ts, R-DT-2).
+    if (sandbox.state !== "started") {
+      throw new DomainError("conflict", SANDBOX_NOT_RUNNING, `The sentinel of lease ${lease.leaseId} cannot be read while its Daytona sandbox is ${String(sandbox.state)}.`);
+    }
     const file = shellQuote(LAYOUT.sentinel);
     const probe = await runScript(client, sandbox, `if [ ! -e ${file} ] && [ ! -L ${file} ]; then exit 10; fi\n[ -f ${file} ] && [ ! -L ${file} ] || exit 11\n${digestScript(LAYOUT.sentinel)}`, {
       what: "looking for the sentinel",

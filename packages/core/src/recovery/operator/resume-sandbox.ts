@@ -20,7 +20,7 @@ function sameSentinel(a: WorkspaceSentinel | null, b: unknown): boolean {
 
 /**
  * R-EX-3, R-DT-2: the verified lifecycle of the recorded lease. The sentinel is compared while
- * the sandbox is still stopped; the plugin's resume drains, verifies the identity and reopens
+ * the sandbox is still stopped (where the provider can read a stopped sandbox's files); the plugin's resume drains, verifies the identity and reopens
  * admission; the exact workspace is probed again afterwards.
  */
 export async function resumeVerified(registry: LeaseProviderRegistry, lease: LeaseRow): Promise<Lifecycle> {
@@ -33,13 +33,16 @@ export async function resumeVerified(registry: LeaseProviderRegistry, lease: Lea
   const handle = handleOf(lease);
   const recorded = readWorkspaceSentinel(lease.metadata);
   const needsSentinel = lease.leasePolicy === "ephemeral";
-  const readSentinel = async (): Promise<Lifecycle | null> => {
+  const readSentinel = async (when: "stopped" | "resumed"): Promise<Lifecycle | null> => {
     if (!needsSentinel) return null;
     if (!hasCapability(plugin, "workspaceSentinel")) return { kind: "failed", code: "provider_capability_missing", status: 409, message: "The plugin cannot read the sandbox's sentinel." };
     let inSandbox: unknown;
     try {
       inSandbox = await plugin.readWorkspaceSentinel(handle);
     } catch (error) {
+      // R-DT-2: a provider that reads no file of a stopped sandbox (Daytona) is verified by the
+      // read after the resume alone; that read is never skipped, and nothing is exported before it.
+      if (when === "stopped" && isDomainError(error) && error.code === "provider_sandbox_not_running") return null;
       return { kind: "failed", code: "export_retry_probe_failed", status: 503, message: `The sandbox's sentinel could not be read: ${messageOf(error)}` };
     }
     if (!sameSentinel(recorded.kind === "present" ? recorded.value : null, inSandbox)) {
@@ -48,7 +51,7 @@ export async function resumeVerified(registry: LeaseProviderRegistry, lease: Lea
     return null;
   };
 
-  const before = await readSentinel();
+  const before = await readSentinel("stopped");
   if (before) return before;
   try {
     const resumed = await plugin.resume(handle, identity);
@@ -63,7 +66,7 @@ export async function resumeVerified(registry: LeaseProviderRegistry, lease: Lea
   if (inspection.kind !== "inspected") {
     return { kind: "failed", code: "export_retry_probe_failed", status: 503, message: inspection.kind === "probe_failed" ? `The resumed sandbox could not be inspected: ${inspection.message}` : "The resumed sandbox could not be inspected." };
   }
-  const after = await readSentinel();
+  const after = await readSentinel("resumed");
   if (after) return after;
   return { kind: "verified", inspection };
 }

@@ -1,0 +1,143 @@
+// The export retry family on Daytona (the real plugin, the emulator as its endpoint, real
+// PostgreSQL, executeRun and finalizeRun as the worker drives them): every download of the delta
+// export is truncated by the emulator, three coordinator attempts fail as transport failures, the
+// run is held with the exact sandbox stopped (auto-delete disabled and read back) and its files
+// kept; the operator's Retry export resumes that sandbox, verifies its sentinel and the same run
+// commits the sandbox's exact bytes.
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { finalizeRun } from "../../src/finalization/finalize-run";
+import { leaseOutcomeAfterFinalize } from "../../src/finalization/finalize-outcome-policy";
+import { readStopReceipt } from "../../src/leases/lease-metadata";
+import { releaseLeaseByPolicy } from "../../src/leases/release-lease";
+import { readExportRetry } from "../../src/records/actions-export-retry";
+import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../src/records/causes";
+import { retryWorkspaceExport, type RetryWorkspaceExportInput } from "../../src/recovery/operator/retry-workspace-export";
+import { RESULT_DONE, readTree, submitResult } from "../dispatch/dispatch-fixture";
+import { useDaytonaDispatch } from "../dispatch/daytona-dispatch-fixture";
+
+const world = useDaytonaDispatch();
+
+/** From the first export on, every transfer out of the sandbox breaks after a few bytes, until the test clears the faults. */
+function breakDownloads(): void {
+  world.beforeExport = () => {
+    world.emulator.faults.clear();
+    for (let i = 0; i < 50; i += 1) world.emulator.faults.once({ op: "download", kind: "truncate", afterBytes: 3 });
+  };
+}
+
+async function exhaustedRun(policy: "reuse_by_environment" | "ephemeral") {
+  const task = await world.daytonaTask({
+    policy,
+    files: { "a.txt": "host a\n", "old.txt": "old\n" },
+    script: `printf 'agent edit\\n' > a.txt && mkdir -p src && printf 'new file\\n' > src/new.txt && rm old.txt && ${submitResult(RESULT_DONE)}`,
+  });
+  breakDownloads();
+  const runId = await world.runOnce(task);
+  for (let i = 0; i < 3; i += 1) {
+    const coordinator = await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } });
+    if (coordinator.phase !== "retryable_failure") break;
+    const at = new Date((coordinator.nextAttemptAt ?? new Date()).getTime() + 1);
+    const outcome = await finalizeRun({ ...world.deps(), now: () => at }, { runId });
+    const release = leaseOutcomeAfterFinalize(outcome);
+    const [lease] = await world.db.environmentLease.findMany({ where: { runId } });
+    if (release && lease) await releaseLeaseByPolicy(world.db, world.registry, { leaseId: lease.id, runId, outcome: release });
+  }
+  world.beforeExport = null;
+  world.emulator.faults.clear();
+  const state = await world.state(runId);
+  const lease = state.leases[0]!;
+  const action = await world.db.issueRecoveryAction.findFirst({ where: { runId, cause: EXPORT_RETRY_EXHAUSTED_CAUSE, status: "active" } });
+  const input: RetryWorkspaceExportInput = {
+    companyId: task.companyId,
+    issueId: task.issueId,
+    actionId: action?.id ?? "",
+    runId,
+    repairNote: "The emulator's transfers are whole again; the sandbox was left as it is.",
+    actor: { type: "user", id: null },
+  };
+  return { task, runId, state, lease, action, input };
+}
+
+const HOST_AFTER = { "a.txt": { type: "file", content: "agent edit\n" }, src: { type: "dir" }, "src/new.txt": { type: "file", content: "new file\n" } };
+const HOST_BEFORE = { "a.txt": { type: "file", content: "host a\n" }, "old.txt": { type: "file", content: "old\n" } };
+const deps = () => ({ db: world.db, registry: world.registry, finalize: world.deps() });
+
+describe("export retry on Daytona (emulator)", { timeout: 120_000 }, () => {
+  it("R-EX-1 R-DT-1 R-EX-2 R-EX-3 truncated downloads exhaust three attempts; the hold keeps the stopped sandbox (auto-delete disabled); Retry export resumes it and the same run commits its exact files", async () => {
+    const { task, runId, state, lease, action, input } = await exhaustedRun("reuse_by_environment");
+    // R-EX-1: exhausted after three attempts, a transport cause, never a disk-space guess.
+    expect(state.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "native_workspace_sync_out_retry_exhausted" });
+    expect(state.run.status).toBe("failed");
+    expect(JSON.stringify(state.coordinator?.failureDetail ?? {})).not.toMatch(/disk|space|ENOSPC/i);
+    // Each failed try is a provider/transport failure of the plugin (R-RR-1: retryable before any host write).
+    const failed = state.events.filter((e) => e.code === "workspace.copyback_failed").map((e) => String((e.payload as { errorCode?: string }).errorCode));
+    expect(failed).toHaveLength(2);
+    for (const code of failed) expect(code).toMatch(/^(provider_daytona_|transfer_dropped$)/);
+    expect(action).not.toBeNull();
+    // The host is untouched; the sandbox is stopped with auto-delete disabled and the agent's bytes kept.
+    expect(await readTree(task.hostPath)).toEqual(HOST_BEFORE);
+    expect(lease.status).toBe("released");
+    const oldReceipt = readStopReceipt(lease.metadata);
+    expect(oldReceipt).toMatchObject({ kind: "present", value: { method: "environmentStopLease", pluginId: "builtin.daytona" } });
+    const record = world.emulator.sandbox(world.sandboxIdOf(lease.providerLeaseId));
+    expect(record.state).toBe("stopped");
+    expect(record.autoDeleteInterval).toBe(-1);
+    const files = world.sandboxWorkspace(lease.providerLeaseId);
+    expect(await readFile(path.join(files, "a.txt"), "utf8")).toBe("agent edit\n");
+
+    const result = await retryWorkspaceExport(deps(), input);
+    expect(result).toMatchObject({ actionId: action!.id, runId, leaseId: lease.id, status: "readmitted", finalization: { outcome: "committed", lease: "stopped_and_retained" } });
+    const after = await world.state(runId);
+    expect(after.run.status).toBe("succeeded");
+    expect(after.coordinator).toMatchObject({ phase: "committed" });
+    expect(after.issue.status).toBe("done");
+    expect(await readTree(task.hostPath)).toEqual(HOST_AFTER);
+    const resolved = await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action!.id } });
+    expect(resolved).toMatchObject({ status: "resolved", outcome: "export_retry_committed" });
+    expect(readExportRetry(resolved.evidence)).toMatchObject({ state: "readmitted", repairNote: input.repairNote });
+    // No new turn; the same sandbox stopped again with a new receipt, still without auto-delete.
+    expect(await world.db.heartbeatRun.count({ where: { nativeIssueId: task.issueId } })).toBe(1);
+    expect(after.codes.filter((c) => c === "agent.started")).toHaveLength(1);
+    const relet = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
+    const receipt = readStopReceipt(relet.metadata);
+    expect(receipt.kind === "present" && oldReceipt.kind === "present" && receipt.value.requestId !== oldReceipt.value.requestId).toBe(true);
+    expect(record.state).toBe("stopped");
+    expect(record.autoDeleteInterval).toBe(-1);
+  });
+
+  it("R-EX-4 R-DT-2 an ephemeral sandbox is kept stopped by the hold, verified by its sentinel at the retry, and destroyed only after the exact result committed", async () => {
+    const { task, lease, action, input } = await exhaustedRun("ephemeral");
+    expect(action).not.toBeNull();
+    const sandboxId = world.sandboxIdOf(lease.providerLeaseId);
+    expect(world.emulator.sandbox(sandboxId).state).toBe("stopped");
+    expect((lease.metadata as Record<string, unknown>).workspaceSentinel).toMatchObject({ leaseId: lease.id, providerLeaseId: lease.providerLeaseId });
+
+    const result = await retryWorkspaceExport(deps(), input);
+    expect(result).toMatchObject({ status: "readmitted", finalization: { outcome: "committed", lease: "destroyed" } });
+    expect(await readTree(task.hostPath)).toEqual(HOST_AFTER);
+    expect(await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } })).toMatchObject({ status: "destroyed" });
+    expect(() => world.emulator.sandbox(sandboxId)).toThrow();
+  });
+
+  it("R-DT-2 a Daytona sandbox whose sentinel differs is refused after the resume (a stopped sandbox cannot be read before it): stopped and retained again, nothing exported or committed", async () => {
+    const { task, runId, lease, action, input } = await exhaustedRun("ephemeral");
+    const file = path.join(path.dirname(world.sandboxWorkspace(lease.providerLeaseId)), "sentinel.json");
+    const forged = JSON.parse(await readFile(file, "utf8"));
+    await writeFile(file, JSON.stringify({ ...forged, nonce: "0".repeat(64) }));
+    let exports = 0;
+    world.beforeExport = () => void (exports += 1);
+    await expect(retryWorkspaceExport(deps(), input)).rejects.toMatchObject({ code: "export_retry_sentinel_mismatch" });
+    expect(exports).toBe(0);
+    expect(await world.db.nativeRunFinalization.findUniqueOrThrow({ where: { runId } })).toMatchObject({ phase: "terminal_failure" });
+    expect(await readTree(task.hostPath)).toEqual(HOST_BEFORE);
+    const relet = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease.id } });
+    expect(relet.status).toBe("released");
+    expect(readStopReceipt(relet.metadata).kind).toBe("present");
+    const record = world.emulator.sandbox(world.sandboxIdOf(lease.providerLeaseId));
+    expect(record.state).toBe("stopped");
+    expect(record.autoDeleteInterval).toBe(-1);
+    expect(readExportRetry((await world.db.issueRecoveryAction.findUniqueOrThrow({ where: { id: action!.id } })).evidence)).toMatchObject({ state: "failed", failureCode: "export_retry_sentinel_mismatch" });
+  });
+});
