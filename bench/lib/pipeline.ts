@@ -192,9 +192,36 @@ export async function deltaPipeline(
  * of its processes (bash's `times`: user and system time of the finished children).
  */
 export async function tarPipeline(src: string, dst: string): Promise<{ ms: number; cpu: number }> {
-  const t = await timed(() =>
-    run("bash", ["-c", 'tar -C "$1" -cf - . | tar -C "$2" -xf - && sync; times', "bash", src, dst]),
-  );
+  return timedShell('tar -C "$1" -cf - . | tar -C "$2" -xf - && sync', [src, dst]);
+}
+
+/**
+ * The serialized floor of a validate-then-extract copyback with tar itself (issue 24):
+ * `tar -C src -cf SPOOL . && tar -C dst -xf SPOOL && sync`. The whole archive is written before
+ * any of it is extracted, as the copyback validates all of it before it extracts; SPOOL is in
+ * memory (/dev/shm) where it fits, on the tree's filesystem otherwise (--large). The spool is
+ * removed after the clock stops. CPU time is tar's two processes' own (bash's `times`).
+ */
+export async function serializedFloor(src: string, dst: string, spool: string): Promise<{ ms: number; cpu: number }> {
+  try {
+    return await timedShell('tar -C "$1" -cf "$3" . && tar -C "$2" -xf "$3" && sync', [src, dst, spool]);
+  } finally {
+    await rm(spool, { force: true });
+  }
+}
+
+/**
+ * What a user would run instead of a small copyback: `rsync -a --delete SANDBOX/ HOST/ && sync`
+ * (rsync's quick check: a stat walk of both trees, then only the files whose size or mtime differ).
+ */
+export async function rsyncReference(sandbox: string, host: string): Promise<{ ms: number; cpu: number }> {
+  return timedShell('rsync -a --delete "$1/" "$2/" && sync', [sandbox, host]);
+}
+
+/** Wall time of `script` under bash, and the CPU time of the children it ran (bash's `times`). */
+async function timedShell(script: string, args: string[]): Promise<{ ms: number; cpu: number }> {
+  // `|| exit 1`: a failed reference fails the benchmark instead of timing a partial copy.
+  const t = await timed(() => run("bash", ["-c", `set -o pipefail; ${script} || exit 1; times`, "bash", ...args]));
   const lines = t.value.stdout.trim().split("\n");
   const children = (lines[lines.length - 1] ?? "").trim().split(/\s+/).map(seconds);
   return { ms: t.ms, cpu: children.reduce((s, x) => s + x, 0) * 1000 };
