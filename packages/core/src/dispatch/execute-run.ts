@@ -42,7 +42,7 @@ import { isPreparationFailed, prepareRunWorkspace, type PreparedRunWorkspace } f
 import { runAgent, selectRuntime } from "./agent-turn";
 import type { ClaimedRunRef } from "./claimed-run";
 import { silentDispatchLog } from "./dispatch-log";
-import { messageOf } from "../errors";
+import { isDomainError, messageOf } from "../errors";
 import { afterAgentExit, afterExecFailure, finalizeAccepted, legacyTurn } from "./finalize-turn";
 import { waitForLease } from "./lease-wait";
 import { publishResultFile } from "./publish-result-file";
@@ -153,6 +153,10 @@ async function executeReady(run: RunScope, lease: RunLeaseState, context: ReadyR
   if (acquired.kind === "error") {
     const outage = await lease.requeueAfterOutage(acquired.error, "acquisition");
     if (outage.settled) return;
+    // Issue 21: a missing or rejected key (the environment's credential check, before any lease)
+    // fails the run once, visibly, with the variable to fix; nothing retries it on its own.
+    const credentials = credentialRefusalOf(acquired.error);
+    if (credentials) await run.event("error", "environment.credentials_refused", credentials.message, credentials.payload);
     await lease.providerFailure(outage.code ?? "provider_acquire_failed", "The environment could not be acquired", acquired.error);
     return;
   }
@@ -249,4 +253,14 @@ async function executeReady(run: RunScope, lease: RunLeaseState, context: ReadyR
 
   // 5. Finalize an accepted result, or fail the run.
   await afterAgentExit(run, lease, context, exec, resultFileNote, started);
+}
+
+/** provider_credentials_missing / _rejected, as a run event's words and payload (the variable, never a key). */
+function credentialRefusalOf(error: unknown): { message: string; payload: { code: string; variable?: string } } | null {
+  if (!isDomainError(error) || (error.code !== "provider_credentials_missing" && error.code !== "provider_credentials_rejected")) return null;
+  const variable = (error.details as { variable?: unknown } | undefined)?.variable;
+  return {
+    message: `The environment's credentials were refused before any sandbox was made: ${error.message} Fix the key, then wake the agent again.`,
+    payload: { code: error.code, ...(typeof variable === "string" ? { variable } : {}) },
+  };
 }

@@ -66,12 +66,26 @@ export async function acquireLease(
   if (!workspace) throw notFound("Execution workspace");
   if (!run) throw notFound("Run");
 
+  await checkEnvironmentCredentials(registry, environment);
   const policy = input.policy ?? environment.defaultLeasePolicy;
   if (policy === "reuse_by_environment") {
     const reused = await reuseReleasedLease(db, registry, input);
     if (reused) return reused;
   }
   return allocateNewLease(db, registry, { ...input, policy, environment });
+}
+
+/**
+ * Issue 21: an environment whose plugin checks credentials (Daytona: the API key's variable) is
+ * refused here, before a reuse or a new lease row, so a missing or rejected key never dispatches
+ * a run into it: provider_credentials_missing / provider_credentials_rejected propagate with
+ * details.variable, and nothing (no lease, no sandbox, no cleanup intent) is left behind. A plugin
+ * that is not registered is left to the paths below, which refuse it with their own codes.
+ */
+async function checkEnvironmentCredentials(registry: LeaseProviderRegistry, environment: { pluginId: string; provider: LeaseRow["provider"]; config: unknown }): Promise<void> {
+  const lookup = pluginForLease(registry, environment);
+  if (lookup.kind !== "found" || !hasCapability(lookup.plugin, "credentialCheck")) return;
+  await lookup.plugin.checkCredentials(environment.config);
 }
 
 /**

@@ -24,6 +24,7 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   placeInputs: "placeInputs",
   measureSandbox: "measureSandbox",
   agentPack: "placeAgentPack",
+  credentialCheck: "checkCredentials",
 };
 
 /** The provider operation of a capability (every one is named after its capability but the stop). */
@@ -35,7 +36,9 @@ type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease
       ? "readAutoDeletePolicy" | "disableAutoDelete"
       : C extends "agentPack"
         ? "placeAgentPack"
-        : C & keyof EnvironmentProvider;
+        : C extends "credentialCheck"
+          ? "checkCredentials"
+          : C & keyof EnvironmentProvider;
 
 /** Whether the plugin advertises `capability` and implements its operation (a type guard). */
 export function hasCapability<C extends ProviderCapability>(

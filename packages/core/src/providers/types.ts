@@ -61,6 +61,14 @@ export const PROVIDER_CAPABILITIES = [
    * that names a pack is refused before its turn (agent_pack_unsupported).
    */
   "agentPack",
+  /**
+   * Optional (issue 21): check an environment's credentials before a run is given a sandbox
+   * (`checkCredentials`). A missing or rejected key refuses the dispatch with
+   * provider_credentials_missing / provider_credentials_rejected (details.variable names where the
+   * key is read from, never the key) before any lease row or sandbox exists. Providers without
+   * credentials (local, fake) do not advertise it.
+   */
+  "credentialCheck",
 ] as const;
 export type ProviderCapability = (typeof PROVIDER_CAPABILITIES)[number];
 
@@ -373,4 +381,6 @@ export interface EnvironmentProvider {
   disableAutoDelete?(lease: LeaseHandle): Promise<void>;
   /** R-DT-1: a fresh read of the provider's record of this sandbox's auto-delete policy. */
   readAutoDeletePolicy?(lease: LeaseHandle): Promise<AutoDeletePolicy>;
+  /** Capability `credentialCheck`: resolves when `config`'s credentials are present and accepted. */
+  checkCredentials?(config: unknown): Promise<void>;
 }

@@ -8,6 +8,7 @@ import type { EnvironmentProvider, ProviderCapability } from "../types";
 import { acquireSandbox } from "./acquire";
 import type { BackoffPolicy } from "./backoff";
 import { processVariables, type VariableSource } from "./credentials";
+import { checkCredentials } from "./credential-check";
 import { exportDelta } from "./delta-export";
 import { execInSandbox } from "./exec";
 import { exportWorkspace } from "./export";
@@ -53,6 +54,7 @@ const OFFERED: readonly ProviderCapability[] = [
   "placeInputs",
   "measureSandbox",
   "agentPack",
+  "credentialCheck",
 ];
 
 export function createDaytonaProvider(options: DaytonaProviderOptions): EnvironmentProvider {
@@ -79,6 +81,7 @@ export function createDaytonaProvider(options: DaytonaProviderOptions): Environm
     placeInputs: (lease, inputs) => placeInputs(sandboxes, lease, inputs),
     measureSandbox: (lease, request) => measureSandbox(sandboxes, lease, request),
     placeAgentPack: (lease, files) => placeAgentPack(sandboxes, lease, files),
+    checkCredentials: (config) => checkCredentials(sandboxes, config),
     ...daytonaLifecycle(sandboxes),
     ...daytonaSentinel(sandboxes),
   };
