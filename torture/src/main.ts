@@ -26,6 +26,9 @@ import { parseOptions } from "./options";
 import { repoRoot, Workers } from "./system";
 import { waitSettled } from "./wait-settled";
 import { formatFigures, workloadFigures } from "./workload-figures";
+import { holdResolutions } from "./checker/harness-takeovers";
+import { startStopHarness, type StopHarness } from "./harness-mode/stop-harness";
+import { harnessWatchLoop } from "./harness-mode/watch-loop";
 import { COMPANY_ID, World } from "./world";
 
 async function main(): Promise<number> {
@@ -73,6 +76,18 @@ async function main(): Promise<number> {
   const baseline: FinalState["baseline"] = {};
   for (const ws of world.workspaces) baseline[ws.hostPath] = scanHost(ws.hostPath);
 
+  // --attester harness: the real stop harness; the workers in cgroups of their own (harness-mode/).
+  let stopHarness: StopHarness | null = null;
+  if (options.attester === "harness") {
+    try {
+      stopHarness = await startStopHarness();
+    } catch (error) {
+      process.stderr.write(`[torture] ${(error as Error).message}\n`);
+      return 2;
+    }
+    history.append("harness.start", { url: stopHarness.child.url, place: stopHarness.place });
+    say(`stop harness at ${stopHarness.child.url} (worker_cgroup stack under ${stopHarness.place.mountPoint}${stopHarness.place.parentPath}): it attests, the suite does not`);
+  }
   const workers = new Workers({
     count: options.workers,
     databaseUrl: db.url,
@@ -87,6 +102,7 @@ async function main(): Promise<number> {
       COPYBACK_EXPORT_TIMEOUT_MS: "8000",
       WORKER_DRAIN_TIMEOUT_MS: "20000",
       WORKER_ABORT_GRACE_MS: "5000",
+      ...stopHarness?.workerEnv,
     },
   });
   await workers.startAll();
@@ -106,7 +122,7 @@ async function main(): Promise<number> {
     diskMount,
     background: new Set(),
   };
-  const loops: Promise<void>[] = [clientLoop(h), nemesisLoop(h, weights), aimLoop(h), attesterLoop(h), restartLoop(h)];
+  const loops: Promise<void>[] = [clientLoop(h), nemesisLoop(h, weights), aimLoop(h), stopHarness ? harnessWatchLoop(h, stopHarness) : attesterLoop(h), restartLoop(h)];
   if (options.operator) loops.push(operatorLoop(h));
 
   const chaosEnd = Date.now() + minutes * 60_000;
@@ -149,14 +165,17 @@ async function main(): Promise<number> {
     settled: String(settled),
   });
   const figures = workloadFigures(events, verdict.counts, minutes);
+  const resolutions = stopHarness ? holdResolutions(events) : null;
   process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
+  if (resolutions) process.stdout.write(`unverified-owner holds resolved: by harness receipt ${resolutions.harnessReceipt}, by operator attestation ${resolutions.operatorAttestation}, otherwise ${resolutions.otherwise}; open at the last look ${resolutions.openAtLastLook}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
   // Beside the violations, so a log cut to its tail still says what never settled.
   for (const line of unsettled.slice(0, 20)) process.stdout.write(`UNSETTLED ${line}\n`);
   // After the verdict (a process still running is evidence until then), before the instance is kept or removed.
   const reaped = workers.reapLeftovers();
   if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
-  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, violations: verdict.violations, table }, null, 2));
+  await stopHarness?.stop();
+  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, ...(resolutions ? { holdResolutions: resolutions } : {}), violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   if (diskMount) {
     try {

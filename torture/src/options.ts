@@ -1,7 +1,7 @@
 // The torture's command line:
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
 //   [--shared-slots J] [--stop-rate P] [--embedded] [--keep] [--quiet-seconds Q] [--aimed-kills P]
-//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows]`
+//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness]`
 // (the workload before the aimed one: --aimed-kills 0 --worker-concurrency 2 --max-queued 1000
 //  --shared-arm-rate 0.8 --wake-in-fault-windows)
 import { parseArgs } from "node:util";
@@ -38,6 +38,10 @@ export function parseOptions(argv: readonly string[]) {
       keep: { type: "boolean", default: false },
       "quiet-seconds": { type: "string", default: "150" },
       "idle-timeout-ms": { type: "string", default: "3000" },
+      // Who proves a dead worker's stop: "operator" (loops/attester.ts attests through the API, as
+      // before) or "harness" (harness-mode/: workers in cgroups of their own, the real apps/harness
+      // process signs, the reconcilers take over; nothing is attested by the suite).
+      attester: { type: "string", default: "operator" },
       // Comma-separated nemesis kinds to leave out, e.g. --without disk_full,pg_restart.
       without: { type: "string", default: "" },
     },
@@ -65,8 +69,14 @@ export function parseOptions(argv: readonly string[]) {
     keep: args.keep === true,
     quietMs: Number(args["quiet-seconds"]) * 1000,
     idleTimeoutMs: Number(args["idle-timeout-ms"]),
+    attester: attesterOf(String(args.attester)),
     without: String(args.without).split(",").map((k) => k.trim()).filter(Boolean),
   };
+}
+
+function attesterOf(value: string): "operator" | "harness" {
+  if (value === "operator" || value === "harness") return value;
+  throw new Error(`--attester must be operator or harness, not ${JSON.stringify(value)}`);
 }
 
 export type TortureOptions = ReturnType<typeof parseOptions>;

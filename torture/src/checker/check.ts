@@ -19,6 +19,7 @@ import type { HistoryEvent } from "../history";
 import { operationCounts } from "./counts";
 import type { FinalState } from "./final-state";
 import { checkFiles } from "./files";
+import { harnessTakeoverViolations } from "./harness-takeovers";
 import { mergeIntervals, overlaps } from "./intervals";
 import { faultsOf, mayHaveHappened, readOperations } from "./operations";
 import { bump, FILE_RECOVERY, OPEN, RESULT_HOLD_CAUSES, UNSETTLED_PHASES, type Verdict, type Violation, type ViolationKind } from "./verdict";
@@ -250,6 +251,8 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
     bump(holdsByCause, action.cause);
     if (OPEN.has(action.status)) bump(openHoldsByCause, action.cause);
   }
+  // `--attester harness` only (its history lines): harness-takeovers.ts.
+  violations.push(...harnessTakeoverViolations(history, final));
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
   return {

@@ -44,6 +44,8 @@ export const VIOLATION_KINDS = [
   "retained_invisible",
   "discard_unfinished",
   "history_unpaired",
+  "takeover_while_group_live",
+  "harness_takeover_missing",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 

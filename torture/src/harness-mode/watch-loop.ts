@@ -1,0 +1,85 @@
+// `--attester harness`: the loop that replaces the operator attester (loops/attester.ts). It
+// attests nothing: the workers' reconcilers obtain the harness's signed receipts themselves. It
+// stands for the platform (which removes a dead deployment's processes) and for the observer:
+//   - each worker's own cgroup is learnt from /proc while it lives;
+//   - each unverified-owner hold is recorded (`harness.hold`) when first seen and whenever its
+//     status changes, with the proof that resolved it (`harness_receipt`, an operator's, none);
+//   - the group of each hold's dead owner is sampled (`harness.group`, when its process count
+//     changes), and what is left in it is killed (`harness.reap`) only after it has been seen
+//     populated for REAP_DELAY_MS, so the reconcilers meet live groups (deployment_live) first.
+// Each pass reads the holds before it samples the groups, and reaps only a group whose hold it has
+// just read open: a takeover the checker could miss is one made between that read and the kill.
+import { OWNER_UNVERIFIED } from "../checker/verdict";
+import { readOwnerUnverifiedEvidence } from "@copyback/core/records";
+import { errorFields, signalAs } from "../perform";
+import { sleep, type Harness } from "../loops/harness";
+import { COMPANY_ID } from "../world";
+import { groupPids, workerGroupOf } from "./cgroups";
+import type { StopHarness } from "./stop-harness";
+
+export const REAP_DELAY_MS = 3_000;
+
+export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promise<void> {
+  const { prisma, workers, history, state } = h;
+  const groupOfWorker = new Map<string, string>();
+  const holdStatus = new Map<string, string>();
+  const lastCount = new Map<string, number>();
+  const populatedSince = new Map<string, number>();
+  while (!state.stopping) {
+    await sleep(500);
+    for (const w of workers.all) {
+      const key = `${w.pid}:${w.start}`;
+      if (w.exited || groupOfWorker.has(key)) continue;
+      const group = workerGroupOf(w.pid, harness.place);
+      if (group) {
+        groupOfWorker.set(key, group);
+        harness.groups.add(group);
+        history.append("harness.worker_group", { worker: w.index, pid: w.pid, group });
+      }
+    }
+    if (state.pgDown) continue;
+    try {
+      const holds = await prisma.issueRecoveryAction.findMany({ where: { companyId: COMPANY_ID, cause: OWNER_UNVERIFIED }, select: { id: true, runId: true, status: true, outcome: true, resolvedByType: true, evidence: true } });
+      const dueGroups = new Map<string, string>();
+      for (const hold of holds) {
+        const evidence = readOwnerUnverifiedEvidence(hold.evidence);
+        const owner = evidence?.owner;
+        const worker = owner ? workers.find(owner.pid, owner.processStart) : undefined;
+        const group = worker ? (groupOfWorker.get(`${worker.pid}:${worker.start}`) ?? null) : null;
+        if (holdStatus.get(hold.id) !== hold.status) {
+          holdStatus.set(hold.id, hold.status);
+          const attestation = evidence?.attestation;
+          history.append("harness.hold", {
+            actionId: hold.id,
+            runId: hold.runId,
+            status: hold.status,
+            outcome: hold.outcome,
+            group,
+            ownerPid: owner?.pid ?? null,
+            proof: attestation ? (attestation.proof?.kind ?? "operator") : null,
+            resolvedByType: hold.resolvedByType,
+          });
+        }
+        if (group && worker?.exited && (hold.status === "active" || hold.status === "escalated")) dueGroups.set(group, hold.id);
+      }
+      for (const group of new Set([...groupOfWorker.values()].filter((g) => dueGroups.has(g) || lastCount.has(g)))) {
+        const pids = groupPids(group);
+        const count = pids?.length ?? -1;
+        if (lastCount.get(group) !== count) {
+          lastCount.set(group, count);
+          history.append("harness.group", { group, procs: count, pids: (pids ?? []).slice(0, 20) });
+        }
+        if (!pids || pids.length === 0 || !dueGroups.has(group)) {
+          populatedSince.delete(group);
+          continue;
+        }
+        const since = populatedSince.get(group) ?? Date.now();
+        populatedSince.set(group, since);
+        if (Date.now() - since < REAP_DELAY_MS) continue;
+        for (const pid of pids) signalAs(history.invoke("harness.reap", { pid, group, actionId: dueGroups.get(group) }), pid, "SIGKILL");
+      }
+    } catch (error) {
+      history.append("harness.watch_error", { message: errorFields(error, 200).message });
+    }
+  }
+}
