@@ -6,14 +6,17 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { DEMO_COMPANY_ID, type PrismaClient } from "@copyback/db";
 
-/** A demo task assigned to an agent that writes `files` MiB of random bytes and submits its result. */
-export async function bulkTask(prisma: PrismaClient, name: string, title: string, files: number) {
+/**
+ * A demo task assigned to an agent that writes `files` MiB of random bytes and submits its result
+ * (in the demo Builder's environment unless `environmentId` names another).
+ */
+export async function bulkTask(prisma: PrismaClient, name: string, title: string, files: number, environmentId?: string) {
   const builder = await prisma.agent.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, name: "Builder" } });
   const bulk = await prisma.agent.create({
     data: {
       companyId: DEMO_COMPANY_ID,
       name,
-      environmentId: builder.environmentId,
+      environmentId: environmentId ?? builder.environmentId,
       adapterConfig: { timeoutSeconds: 300 },
       command: [
         "/bin/sh",
