@@ -17,7 +17,7 @@ export function createWorkerDispatch(opts: WorkerDispatchOptions): Dispatcher {
   const trace = runtime.mergeTrace;
   return new Dispatcher({
     concurrency: opts.concurrency,
-    claim: (limit) => claimQueuedRuns(runtime.db, { limit, controller: runtime.controller, instanceRoot: runtime.instanceRoot }),
+    claim: (limit) => claimQueuedRuns(runtime.db, { limit, controller: runtime.controller, instanceRoot: runtime.instanceRoot, hostId: runtime.hostId }),
     execute: (run, signal) => (trace ? trace.withRun(run.runId, "dispatch", () => executeRun(runtime, run, signal)) : executeRun(runtime, run, signal)),
     log: runtime.log,
     onSlotFreed: opts.onSlotFreed,

@@ -17,6 +17,10 @@ const schema = z.object({
     .min(1)
     .default(path.join(os.homedir(), ".copyback"))
     .transform((value) => path.resolve(value)),
+  // Issue 23: this instance's host id (lowercase letters, digits, '.', '_', '-'; at most 63). Unset:
+  // generated once into COPYBACK_HOME/host-id and read back on every start. Validated at start
+  // (deployment/host-id.ts parseHostId): a bad value stops the worker with a clear error.
+  COPYBACK_HOST_ID: z.string().optional(),
   // How many runs this worker drives at once (claimed runs never wait: a pass claims only free slots).
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   // On SIGTERM: how long runs in flight may take to finish before they are cancelled.

@@ -33,6 +33,7 @@ const runtime = await createWorkerRuntime({
   prisma,
   databaseUrl: env.DATABASE_URL,
   instanceRoot: env.COPYBACK_HOME,
+  ...(env.COPYBACK_HOST_ID !== undefined ? { hostId: env.COPYBACK_HOST_ID } : {}),
   apiUrl: env.COPYBACK_API_URL,
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   localIsolation: env.COPYBACK_LOCAL_ISOLATION,
@@ -97,7 +98,7 @@ const metricsServer =
       })
     : null;
 log.info(
-  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", ...(platform?.kind === "worker_cgroup" ? { workerCgroup: platform.path } : {}), harness: harness ? "on" : "off" },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, hostId: runtime.hostId, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", ...(platform?.kind === "worker_cgroup" ? { workerCgroup: platform.path } : {}), harness: harness ? "on" : "off" },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);

@@ -4,6 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import type { PrismaClient } from "@copyback/db";
 import { DirectoryMergeLocks } from "@copyback/core";
+import { resolveHostId } from "@copyback/core/deployment";
 import type { ExecuteRunDeps } from "@copyback/core/dispatch";
 import type { ControllerPlatformIdentity } from "@copyback/core/platforms";
 import { readProcessIdentity } from "@copyback/core/process";
@@ -15,6 +16,8 @@ export interface WorkerRuntimeOptions {
   /** The same database, for finalization's dedicated ownership connection (R-OWN-6). */
   databaseUrl: string;
   instanceRoot: string;
+  /** COPYBACK_HOST_ID as configured; unset: the instance root's generated host id (issue 23). */
+  hostId?: string;
   apiUrl?: string;
   /** Export deadline of each copyback try (COPYBACK_EXPORT_TIMEOUT_MS). */
   exportTimeoutMs?: number;
@@ -29,13 +32,15 @@ export interface WorkerRuntimeOptions {
 
 // `platform` (ExecuteRunDeps) reaches every finalization of this worker: the dispatch's and the
 // reconciler's sweeps take this object as their deps, so each new owner receipt names the deployment (R-RW-1).
-export type WorkerRuntime = ExecuteRunDeps & { finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace };
+// `hostId` (issue 23): the host this worker claims for; host-local work of other hosts is never touched.
+export type WorkerRuntime = ExecuteRunDeps & { hostId: string; finalizations: Set<Promise<unknown>>; mergeTrace?: MergeTrace };
 
 export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   await mkdir(opts.instanceRoot, { recursive: true, mode: 0o700 });
   const controller = await readProcessIdentity(process.pid);
   // Without its own identity the worker could not record who drives a run; it must not claim any.
   if (!controller) throw new Error("cannot read this process's identity from /proc; refusing to dispatch runs");
+  const { hostId } = await resolveHostId({ instanceRoot: opts.instanceRoot, ...(opts.hostId !== undefined ? { configured: opts.hostId } : {}) });
   const mergeTrace = opts.mergeTraceFile ? createMergeTrace(opts.mergeTraceFile, opts.instanceRoot) : undefined;
   return {
     db: opts.prisma,
@@ -44,6 +49,7 @@ export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<W
     locks: mergeTrace?.locks ?? new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
     databaseUrl: opts.databaseUrl,
     controller,
+    hostId,
     apiUrl: opts.apiUrl,
     exportTimeoutMs: opts.exportTimeoutMs,
     log: opts.log,

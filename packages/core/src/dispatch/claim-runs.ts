@@ -28,6 +28,12 @@ export interface ClaimQueuedRunsInput {
   controller: ProcessIdentity;
   /** The instance root: a reconstruction's run rechecks its attachments' stored bytes there at claim (R-RC-5). */
   instanceRoot?: string;
+  /**
+   * This claimer's host id (deployment/host-id.ts). Issue 23: a run whose execution workspace is
+   * bound to another host is not claimed here, and an unbound workspace is bound to this host by
+   * the claim. Absent only for single-host callers (tests, the bench): no host filter, no binding.
+   */
+  hostId?: string;
 }
 
 interface QueuedRow {
@@ -51,6 +57,7 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
       Prisma.sql`SELECT id, company_id, agent_id, native_issue_id, runtime_mode::text AS runtime_mode,
                         runner_profile_json ? ${RECONSTRUCTION_AUTHORITY_KEY} AS reconstruction FROM heartbeat_runs
                  WHERE status = 'queued' AND runtime_mode IN ('native', 'legacy') AND ${NOT_HELD_BY_PACK_VERIFICATION_SQL}
+                   AND ${input.hostId === undefined ? Prisma.sql`TRUE` : claimableOnHostSql(input.hostId)}
                  ORDER BY created_at, id LIMIT ${input.limit}`,
     );
     const claimed: ClaimedRun[] = [];
@@ -62,9 +69,37 @@ export async function claimQueuedRuns(db: PrismaClient, input: ClaimQueuedRunsIn
   });
 }
 
+/**
+ * Issue 23 (host affinity): a queued run is claimable on a host unless its task's execution
+ * workspace is bound to another one. The host workspace (and its directory-merge locks) is on one
+ * host's disk whatever the provider: a remote sandbox may be driven from any host only when the
+ * workspace it copies back into is this host's or not bound yet.
+ */
+function claimableOnHostSql(hostId: string): Prisma.Sql {
+  return Prisma.sql`NOT EXISTS (SELECT 1 FROM issues hi JOIN execution_workspaces hw ON hw.id = hi.execution_workspace_id
+                                WHERE hi.id = heartbeat_runs.native_issue_id AND hw.host_id IS NOT NULL AND hw.host_id <> ${hostId})`;
+}
+
+/**
+ * Binds the run's workspace to this host if it is not bound yet, and says whether it is this
+ * host's. The UPDATE rereads the row under its lock, so of two hosts claiming runs of one unbound
+ * workspace at once exactly one binds it; the other sees the winner's id and leaves its run queued.
+ */
+async function boundToThisHost(tx: TransactionClient, issueId: string, hostId: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ host_id: string }[]>`
+    UPDATE execution_workspaces SET host_id = COALESCE(host_id, ${hostId}), updated_at = now()
+    WHERE id = (SELECT execution_workspace_id FROM issues WHERE id = ${issueId}::uuid)
+    RETURNING host_id`;
+  // No workspace: nothing host-local to bind (the run is rejected later for it, on any host).
+  return rows.length === 0 || rows[0]!.host_id === hostId;
+}
+
 /** Starts one locked queued run, or cancels it when its task or agent went away meanwhile. */
 async function startOne(tx: TransactionClient, row: QueuedRow, input: ClaimQueuedRunsInput): Promise<ClaimedRun | null> {
   const { controller } = input;
+  // Issue 23: before anything reads this host's files (the reconstruction gate below reads the
+  // instance root), the workspace must be this host's; another host's run stays queued.
+  if (input.hostId !== undefined && !(await boundToThisHost(tx, row.native_issue_id, input.hostId))) return null;
   // R-RC-5: a reconstruction's queued run rechecks its exact intent, sources and gates when
   // claimed (before the issue lock: its snapshot locks the source run, then the issue). A refusal
   // cancels the run and leaves the task exactly as it is: a later human block is never overwritten.
@@ -149,7 +184,7 @@ async function startOne(tx: TransactionClient, row: QueuedRow, input: ClaimQueue
     action: "run.started",
     entityType: "run",
     entityId: row.id,
-    details: { issueId: issue.id, controllerHost: controller.host, controllerPid: controller.pid },
+    details: { issueId: issue.id, controllerHost: controller.host, controllerPid: controller.pid, ...(input.hostId !== undefined ? { hostId: input.hostId } : {}) },
   });
   await recordRunEvent(tx, {
     companyId: row.company_id,

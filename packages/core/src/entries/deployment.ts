@@ -4,3 +4,5 @@ export {
   hostnameOfHostHeader,
   isLoopbackHost,
 } from "../deployment/loopback";
+// Issue 23: the host identity that binds host-local work (workspaces, local sandboxes, locks).
+export { HOST_ID_FILE, parseHostId, resolveHostId, type ResolvedHostId } from "../deployment/host-id";
