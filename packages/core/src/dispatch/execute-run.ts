@@ -155,8 +155,9 @@ async function executeReady(run: RunScope, lease: RunLeaseState, context: ReadyR
     if (outage.settled) return;
     // Issue 21: a missing or rejected key (the environment's credential check, before any lease)
     // fails the run once, visibly, with the variable to fix; nothing retries it on its own.
+    // The payload names the environment so its page and `copyback environment list` show the last refusal.
     const credentials = credentialRefusalOf(acquired.error);
-    if (credentials) await run.event("error", "environment.credentials_refused", credentials.message, credentials.payload);
+    if (credentials) await run.event("error", "environment.credentials_refused", credentials.message, { ...credentials.payload, environmentId: context.environmentId });
     await lease.providerFailure(outage.code ?? "provider_acquire_failed", "The environment could not be acquired", acquired.error);
     return;
   }

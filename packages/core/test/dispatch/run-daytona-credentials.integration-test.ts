@@ -22,7 +22,7 @@ describe("a Daytona environment without a usable key (emulator)", { timeout: 60_
     const s = await world.state(runId);
     expect(s.run).toMatchObject({ status: "failed", errorCode: "provider_credentials_missing" });
     expect(s.run.errorMessage).toContain(MISSING);
-    expect(s.events.find((e) => e.code === "environment.credentials_refused")?.payload).toEqual({ code: "provider_credentials_missing", variable: MISSING });
+    expect(s.events.find((e) => e.code === "environment.credentials_refused")?.payload).toEqual({ code: "provider_credentials_missing", variable: MISSING, environmentId: task.environmentId });
     // The visible state: the task is blocked on the failed run; nothing was requeued or retried.
     expect(s.issue.status).toBe("blocked");
     expect(s.codes).not.toContain("lease.acquired");
@@ -41,7 +41,7 @@ describe("a Daytona environment without a usable key (emulator)", { timeout: 60_
     const s = await world.state(runId);
     expect(s.run).toMatchObject({ status: "failed", errorCode: "provider_credentials_rejected" });
     expect(s.run.errorMessage).toContain(WRONG);
-    expect(s.events.find((e) => e.code === "environment.credentials_refused")?.payload).toEqual({ code: "provider_credentials_rejected", variable: WRONG });
+    expect(s.events.find((e) => e.code === "environment.credentials_refused")?.payload).toEqual({ code: "provider_credentials_rejected", variable: WRONG, environmentId: task.environmentId });
     expect(s.issue.status).toBe("blocked");
     expect(s.leases).toEqual([]);
     expect(world.emulator.sandboxes.list()).toHaveLength(before);

@@ -14,7 +14,9 @@ import { leasePolicyChangeNotes, parseLeasePolicy, type ExistingLeases, type Lea
 import { leaseHeldSql } from "../../leases/lease-holds";
 import { retireWarmSandboxes } from "../../leases/retire-warm-sandboxes";
 import type { LeasePolicy } from "../../leases/lease-types";
+import { controllerVariable } from "../../providers/daytona/env";
 import { nextEnvironmentConfig, type ConfigChange } from "../../providers/environment-config";
+import { environmentView } from "../../providers/environment-view";
 import type { ProviderKind } from "../../providers/types";
 import { recordActivity, SYSTEM_ACTOR } from "../../records/record-activity";
 import { withCliDatabase } from "../database";
@@ -110,9 +112,12 @@ export async function environmentConfigure(ctx: CommandContext, environmentId: s
       }
       return { updated, policyChange: policyChange && { ...policyChange, retiredLeaseIds: retired } };
     });
-    const json = { database: source, environment: updated, leasePolicyChange: policyChange && { ...policyChange, changed: policyChange.from !== policyChange.to } };
+    // Issue 21: a daytona configuration names its key's variable; say whether it is set here (its NAME only).
+    const credential = updated.provider === "daytona" ? environmentView({ ...updated, pluginId: "", provider: "daytona" }, controllerVariable).credential : null;
+    const json = { database: source, environment: updated, credential, leasePolicyChange: policyChange && { ...policyChange, changed: policyChange.from !== policyChange.to } };
     const text = [`environment ${updated.name} (${updated.provider}, ${updated.id}) configured: lease policy ${updated.defaultLeasePolicy}, config ${JSON.stringify(updated.config)}`];
     if (change) text.push("sandboxes acquired from now on use the new configuration (leases already held keep theirs)");
+    if (credential) text.push(`API key variable ${credential.variable}: ${credential.text} (in this process; the worker's environment is what counts)`);
     if (policyChange) text.push(...leasePolicyChangeNotes(policyChange));
     return { exitCode: EXIT.ok, json, text };
   });
