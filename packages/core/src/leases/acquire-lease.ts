@@ -59,7 +59,7 @@ export async function acquireLease(
 
   const [environment, workspace, run] = await Promise.all([
     db.environment.findFirst({ where: { id: input.environmentId, companyId: input.companyId } }),
-    db.executionWorkspace.findFirst({ where: { id: input.executionWorkspaceId, companyId: input.companyId }, select: { id: true } }),
+    db.executionWorkspace.findFirst({ where: { id: input.executionWorkspaceId, companyId: input.companyId }, select: { id: true, hostId: true } }),
     db.heartbeatRun.findFirst({ where: { id: input.runId, companyId: input.companyId }, select: { id: true } }),
   ]);
   if (!environment) throw notFound("Environment");
@@ -72,7 +72,7 @@ export async function acquireLease(
     const reused = await reuseReleasedLease(db, registry, input);
     if (reused) return reused;
   }
-  return allocateNewLease(db, registry, { ...input, policy, environment });
+  return allocateNewLease(db, registry, { ...input, policy, environment, workspaceHostId: workspace.hostId });
 }
 
 /**
@@ -180,6 +180,8 @@ async function allocateNewLease(
   input: z.infer<typeof acquireInput> & {
     policy: LeasePolicy;
     environment: { pluginId: string; provider: LeaseRow["provider"]; config: unknown };
+    /** The host the run's claim bound the workspace to (claim-runs.ts), which is this host. */
+    workspaceHostId: string | null;
   },
 ): Promise<AcquiredLease> {
   const { environment } = input;
@@ -202,6 +204,9 @@ async function allocateNewLease(
         issueId: input.issueId,
         provider: environment.provider,
         pluginId: environment.pluginId, // R-EX-6: pinned for every later call
+        // Issue 23: a host-local sandbox (local) lives on the workspace's host, and is bound to it;
+        // a remote one (fake, Daytona) may be served from any host.
+        hostId: plugin.hostLocal === true ? input.workspaceHostId : null,
         leasePolicy: input.policy,
         status: "active",
         metadata: {},

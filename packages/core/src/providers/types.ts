@@ -334,6 +334,12 @@ export interface EnvironmentProvider {
   readonly pluginId: string;
   readonly provider: ProviderKind;
   readonly capabilities: ReadonlySet<ProviderCapability>;
+  /**
+   * Issue 23: the sandboxes live on the host that made them (local: directories and process
+   * groups of this machine), so their leases are bound to that host; absent: remote, any host
+   * may serve them.
+   */
+  readonly hostLocal?: boolean;
 
   acquire?(request: AcquireRequest): Promise<Allocation>;
   exec?(lease: LeaseHandle, request: ExecRequest): Promise<ExecResult>;

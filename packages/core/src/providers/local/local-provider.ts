@@ -77,6 +77,8 @@ export function createLocalProvider(options: LocalProviderOptions): EnvironmentP
   return {
     pluginId,
     provider: "local",
+    // Issue 23: a local sandbox is a directory and process groups of this host.
+    hostLocal: true,
     // R-DT-1: a local sandbox is never deleted behind the controller: no auto-delete policy to disable.
     capabilities: new Set(PROVIDER_CAPABILITIES.filter((c) => c !== "autoDeletePolicy")),
     acquire: (request) => acquireSandbox(sandboxes, { isolation, searchPath, faults }, request),
