@@ -10,7 +10,13 @@
 //   poll, 1 worker      the reference: WORKER_LISTEN=off, the 2 s poll a worker used before
 //
 // Target (issue "many hosts", part 2): p99 < 150 ms for the listening worker(s).
-// Options: --wakes=N (default 200, per listening configuration), --reference-wakes=N (default 50),
+// Each wake is split into its parts, from the times the product already records: the run row's
+// creation, the notification (seen by the bench's own LISTEN connection, a proxy for the
+// worker's), and the run events run.started (the claim's transaction), run.dispatched (the run's
+// agent, environment and workspace loaded), lease.acquired (the sandbox), workspace.prepared
+// (baseline and seed) and agent.started (the agent's process exists). Each part is printed per
+// wake (--per-wake) and as p50/p99 per configuration; event times have millisecond precision.
+// Options: --per-wake, --wakes=N (default 200, per listening configuration), --reference-wakes=N (default 50),
 // --keep (the instance root with the workers' logs, and the database).
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -19,6 +25,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { LIVE_EVENTS_CHANNEL, parseLiveEvent, startNotificationListener } from "@copyback/db/notify";
 import { createPrismaClient, DEMO_COMPANY_ID, seedDemo, type PrismaClient } from "@copyback/db";
 import { SYSTEM_ACTOR } from "@copyback/core/records";
 import { wakeAgent } from "@copyback/core/runs";
@@ -77,20 +84,43 @@ async function stopWorkers(children: ChildProcess[]): Promise<void> {
   );
 }
 
-/** One wake: its latency to agent.started (ms), after which the run is awaited to its lease release. */
-async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<number> {
+/** The window's parts in order: the event (or the notification) that ends each one. */
+const PARTS = [
+  ["notified", "notify"],
+  ["claimed", "run.started"],
+  ["loaded", "run.dispatched"],
+  ["acquired", "lease.acquired"],
+  ["seeded", "workspace.prepared"],
+  ["spawned", "agent.started"],
+] as const;
+type Parts = Record<(typeof PARTS)[number][0], number>;
+
+/** When the bench's own listener saw each run's INSERT announced (Date.now(), this machine's clock). */
+const notifiedAt = new Map<string, number>();
+
+/** One wake: its parts (ms since the previous mark), after which the run is awaited to its lease release. */
+async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<{ total: number; parts: Parts }> {
   const { runId, created } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId, actor: SYSTEM_ACTOR });
   if (!created) throw new Error("a run of the previous wake was still active");
   const deadline = Date.now() + 120_000;
-  let latency: number | null = null;
   for (;;) {
     const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true, status: true } });
-    if (latency === null) {
-      const started = await prisma.runEvent.findFirst({ where: { runId, code: "agent.started" }, select: { createdAt: true } });
-      if (started) latency = started.createdAt.getTime() - run.createdAt.getTime();
-    }
     const released = await prisma.runEvent.findFirst({ where: { runId, code: { in: ["lease.released", "lease.release_failed"] } }, select: { id: true } });
-    if (latency !== null && released && run.status !== "queued" && run.status !== "running") return latency;
+    if (released && run.status !== "queued" && run.status !== "running") {
+      const events = await prisma.runEvent.findMany({ where: { runId }, select: { code: true, createdAt: true }, orderBy: { createdAt: "asc" } });
+      const at = (code: string) => (code === "notify" ? notifiedAt.get(runId) : events.find((e) => e.code === code)?.createdAt.getTime());
+      const started = at("agent.started");
+      if (started === undefined) throw new Error(`run ${runId} settled without agent.started`);
+      let previous = run.createdAt.getTime();
+      const parts = {} as Parts;
+      for (const [name, code] of PARTS) {
+        const mark = at(code) ?? previous;
+        parts[name] = mark - previous;
+        previous = mark;
+      }
+      notifiedAt.delete(runId);
+      return { total: started - run.createdAt.getTime(), parts };
+    }
     if (run.status === "failed" || run.status === "cancelled") throw new Error(`run ${runId} ${run.status}`);
     if (Date.now() > deadline) throw new Error(`run ${runId} did not settle (status ${run.status})`);
     // Polling here only waits for the run to finish; the latency comes from the rows' own times.
@@ -98,19 +128,29 @@ async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<number> 
   }
 }
 
+const perWake = process.argv.includes("--per-wake");
+
 async function measure(label: string, workers: number, env: Record<string, string>, wakes: number, ctx: { url: string; home: string; prisma: PrismaClient; issueId: string }) {
   const children: ChildProcess[] = [];
   try {
     for (let i = 0; i < workers; i++) children.push(await startWorker({ DATABASE_URL: ctx.url, COPYBACK_HOME: ctx.home, WORKER_CONCURRENCY: "2", ...env }, path.join(ctx.home, `worker-${label.replace(/\W+/g, "-")}-${i}.log`)));
     // Let each worker's first pass run and its loop fall asleep.
     await new Promise((r) => setTimeout(r, 1_000));
-    const latencies: number[] = [];
+    const totals: number[] = [];
+    const parts: Parts[] = [];
     for (let i = 0; i < wakes; i++) {
-      latencies.push(await wakeOnce(ctx.prisma, ctx.issueId));
+      const wake = await wakeOnce(ctx.prisma, ctx.issueId);
+      totals.push(wake.total);
+      parts.push(wake.parts);
+      if (perWake) console.log(`${label} #${i + 1}: ${ms(wake.total)} = ${PARTS.map(([name]) => `${name} ${wake.parts[name]}`).join(" + ")}`);
       // A pause of varying length, so a polling worker is met at every point of its sleep.
       await new Promise((r) => setTimeout(r, 50 + ((i * 37) % 200)));
     }
-    return [label, String(wakes), ms(median(latencies)), ms(percentile(latencies, 99)), ms(Math.max(...latencies))];
+    const part = (name: keyof Parts) => {
+      const values = parts.map((p) => p[name]);
+      return `${ms(median(values))} / ${ms(percentile(values, 99))}`;
+    };
+    return [label, String(wakes), ms(median(totals)), ms(percentile(totals, 99)), ms(Math.max(...totals)), ...PARTS.map(([name]) => part(name))];
   } finally {
     await stopWorkers(children);
   }
@@ -122,19 +162,33 @@ async function main() {
   const db = await createBenchDatabase("wake");
   const home = await mkdtemp(path.join(os.tmpdir(), "copyback-bench-wake-"));
   const prisma = createPrismaClient({ databaseUrl: db.url, poolSize: 4, applicationName: "copyback-bench" });
+  let listener: { stop(): Promise<void> } | undefined;
   try {
     await seedDemo(prisma, { instanceRoot: home });
     const issue = await prisma.issue.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID, title: ISSUE_TITLE }, select: { id: true } });
     const ctx = { url: db.url, home, prisma, issueId: issue.id };
+    const bench = startNotificationListener({
+      databaseUrl: db.url,
+      channels: [LIVE_EVENTS_CHANNEL],
+      applicationName: "copyback-bench-wake",
+      onNotification: (_channel, payload) => {
+        const event = parseLiveEvent(payload);
+        if (event?.entity === "heartbeat_runs" && event.op === "INSERT" && !notifiedAt.has(event.id)) notifiedAt.set(event.id, Date.now());
+      },
+    });
+    listener = bench;
+    await bench.ready();
     console.log(`wake -> agent.started, trivial agent, one wake at a time; database ${db.server}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     const rows = [
       await measure("listen, 1 worker", 1, {}, wakes, ctx),
       await measure("listen, 2 workers", 2, {}, wakes, ctx),
       await measure("poll 2 s, 1 worker (reference)", 1, { WORKER_LISTEN: "off", WORKER_POLL_INTERVAL_MS: "2000" }, referenceWakes, ctx),
     ];
-    console.log(renderTable(["configuration", "wakes", "p50", "p99", "max"], rows));
+    console.log(renderTable(["configuration", "wakes", "p50", "p99", "max", ...PARTS.map(([name]) => `${name} p50/p99`)], rows));
+    console.log("parts: notified = row -> notification at a listener; claimed -> run.started; loaded -> run.dispatched; acquired -> lease.acquired; seeded -> workspace.prepared; spawned -> agent.started");
     console.log(`target: p99 < 150 ms with LISTEN. load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   } finally {
+    await listener?.stop();
     await prisma.$disconnect();
     if (!process.argv.includes("--keep")) await db.drop();
     if (process.argv.includes("--keep")) console.log(`kept ${home} (worker logs) and database ${db.name}`);
