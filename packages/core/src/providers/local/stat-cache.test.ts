@@ -1,6 +1,6 @@
 // The local sandbox's stat cache: what the seed records, how a malformed file is treated, and
 // the local provider's delta export against the host's baseline (exclusions as the full export).
-import { mkdir, mkdtemp, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -10,7 +10,7 @@ import { exportWorkspaceArchive } from "../../copyback/archive/export";
 import { takeManifest } from "../../copyback/manifest/take-manifest";
 import { createLocalProvider } from "./local-provider";
 import { sandboxLayout } from "./sandbox-layout";
-import { readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
+import { passTimestampTick, readStatCache, recordSeedStatCache, removeStatCache, writeStatCache } from "./stat-cache";
 import { StatCacheMemory } from "./stat-cache-memory";
 import { decodeStatCache, encodeStatCache } from "./stat-cache-format";
 
@@ -126,6 +126,21 @@ describe("the local stat cache", () => {
     const scan = await scanWorkspace(workspace, { ...(cache ? { cache } : {}) });
     expect(scan.hashedFiles).toBe(1);
     expect(scan.manifest.entries.find((e) => e.path === "a.txt")?.sha256).not.toBe(cache?.files["a.txt"]?.sha256);
+  });
+
+  it("the seed's wait ends only once a write made then gets a ctime past the newest record (a coarse tick simulated by a record 30 ms ahead), and leaves no probe behind", async () => {
+    const workspace = join(scratch, "ticks");
+    const control = join(scratch, "ticks-control");
+    await mkdir(workspace, { recursive: true });
+    await mkdir(control, { recursive: true });
+    await writeFile(join(workspace, "a.txt"), "a\n");
+    const newestCtimeMs = (await lstat(join(workspace, "a.txt"))).ctimeMs + 30;
+    await passTimestampTick({ workspace, probeDir: control, newestCtimeMs, deadline: Date.now() + 5_000 });
+    await writeFile(join(workspace, "a.txt"), "A\n");
+    expect((await lstat(join(workspace, "a.txt"))).ctimeMs).toBeGreaterThan(newestCtimeMs);
+    expect(await readdir(control)).toEqual([]);
+    // No place for the probe: the full margin instead, never an error.
+    await expect(passTimestampTick({ workspace, probeDir: join(scratch, "missing"), newestCtimeMs, deadline: Date.now() + 10 })).resolves.toBeUndefined();
   });
 });
 

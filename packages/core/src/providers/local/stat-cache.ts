@@ -9,6 +9,7 @@
 // and finalization falls back to the full export).
 import { randomBytes } from "node:crypto";
 import { lstat, open, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { scanWorkspace } from "../../copyback/delta/scan";
 import type { WorkspaceStatCache } from "../../copyback/delta/types";
@@ -20,7 +21,7 @@ export type StatCacheState = "used" | "absent" | "invalid";
 /**
  * File timestamps come from the kernel's coarse clock (one tick behind real time at most: 10 ms
  * at HZ=100). Waiting this long after a quiet scan began puts every later write's ctime past
- * every recorded one.
+ * every recorded one; the seed waits only until a probe write shows it has (passTimestampTick).
  */
 const CLOCK_TICK_MARGIN_MS = 50;
 
@@ -80,13 +81,38 @@ export async function removeStatCache(file: string): Promise<void> {
 /**
  * The seed's record: every file of the freshly seeded workspace hashed once (nothing else writes
  * it now: seedWorkspace refuses while a process runs), cached without the racy window, then the
- * clock is let past one timestamp tick before the caller may start an agent.
+ * clock is let past one timestamp tick before the caller may start an agent (passTimestampTick).
  */
 export async function recordSeedStatCache(workspace: string, file: string): Promise<void> {
   const started = Date.now();
   const scan = await scanWorkspace(workspace, { racyWindowMs: 0 });
   // An accelerator only: without it the first delta export hashes everything; the seed stands.
   await writeStatCache(file, scan.cache).catch(() => undefined);
-  const wait = started + CLOCK_TICK_MARGIN_MS - Date.now();
+  const newest = Object.values(scan.cache.files).reduce((max, record) => Math.max(max, record.ctimeMs), 0);
+  await passTimestampTick({ workspace, probeDir: dirname(file), newestCtimeMs: newest, deadline: started + CLOCK_TICK_MARGIN_MS });
+}
+
+/**
+ * Returns once a write made now gets a ctime past `newestCtimeMs` (the newest recorded), so every
+ * later write does too (file timestamps never go back on one clock): a fresh probe file beside the
+ * cache, on the workspace's filesystem, is written and looked at until its ctime is past the
+ * record. On a kernel ticking at 4 ms that is one tick, not the whole margin (the wake -> agent
+ * window, bench/wake-latency.ts). Where the probe cannot tell (another filesystem, a probe that
+ * fails), the full margin is waited as before; past the margin the wait ends as it always did.
+ */
+export async function passTimestampTick(opts: { workspace: string; probeDir: string; newestCtimeMs: number; deadline: number }): Promise<void> {
+  const device = (await lstat(opts.workspace).catch(() => null))?.dev;
+  for (;;) {
+    const probe = join(opts.probeDir, `.tick-${randomBytes(6).toString("hex")}`);
+    const stamped = await writeFile(probe, "", { mode: 0o600, flag: "wx" })
+      .then(() => lstat(probe))
+      .catch(() => null)
+      .finally(() => rm(probe, { force: true }).catch(() => undefined));
+    if (!stamped || stamped.dev !== device) break;
+    if (stamped.ctimeMs > opts.newestCtimeMs) return;
+    if (Date.now() >= opts.deadline) return;
+    await sleep(1);
+  }
+  const wait = opts.deadline - Date.now();
   if (wait > 0) await sleep(wait);
 }
