@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   }
   const historyFile = path.join(work, "history.jsonl");
   const history = new History(historyFile);
-  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.embedded ? " --embedded" : ""})`);
+  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""})`);
   say(`work directory ${work}`);
 
   const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs });
@@ -167,14 +167,17 @@ async function main(): Promise<number> {
   const figures = workloadFigures(events, verdict.counts, minutes);
   const resolutions = stopHarness ? holdResolutions(events) : null;
   process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
-  if (resolutions) process.stdout.write(`unverified-owner holds resolved: by harness receipt ${resolutions.harnessReceipt}, by operator attestation ${resolutions.operatorAttestation}, otherwise ${resolutions.otherwise}; open at the last look ${resolutions.openAtLastLook}\n`);
+  if (resolutions) process.stdout.write(`unverified-owner holds: taken over by harness receipt ${resolutions.harnessReceipt}, attested by an operator ${resolutions.operatorAttestation}, resolved otherwise ${resolutions.otherwise}, open and unattested at the last look ${resolutions.openAtLastLook}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
   // Beside the violations, so a log cut to its tail still says what never settled.
   for (const line of unsettled.slice(0, 20)) process.stdout.write(`UNSETTLED ${line}\n`);
   // After the verdict (a process still running is evidence until then), before the instance is kept or removed.
   const reaped = workers.reapLeftovers();
   if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
-  await stopHarness?.stop();
+  if (stopHarness) {
+    await stopHarness.stop();
+    writeFileSync(path.join(work, "harness.log"), stopHarness.child.output());
+  }
   if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, ...(resolutions ? { holdResolutions: resolutions } : {}), violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   if (diskMount) {

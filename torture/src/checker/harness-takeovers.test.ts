@@ -14,6 +14,8 @@ describe("harness takeovers (issue 22 part 4)", () => {
   it("R-RW-3: a takeover through a harness receipt while a process of the dead owner's group still lives is takeover_while_group_live", () => {
     const history = [hold(10, "active", null), group(20, 2), hold(30, "resolved", "harness_receipt"), group(40, 1)];
     expect(kinds(cleanState(), history)).toEqual(["takeover_while_group_live"]);
+    // The proof is written at the takeover, while the hold is still open: judged from then.
+    expect(kinds(cleanState(), [hold(10, "active", null), hold(30, "active", "harness_receipt"), group(40, 1), hold(50, "resolved", "harness_receipt")])).toEqual(["takeover_while_group_live"]);
   });
 
   it("R-RW-3: a takeover observed after the group emptied is no violation", () => {
@@ -27,10 +29,12 @@ describe("harness takeovers (issue 22 part 4)", () => {
     const harnessKinds = (history: HistoryEvent[]) => kinds(state, history).filter((k) => k === "harness_takeover_missing" || k === "takeover_while_group_live");
     expect(harnessKinds([hold(10, "active", null), group(20, 1), group(30, 0)])).toEqual(["harness_takeover_missing"]);
     expect(harnessKinds([hold(10, "active", null), group(20, 1)])).toEqual([]);
+    // Taken over (the proof is on the hold), its copyback still retrying: not missing (seed 7).
+    expect(harnessKinds([hold(10, "active", null), group(20, 0), hold(30, "active", "harness_receipt")])).toEqual([]);
   });
 
-  it("counts each hold by its last line: harness receipt, operator attestation, otherwise, still open", () => {
-    const history = [hold(1, "active", null, "a1"), hold(2, "resolved", "harness_receipt", "a1"), hold(3, "resolved", "operator", "a2"), hold(4, "resolved", null, "a3"), hold(5, "active", null, "a4")];
-    expect(holdResolutions(history)).toEqual({ harnessReceipt: 1, operatorAttestation: 1, otherwise: 1, openAtLastLook: 1 });
+  it("counts each hold by its last line: harness receipt (open or resolved), operator attestation, otherwise, still open and unattested", () => {
+    const history = [hold(1, "active", null, "a1"), hold(2, "resolved", "harness_receipt", "a1"), hold(3, "resolved", "operator", "a2"), hold(4, "resolved", null, "a3"), hold(5, "active", null, "a4"), hold(6, "active", "harness_receipt", "a5")];
+    expect(holdResolutions(history)).toEqual({ harnessReceipt: 2, operatorAttestation: 1, otherwise: 1, openAtLastLook: 1 });
   });
 });

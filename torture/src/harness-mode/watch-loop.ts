@@ -46,9 +46,12 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
         const owner = evidence?.owner;
         const worker = owner ? workers.find(owner.pid, owner.processStart) : undefined;
         const group = worker ? (groupOfWorker.get(`${worker.pid}:${worker.start}`) ?? null) : null;
-        if (holdStatus.get(hold.id) !== hold.status) {
-          holdStatus.set(hold.id, hold.status);
-          const attestation = evidence?.attestation;
+        // A takeover records its proof on the hold, which stays open until the commit: a line on
+        // each change of status or of proof (seed 7's fake run: attested, then its copyback retried).
+        const attestation = evidence?.attestation;
+        const proof = attestation ? (attestation.proof?.kind ?? "operator") : null;
+        if (holdStatus.get(hold.id) !== `${hold.status}:${proof}`) {
+          holdStatus.set(hold.id, `${hold.status}:${proof}`);
           history.append("harness.hold", {
             actionId: hold.id,
             runId: hold.runId,
@@ -56,11 +59,11 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
             outcome: hold.outcome,
             group,
             ownerPid: owner?.pid ?? null,
-            proof: attestation ? (attestation.proof?.kind ?? "operator") : null,
+            proof,
             resolvedByType: hold.resolvedByType,
           });
         }
-        if (group && worker?.exited && (hold.status === "active" || hold.status === "escalated")) dueGroups.set(group, hold.id);
+        if (group && worker?.exited && !proof && (hold.status === "active" || hold.status === "escalated")) dueGroups.set(group, hold.id);
       }
       for (const group of new Set([...groupOfWorker.values()].filter((g) => dueGroups.has(g) || lastCount.has(g)))) {
         const pids = groupPids(group);
