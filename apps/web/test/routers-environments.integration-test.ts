@@ -64,6 +64,32 @@ describe("environments.list", () => {
     expect(after.items.some((i) => i.name === "globex-daytona")).toBe(false);
   });
 
+  it("a daytona environment shows its newest sandbox's Daytona id and dashboard link, and the last dispatch refused for its key (issue 21)", async () => {
+    const prisma = testDb.prisma();
+    const companyId = world.companyA.id;
+    const environment = await prisma.environment.create({ data: { companyId, name: "daytona-refused", provider: "daytona", pluginId: "builtin.daytona", config: { apiKeyEnv: KEY_VARIABLE } } });
+    const agent = await prisma.agent.create({ data: { companyId, name: "dt-agent", command: ["/bin/true"], environmentId: environment.id } });
+    const issue = await prisma.issue.create({ data: { companyId, number: 77, identifier: "ACME-77", title: "t", status: "blocked" } });
+    const refused = await prisma.heartbeatRun.create({ data: { companyId, agentId: agent.id, nativeIssueId: issue.id, status: "failed", errorCode: "provider_credentials_rejected", errorMessage: "rejected" } });
+    await prisma.runEvent.create({
+      data: { companyId, runId: refused.id, level: "error", code: "environment.credentials_refused", message: `Daytona rejected the API key in the environment variable ${KEY_VARIABLE} (HTTP 401)`, payload: { code: "provider_credentials_rejected", variable: KEY_VARIABLE, environmentId: environment.id } },
+    });
+    const providerLeaseId = `daytona:sbx-env-page?api=${encodeURIComponent("https://app.daytona.io/api")}&keyEnv=${KEY_VARIABLE}`;
+    const old = await prisma.environmentLease.create({
+      data: { companyId, environmentId: environment.id, runId: refused.id, provider: "daytona", pluginId: "builtin.daytona", leasePolicy: "ephemeral", status: "destroyed", providerLeaseId: providerLeaseId.replace("sbx-env-page", "sbx-old"), acquiredAt: new Date(Date.now() + 60_000) },
+    });
+    const lease = await prisma.environmentLease.create({
+      data: { companyId, environmentId: environment.id, runId: refused.id, provider: "daytona", pluginId: "builtin.daytona", leasePolicy: "retain_on_failure", status: "released", providerLeaseId },
+    });
+    const { items } = await caller(world.users.manager.id, "runtime_manager").environments.list({ companyId });
+    const item = items.find((i) => i.id === environment.id)!;
+    // The destroyed lease, though newer, is not the environment's sandbox any more.
+    expect(item.sandbox).toMatchObject({ leaseId: lease.id, status: "released", sandboxId: "sbx-env-page", dashboardUrl: "https://app.daytona.io/dashboard/sandboxes" });
+    expect(item.sandbox?.leaseId).not.toBe(old.id);
+    expect(item.lastCredentialRefusal).toMatchObject({ runId: refused.id, code: "provider_credentials_rejected", variable: KEY_VARIABLE });
+    expect(items.find((i) => i.name === "local")).toMatchObject({ sandbox: null, lastCredentialRefusal: null });
+  });
+
   it("owners and admins may read it; a plain member is refused (runtime:manage); a company the user is not in reads as not found", async () => {
     for (const [userId, role] of [[world.users.owner.id, "owner"], [world.users.admin.id, "admin"]] as const) {
       const { items } = await caller(userId, role).environments.list({ companyId: world.companyA.id });

@@ -2,6 +2,7 @@
 // the Daytona provider (for the torture suite, E2E and the live test, which build their own).
 export { createDaytonaProvider, type DaytonaProviderOptions } from "../providers/daytona/daytona-provider";
 export { parseDaytonaConfig, type DaytonaEnvironmentConfig } from "../providers/daytona/config";
+export { daytonaDashboardLink, type DaytonaDashboardLink } from "../providers/daytona/dashboard";
 export { createDefaultRegistry } from "../providers/default-registry";
 export {
   environmentsView,

@@ -13,6 +13,7 @@ export {
   EXPORT_RETRY_EXHAUSTED_EVIDENCE_SCHEMA,
   readExportRetryExhaustedEvidence,
 } from "../records/actions/export-retry-exhausted";
+export { CREDENTIALS_REFUSED_EVENT, lastCredentialRefusals, type CredentialRefusal } from "../records/credential-refusals";
 export { openFileRecoveryAction, readFileRecoveryEvidence } from "../records/actions/file-recovery";
 export { openPackVerificationUnavailableAction, readPackVerificationUnavailableEvidence } from "../records/actions/pack-verification-unavailable";
 export { AGENT_PACK_VERIFICATION_KEY, AGENT_PACK_VERIFICATION_SCHEMA, readPackVerification } from "../records/agent-pack-verification";

@@ -1,6 +1,8 @@
 // One environment list of the Environments page: provider, plugin, default lease policy, the key
 // variable's state (Daytona) and the configuration as validated. Rendered from the server's answer
-// (core's environmentsView); nothing here reads a key or the raw configuration.
+// (core's environmentsView); nothing here reads a key or the raw configuration. Issue 21: the last
+// dispatch refused for the key (no run is dispatched while it is missing or rejected) and, for
+// Daytona, the newest sandbox's Daytona id with a link to Daytona's dashboard.
 import type { RouterOutputs } from "~/components/trpc-types";
 
 export type Environment = RouterOutputs["environments"]["list"]["items"][number];
@@ -65,7 +67,7 @@ function Configuration({ configuration }: { configuration: Environment["configur
   }
 }
 
-export function EnvironmentList({ items }: { items: Environment[] }) {
+export function EnvironmentList({ items, companyId }: { items: Environment[]; companyId: string }) {
   return (
     <ol className="card divide-y divide-slate-100" data-testid="environment-list">
       {items.map((item) => (
@@ -79,6 +81,28 @@ export function EnvironmentList({ items }: { items: Environment[] }) {
           {item.credential ? (
             <p className={item.credential.set ? "text-xs text-emerald-700" : "text-xs text-amber-700"} data-testid="environment-key">
               Key variable {item.credential.variable}: {item.credential.text} (as the console&apos;s environment has it)
+            </p>
+          ) : null}
+          {item.lastCredentialRefusal ? (
+            <p className="text-xs text-rose-700" data-testid="environment-credential-refusal">
+              No run is dispatched while the key is missing or rejected. Last refused {new Date(item.lastCredentialRefusal.at).toISOString()} ({item.lastCredentialRefusal.code}): {item.lastCredentialRefusal.message}{" "}
+              <a className="underline" href={`/companies/${companyId}/runs/${item.lastCredentialRefusal.runId}`}>
+                the refused run
+              </a>
+            </p>
+          ) : null}
+          {item.sandbox ? (
+            <p className="text-xs text-slate-600" data-testid="environment-sandbox">
+              Newest sandbox: Daytona id <span className="font-mono">{item.sandbox.sandboxId}</span>, {item.sandbox.status} (as copyback recorded it)
+              {item.sandbox.dashboardUrl ? (
+                <>
+                  {" · "}
+                  <a className="underline" href={item.sandbox.dashboardUrl} target="_blank" rel="noreferrer">
+                    open Daytona&apos;s dashboard
+                  </a>{" "}
+                  (find the id in its sandbox list)
+                </>
+              ) : null}
             </p>
           ) : null}
           <Configuration configuration={item.configuration} />

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { environmentsView } from "@copyback/core/providers";
+import { daytonaDashboardLink, environmentsView } from "@copyback/core/providers";
+import { lastCredentialRefusals } from "@copyback/core/records";
 import { daytonaKeyVariable } from "~/env";
 import { companyProcedure } from "~/server/trpc";
 
@@ -30,6 +31,15 @@ export const environmentItem = z.object({
     z.object({ kind: z.literal("unsupported"), text: z.string() }),
   ]),
   credential: z.object({ variable: z.string(), set: z.boolean(), text: z.string() }).nullable(),
+  /** Issue 21: the last dispatch refused for this environment's key (missing or rejected), or null. */
+  lastCredentialRefusal: z.object({ runId: z.uuid(), code: z.string(), variable: z.string().nullable(), message: z.string(), at: z.date() }).nullable(),
+  /**
+   * Daytona: the environment's newest sandbox that still exists (a lease not destroyed), as the
+   * lease records it: copyback's status, Daytona's sandbox id and the dashboard link (null on a
+   * loopback API). Not a live read of Daytona: the Retained sandboxes page and `copyback sandboxes`
+   * say what the provider said at the stop.
+   */
+  sandbox: z.object({ leaseId: z.uuid(), status: z.string(), sandboxId: z.string(), dashboardUrl: z.string().nullable(), acquiredAt: z.date() }).nullable(),
 });
 
 export const listEnvironmentsOutput = z.object({ items: z.array(environmentItem) });
@@ -49,5 +59,26 @@ export const listEnvironmentsProcedure = companyProcedure("runtime:manage")
       orderBy: [{ name: "asc" }, { id: "asc" }],
       select: { id: true, name: true, provider: true, pluginId: true, defaultLeasePolicy: true, config: true },
     });
-    return { items: environmentsView(rows, daytonaKeyVariable) };
+    const ids = rows.map((r) => r.id);
+    const refusals = await lastCredentialRefusals(ctx.db, ids, ctx.companyId);
+    const daytonaIds = rows.filter((r) => r.provider === "daytona").map((r) => r.id);
+    const leases = daytonaIds.length === 0 ? [] : await ctx.db.environmentLease.findMany({
+      where: { companyId: ctx.companyId, environmentId: { in: daytonaIds }, status: { not: "destroyed" }, providerLeaseId: { not: null } },
+      orderBy: [{ acquiredAt: "desc" }, { id: "asc" }],
+      distinct: ["environmentId"],
+      select: { id: true, environmentId: true, status: true, providerLeaseId: true, acquiredAt: true },
+    });
+    const newest = new Map(leases.map((l) => [l.environmentId, l]));
+    return {
+      items: environmentsView(rows, daytonaKeyVariable).map((view) => {
+        const refusal = refusals.get(view.id);
+        const lease = newest.get(view.id);
+        const link = lease ? daytonaDashboardLink(lease.providerLeaseId) : null;
+        return {
+          ...view,
+          lastCredentialRefusal: refusal ? { runId: refusal.runId, code: refusal.code, variable: refusal.variable, message: refusal.message, at: refusal.at } : null,
+          sandbox: lease && link ? { leaseId: lease.id, status: lease.status, sandboxId: link.sandboxId, dashboardUrl: link.url, acquiredAt: lease.acquiredAt } : null,
+        };
+      }),
+    };
   });

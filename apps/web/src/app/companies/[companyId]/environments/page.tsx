@@ -35,7 +35,7 @@ export default async function EnvironmentsPage({ params }: { params: Promise<{ c
       {items.length === 0 ? (
         <EmptyState title="No environments">This company has no environment yet.</EmptyState>
       ) : (
-        <EnvironmentList items={items} />
+        <EnvironmentList items={items} companyId={companyId} />
       )}
     </section>
   );
