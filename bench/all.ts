@@ -42,15 +42,31 @@ const BENCHMARKS: Benchmark[] = [
   { name: "locks", script: "locks.ts" },
   { name: "reconciler", script: "reconciler.ts", env: { BENCH_PASSES: "2", BENCH_SAMPLES: "100" } },
   { name: "wake-latency", script: "wake-latency.ts", args: ["--wakes=50", "--reference-wakes=10"] },
-  { name: "issue-page", script: "issue-page.ts", env: { BENCH_CACHE_OFF_RUN: "0" }, ...(consoleBuilt ? {} : { skip: "console not built" }) },
-  { name: "live-updates", script: "live-updates.ts", env: { BENCH_CHANGES: "5" }, ...(consoleBuilt ? {} : { skip: "console not built" }) },
+  {
+    name: "issue-page",
+    script: "issue-page.ts",
+    env: { BENCH_CACHE_OFF_RUN: "0" },
+    ...(consoleBuilt ? {} : { skip: "console not built" }),
+  },
+  {
+    name: "live-updates",
+    script: "live-updates.ts",
+    env: { BENCH_CHANGES: "5" },
+    ...(consoleBuilt ? {} : { skip: "console not built" }),
+  },
 ];
 
-const list = (flag: string) => process.argv.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3).split(",").filter(Boolean);
+const list = (flag: string) =>
+  process.argv
+    .find((a) => a.startsWith(`--${flag}=`))
+    ?.slice(flag.length + 3)
+    .split(",")
+    .filter(Boolean);
 const only = list("only");
 const skipped = new Set(list("skip") ?? []);
 for (const name of [...(only ?? []), ...skipped]) {
-  if (!BENCHMARKS.some((b) => b.name === name)) throw new Error(`no benchmark named ${name}: ${BENCHMARKS.map((b) => b.name).join(", ")}`);
+  if (!BENCHMARKS.some((b) => b.name === name))
+    throw new Error(`no benchmark named ${name}: ${BENCHMARKS.map((b) => b.name).join(", ")}`);
 }
 
 interface Outcome {
@@ -80,11 +96,22 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
   const tsx = path.join(root, ".tools", "node_modules", ".bin", "tsx");
   const command = existsSync(tsx) ? tsx : "tsx";
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", '"$@"; rc=$?; times >&2; exit $rc', "bash", command, path.join("bench", benchmark.script), ...(benchmark.args ?? [])], {
-      cwd: root,
-      env: { ...process.env, ...benchmark.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      "bash",
+      [
+        "-c",
+        '"$@"; rc=$?; times >&2; exit $rc',
+        "bash",
+        command,
+        path.join("bench", benchmark.script),
+        ...(benchmark.args ?? []),
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, ...benchmark.env },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -103,9 +130,22 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
         targets = stdout
           .split("\n")
           .filter((line) => /\b(PASS|MISS)\b/.test(line))
-          .map((line) => ({ benchmark: benchmark.name, target: line.trim().replace(/\s+/g, " ").slice(0, 110), measured: "(see its line)", verdict: /\bMISS\b/.test(line) ? "MISS" : "PASS" }));
+          .map((line) => ({
+            benchmark: benchmark.name,
+            target: line.trim().replace(/\s+/g, " ").slice(0, 110),
+            measured: "(see its line)",
+            verdict: /\bMISS\b/.test(line) ? "MISS" : "PASS",
+          }));
       }
-      resolve({ benchmark, exitCode, wallMs: Date.now() - started, cpuMs: childrenCpuMs(stderr), loadBefore, loadAfter: loadAverage(), targets });
+      resolve({
+        benchmark,
+        exitCode,
+        wallMs: Date.now() - started,
+        cpuMs: childrenCpuMs(stderr),
+        loadBefore,
+        loadAfter: loadAverage(),
+        targets,
+      });
     });
   });
 }
@@ -120,26 +160,40 @@ for (const benchmark of BENCHMARKS) {
     notRun.push(`${benchmark.name} (${benchmark.skip})`);
     continue;
   }
-  console.log(`\n=== ${benchmark.name} ${[...(benchmark.args ?? []), ...Object.entries(benchmark.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(" ")}; load ${loadAverage()}`);
+  console.log(
+    `\n=== ${benchmark.name} ${[...(benchmark.args ?? []), ...Object.entries(benchmark.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(" ")}; load ${loadAverage()}`,
+  );
   outcomes.push(await runBenchmark(benchmark));
 }
 
 const s = (msValue: number) => `${(msValue / 1000).toFixed(1)} s`;
-console.log(`\n=== summary (${new Date().toISOString()}; load at the start ${loadAtStart}, at the end ${loadAverage()}; ${s(Date.now() - allStarted)} in all)`);
+console.log(
+  `\n=== summary (${new Date().toISOString()}; load at the start ${loadAtStart}, at the end ${loadAverage()}; ${s(Date.now() - allStarted)} in all)`,
+);
 console.log(
   renderTable(
     ["benchmark", "wall", "cpu", "load before -> after", "exit"],
-    outcomes.map((o) => [o.benchmark.name, s(o.wallMs), s(o.cpuMs), `${o.loadBefore} -> ${o.loadAfter}`, String(o.exitCode)]),
+    outcomes.map((o) => [
+      o.benchmark.name,
+      s(o.wallMs),
+      s(o.cpuMs),
+      `${o.loadBefore} -> ${o.loadAfter}`,
+      String(o.exitCode),
+    ]),
   ),
 );
 console.log("");
 const rows = outcomes.flatMap((o) =>
-  o.targets.length > 0 ? o.targets.map((t) => [o.benchmark.name, t.target, t.measured, t.verdict]) : [[o.benchmark.name, "(no target printed)", "-", o.exitCode === 0 ? "-" : "FAILED"]],
+  o.targets.length > 0
+    ? o.targets.map((t) => [o.benchmark.name, t.target, t.measured, t.verdict])
+    : [[o.benchmark.name, "(no target printed)", "-", o.exitCode === 0 ? "-" : "FAILED"]],
 );
 console.log(renderTable(["benchmark", "target", "measured", "result"], rows));
 if (notRun.length > 0) console.log(`not run: ${notRun.join(", ")}`);
 const failed = outcomes.filter((o) => o.exitCode !== 0);
 if (failed.length > 0) {
-  console.log(`failed: ${failed.map((o) => `${o.benchmark.name} (exit ${String(o.exitCode)})`).join(", ")}`);
+  console.log(
+    `failed: ${failed.map((o) => `${o.benchmark.name} (exit ${String(o.exitCode)})`).join(", ")}`,
+  );
   process.exitCode = 1;
 }

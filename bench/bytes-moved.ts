@@ -30,7 +30,8 @@ import { prng } from "./lib/workspace";
 const option = (name: string, fallback: number) => {
   const raw = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 1) throw new Error(`--${name} must be a positive number, got ${raw}`);
+  if (!Number.isFinite(value) || value < 1)
+    throw new Error(`--${name} must be a positive number, got ${raw}`);
   return value;
 };
 const FILES = Math.round(option("files", 2_000));
@@ -84,7 +85,9 @@ async function main(): Promise<void> {
   const emulator = await startDaytonaEmulator({ root: path.join(work, "emulator") });
   const port = Number(new URL(emulator.url).port);
   const bytes = new ByteCounter(() => port);
-  console.log(`bytes-moved benchmark in ${work}; Daytona emulator at ${emulator.url}; load ${loadAtStart}`);
+  console.log(
+    `bytes-moved benchmark in ${work}; Daytona emulator at ${emulator.url}; load ${loadAtStart}`,
+  );
   try {
     const provider = createDaytonaProvider({
       instanceRoot: path.join(work, "instance"),
@@ -93,33 +96,83 @@ async function main(): Promise<void> {
       transferTimeoutSec: 600,
     });
     const src = path.join(work, "src");
-    const gen = await forkGenerate(src, { files: FILES, totalBytes: Math.round(MIB * MiB), seed: 42 }, { listFiles: true });
+    const gen = await forkGenerate(
+      src,
+      { files: FILES, totalBytes: Math.round(MIB * MiB), seed: 42 },
+      { listFiles: true },
+    );
     const baseline = (await scanWorkspace(src)).manifest;
     const manifestBytes = Buffer.byteLength(JSON.stringify(baseline));
-    console.log(`workspace: ${FILES} files, ${(gen.totalBytes / MiB).toFixed(0)} MiB; its manifest ${manifestBytes} bytes as JSON`);
+    console.log(
+      `workspace: ${FILES} files, ${(gen.totalBytes / MiB).toFixed(0)} MiB; its manifest ${manifestBytes} bytes as JSON`,
+    );
 
-    const allocation = await provider.acquire!({ companyId: "bench", environmentId: "bench", leaseId: "lease-bench", runId: "run-bench", config: { apiUrl: emulator.apiUrl, apiKeyEnv: KEY } });
-    const handle: LeaseHandle = { leaseId: "lease-bench", pluginId: provider.pluginId, providerLeaseId: allocation.identity.providerLeaseId };
+    const allocation = await provider.acquire!({
+      companyId: "bench",
+      environmentId: "bench",
+      leaseId: "lease-bench",
+      runId: "run-bench",
+      config: { apiUrl: emulator.apiUrl, apiKeyEnv: KEY },
+    });
+    const handle: LeaseHandle = {
+      leaseId: "lease-bench",
+      pluginId: provider.pluginId,
+      providerLeaseId: allocation.identity.providerLeaseId,
+    };
     const measure = async (label: string, fn: () => Promise<string>) => {
       const [upBefore, downBefore] = bytes.total();
       const t = await timed(fn);
       const [up, down] = bytes.total();
-      return { label, bytes: up - upBefore + down - downBefore, up: up - upBefore, down: down - downBefore, ms: t.ms, note: t.value };
+      return {
+        label,
+        bytes: up - upBefore + down - downBefore,
+        up: up - upBefore,
+        down: down - downBefore,
+        ms: t.ms,
+        note: t.value,
+      };
     };
     const rows = [];
-    rows.push(await measure("seed", async () => {
-      await provider.seedWorkspace!(handle, exportWorkspaceArchive(src) as Readable);
-      return `${gen.totalBytes} content bytes`;
-    }));
-    rows.push(await measure("full export", async () => `${await drain(await provider.exportWorkspace!(handle, {}))} archive bytes`));
+    rows.push(
+      await measure("seed", async () => {
+        await provider.seedWorkspace!(handle, exportWorkspaceArchive(src) as Readable);
+        return `${gen.totalBytes} content bytes`;
+      }),
+    );
+    rows.push(
+      await measure(
+        "full export",
+        async () => `${await drain(await provider.exportWorkspace!(handle, {}))} archive bytes`,
+      ),
+    );
     // Past the stat cache's racy window (a file changed within 2 s of the seed's scan is hashed).
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     const rand = prng(7);
-    const picks = [...new Set(Array.from({ length: 10 }, () => (gen.files[Math.floor(rand() * gen.files.length)] as { path: string }).path))];
-    const done = await provider.exec!(handle, { argv: ["sh", "-c", 'for f in "$@"; do printf "edited by the benchmark\\n" >> "$f" || exit 1; done', "bench", ...picks], env: {}, timeoutMs: 60_000, onOutput: () => {} });
-    if ((done as { exitCode?: number }).exitCode !== 0) throw new Error(`the edit failed: ${JSON.stringify(done)}`);
+    const picks = [
+      ...new Set(
+        Array.from(
+          { length: 10 },
+          () => (gen.files[Math.floor(rand() * gen.files.length)] as { path: string }).path,
+        ),
+      ),
+    ];
+    const done = await provider.exec!(handle, {
+      argv: [
+        "sh",
+        "-c",
+        'for f in "$@"; do printf "edited by the benchmark\\n" >> "$f" || exit 1; done',
+        "bench",
+        ...picks,
+      ],
+      env: {},
+      timeoutMs: 60_000,
+      onOutput: () => {},
+    });
+    if ((done as { exitCode?: number }).exitCode !== 0)
+      throw new Error(`the edit failed: ${JSON.stringify(done)}`);
     let changedBytes = 0;
-    for (const pick of picks) changedBytes += (await stat(path.join(src, pick))).size + "edited by the benchmark\n".length;
+    for (const pick of picks)
+      changedBytes += (await stat(path.join(src, pick))).size + "edited by the benchmark\n".length;
     let snapshot: unknown = baseline;
     const changed = await measure("10-file change (delta)", async () => {
       const delta = await provider.exportDelta!(handle, { baseline, exclude: [] });
@@ -129,20 +182,42 @@ async function main(): Promise<void> {
     });
     rows.push(changed);
     const unchanged = await measure("unchanged (delta)", async () => {
-      const delta = await provider.exportDelta!(handle, { baseline: snapshot as typeof baseline, exclude: [] });
+      const delta = await provider.exportDelta!(handle, {
+        baseline: snapshot as typeof baseline,
+        exclude: [],
+      });
       return `${delta.report.changed} changed, archive ${await drain(delta.archive)} bytes`;
     });
     rows.push(unchanged);
     await provider.destroy?.(handle).catch(() => undefined);
 
-    console.log(renderTable(["case", "bytes moved", "sent / received", "wall", "what"], rows.map((r) => [r.label, String(r.bytes), `${r.up} / ${r.down}`, ms(r.ms), r.note])));
+    console.log(
+      renderTable(
+        ["case", "bytes moved", "sent / received", "wall", "what"],
+        rows.map((r) => [r.label, String(r.bytes), `${r.up} / ${r.down}`, ms(r.ms), r.note]),
+      ),
+    );
     const changedLimit = changedBytes + manifestBytes;
-    console.log(`10-file change: ${changed.bytes} bytes against ${changedLimit} (${changedBytes} changed + ${manifestBytes} manifest); unchanged: ${unchanged.bytes} against ${manifestBytes}`);
+    console.log(
+      `10-file change: ${changed.bytes} bytes against ${changedLimit} (${changedBytes} changed + ${manifestBytes} manifest); unchanged: ${unchanged.bytes} against ${manifestBytes}`,
+    );
     const used = process.cpuUsage(cpuAtStart);
-    console.log(`load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${loadAverage()}; CPU time of this process ${ms((used.user + used.system) / 1000)} (the emulator runs in it)`);
+    console.log(
+      `load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${loadAverage()}; CPU time of this process ${ms((used.user + used.system) / 1000)} (the emulator runs in it)`,
+    );
     const sized = FILES === 2_000 && MIB === 40 ? "" : ` (${FILES} files / ${MIB} MiB)`;
-    printTarget("bytes-moved", `10-file change <= changed bytes + manifest${sized}`, `${changed.bytes} B of ${changedLimit} B`, changed.bytes <= changedLimit);
-    printTarget("bytes-moved", `unchanged <= manifest${sized}`, `${unchanged.bytes} B of ${manifestBytes} B`, unchanged.bytes <= manifestBytes);
+    printTarget(
+      "bytes-moved",
+      `10-file change <= changed bytes + manifest${sized}`,
+      `${changed.bytes} B of ${changedLimit} B`,
+      changed.bytes <= changedLimit,
+    );
+    printTarget(
+      "bytes-moved",
+      `unchanged <= manifest${sized}`,
+      `${unchanged.bytes} B of ${manifestBytes} B`,
+      unchanged.bytes <= manifestBytes,
+    );
   } finally {
     await emulator.close();
     await rm(work, { recursive: true, force: true });

@@ -1,10 +1,15 @@
 // `pnpm bench:run-copyback`: the copyback of real runs, through the product path: a
 // run on the `local` provider driven by executeRun exactly as the worker drives it (wake, claim,
 // acquire, seed with the stat cache, agent process, result, finalizeRun, release), measured from
-// the run's `result.accepted` event to its `run.committed` event, in one run beside
-// `tar -C src -cf - . | tar -C dst -xf - && sync` of the same tree. Figures only; nothing asserted.
+// the run's `result.accepted` event to its `run.committed` event, in one run beside what a user
+// would otherwise run on the same trees (issue 24's references). Figures only; nothing asserted.
 //
-//   (a) tar       `tar | tar && sync` of the generated tree into a fresh directory
+//   (a) tar       `tar | tar && sync` of the generated tree into a fresh directory (for information)
+//   (a') floor    the serialized floor: `tar -cf SPOOL .` (SPOOL in /dev/shm; with --large on the
+//                 tree's filesystem, as 5 GiB cannot be held in memory), then `tar -xf SPOOL && sync`
+//                 into a fresh directory: the least a validate-then-extract design (R-UA-2: the
+//                 whole archive validated before anything is extracted) can cost with tar itself.
+//                 Target: (b) <= 1.0x (a'), the median of the per-pair ratios.
 //   (b) full      an empty host workspace; the agent copies the tree into its sandbox (and syncs,
 //                 so the window starts with nothing dirty, as (a) does after settle()): the whole
 //                 tree comes back (through the delta export: the baseline is empty, so every entry
@@ -12,6 +17,11 @@
 //   (c) 10 files  the host holds the tree; the agent appends to 10 files (and syncs: the seed's
 //                 writes are flushed before the window opens, as in a run whose seed is minutes old)
 //   (d) unchanged the host holds the tree; the agent changes nothing (and syncs, as (c))
+//   (c') (d')     `rsync -a --delete SANDBOX/ HOST/ && sync` of the same change: HOST a fresh copy
+//                 of the tree (cp -a, beside the copyback's host on the same filesystem), SANDBOX a
+//                 fresh copy with the same 10 appends; (d') is the same rsync again once the two are
+//                 equal (rsync's quick check alone). Targets: (c) <= 0.5x (c'), (d) <= 0.5x (d'),
+//                 medians of the per-pair ratios; each pair alternates its order by round.
 // Each run's log says which export it took (`workspace.exported`: delta or full, bytes, entries);
 // the run is checked to have committed and (b) that the host equals the tree (`diff -r`).
 // CPU time: this process's (user + system, all threads) over the same window, sampled every
@@ -25,19 +35,21 @@
 // The tar baseline: tar's own time follows the filesystem's state (the root fs is ext4
 // mounted with `discard`; tar -x's system time moved between 0.45 and 3.4 s in one session), so
 // (a) and (b) are measured in pairs and judged by the median of the per-pair ratios, not by one
-// tar against one copyback. Fair to both: each round starts after the previous round's trees were
+// tar against one copyback (the same for the floor and rsync). Fair to all: each round starts after the previous round's trees were
 // removed and `sync` flushed (with their discards); both read a warm source (tar the generated
 // tree, the copyback the sandbox its agent just wrote and synced); both write into a fresh, empty
 // directory on the same filesystem, and both create their inodes in the same parent directory:
-// tar extracts into `<instanceRoot>/staging/tar-dst-N`, beside the copyback's own staging
+// tar extracts into `<instanceRoot>/staging/tar-dst-N` (the floor into `floor-dst-N`), beside the copyback's own staging
 // directories (`staging/<run>-<attempt>`, whose files the merge renames into the host). Where a
 // new directory lands decides the cost of every file created in it here: on this machine's ext4
 // (no journal) creating 3,000 empty files took 2.9 s of system time in a fresh `/tmp/x` and 0.2 s
 // in a fresh `/tmp/x/a/b` right after (2026-12-02); with tar's destination at `work/tar-dst-N`
 // and the copyback's files under `work/home/staging/`, tar's system time grew from 0.8 to 9 s
-// over one benchmark while the copyback's stayed near 1.5 s. Both end durable (tar with `sync`, the copyback with its
-// fsyncs or syncfs); the order within a pair alternates (tar first in even rounds, the copyback
-// first in odd ones), so whatever the first measurement leaves the second one (dirty state,
+// over one benchmark while the copyback's stayed near 1.5 s. All end durable (tar and rsync with `sync`, the copyback with its
+// fsyncs or syncfs); each reference's tree is removed and synced right after it is measured; the
+// order within a pair alternates (a round runs floor, full, tar in even rounds and tar, full, floor
+// in odd ones, so each (reference, full) pair swaps its order each round; likewise rsync and the
+// copyback in (c) and (d)), so whatever the first measurement leaves the second one (dirty state,
 // cache, discards) weighs on both alike. One warm-up round (--warmup=N; default 1, 0 with
 // --large) runs first and is not counted: a worker's process is warm, and the first delta
 // copyback of a process pays V8's JIT warm-up. The load average is printed at the start and the
@@ -47,7 +59,10 @@
 // --timeline (each run's events after result.accepted, with their offsets and the largest RSS
 // sampled since the event before), --profile=DIR (a V8 CPU profile of each run's executeRun).
 // --large: a 5 GiB / 199,000-file workspace (199,540 entries: the archive limit is 200,000) and
-// only (a) and (b), with the peak RSS against the 512 MiB target (RSS_TARGET_MIB) as PASS/MISS.
+// only (a), (a') and (b), with the peak RSS against the 512 MiB target (RSS_TARGET_MIB) as PASS/MISS
+// and each phase's peak (seed, agent, ownership, export, merge, commit, release: the largest RSS
+// sampled between the events that bound it; VmHWM covers the whole run).
+// Each target is also printed as a `target | ...` line (lib/targets.ts) for `pnpm bench:all`.
 // The agents run without bubblewrap (isolation "none") so that (b)'s agent can read the source
 // tree; isolation changes how the agent runs, not how its files come back.
 import { execFile } from "node:child_process";

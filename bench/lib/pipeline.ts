@@ -202,9 +202,17 @@ export async function tarPipeline(src: string, dst: string): Promise<{ ms: numbe
  * memory (/dev/shm) where it fits, on the tree's filesystem otherwise (--large). The spool is
  * removed after the clock stops. CPU time is tar's two processes' own (bash's `times`).
  */
-export async function serializedFloor(src: string, dst: string, spool: string): Promise<{ ms: number; cpu: number }> {
+export async function serializedFloor(
+  src: string,
+  dst: string,
+  spool: string,
+): Promise<{ ms: number; cpu: number }> {
   try {
-    return await timedShell('tar -C "$1" -cf "$3" . && tar -C "$2" -xf "$3" && sync', [src, dst, spool]);
+    return await timedShell('tar -C "$1" -cf "$3" . && tar -C "$2" -xf "$3" && sync', [
+      src,
+      dst,
+      spool,
+    ]);
   } finally {
     await rm(spool, { force: true });
   }
@@ -214,14 +222,19 @@ export async function serializedFloor(src: string, dst: string, spool: string): 
  * What a user would run instead of a small copyback: `rsync -a --delete SANDBOX/ HOST/ && sync`
  * (rsync's quick check: a stat walk of both trees, then only the files whose size or mtime differ).
  */
-export async function rsyncReference(sandbox: string, host: string): Promise<{ ms: number; cpu: number }> {
+export async function rsyncReference(
+  sandbox: string,
+  host: string,
+): Promise<{ ms: number; cpu: number }> {
   return timedShell('rsync -a --delete "$1/" "$2/" && sync', [sandbox, host]);
 }
 
 /** Wall time of `script` under bash, and the CPU time of the children it ran (bash's `times`). */
 async function timedShell(script: string, args: string[]): Promise<{ ms: number; cpu: number }> {
   // `|| exit 1`: a failed reference fails the benchmark instead of timing a partial copy.
-  const t = await timed(() => run("bash", ["-c", `set -o pipefail; ${script} || exit 1; times`, "bash", ...args]));
+  const t = await timed(() =>
+    run("bash", ["-c", `set -o pipefail; ${script} || exit 1; times`, "bash", ...args]),
+  );
   const lines = t.value.stdout.trim().split("\n");
   const children = (lines[lines.length - 1] ?? "").trim().split(/\s+/).map(seconds);
   return { ms: t.ms, cpu: children.reduce((s, x) => s + x, 0) * 1000 };

@@ -5,7 +5,12 @@ import os from "node:os";
 
 export const TARGET_PREFIX = "target | ";
 
-export function printTarget(benchmark: string, target: string, measured: string, pass: boolean): void {
+export function printTarget(
+  benchmark: string,
+  target: string,
+  measured: string,
+  pass: boolean,
+): void {
   console.log(`${TARGET_PREFIX}${benchmark} | ${target} | ${measured} | ${pass ? "PASS" : "MISS"}`);
 }
 
@@ -22,7 +27,9 @@ export function parseTargets(output: string): TargetLine[] {
     .split("\n")
     .filter((line) => line.startsWith(TARGET_PREFIX))
     .map((line) => {
-      const [benchmark = "", target = "", measured = "", verdict = ""] = line.slice(TARGET_PREFIX.length).split(" | ");
+      const [benchmark = "", target = "", measured = "", verdict = ""] = line
+        .slice(TARGET_PREFIX.length)
+        .split(" | ");
       return { benchmark, target, measured, verdict: verdict.trim() };
     });
 }
