@@ -4,6 +4,7 @@ import { defineConfig } from "@playwright/test";
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
+import { DAYTONA_E2E_KEY, DAYTONA_E2E_KEY_VARIABLE } from "./daytona-emulator";
 import { localStorageStatePath } from "./local-board";
 
 const port = Number(process.env.E2E_PORT ?? 3199);
@@ -37,6 +38,8 @@ function launcher(opts: { mode: "local" | "authenticated"; home: string; port: n
       WORKER_HEALTH_PORT: String(opts.workerPort),
       COPYBACK_DB_PORT: String(opts.dbPort),
       ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
+      // The key a Daytona environment staged by a test names (daytona-emulator.ts); no provider is registered by it.
+      [DAYTONA_E2E_KEY_VARIABLE]: DAYTONA_E2E_KEY,
     },
   };
 }
