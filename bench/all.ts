@@ -80,8 +80,8 @@ interface Outcome {
 }
 
 /** bash's `times`, last line: the children's user and system time. */
-function childrenCpuMs(stderr: string): number {
-  const lines = stderr.trim().split("\n");
+function childrenCpuMs(times: string): number {
+  const lines = times.trim().split("\n");
   const fields = (lines[lines.length - 1] ?? "").trim().split(/\s+/);
   return fields.reduce((sum, field) => {
     const m = /^(\d+)m([\d.]+)s$/.exec(field);
@@ -100,7 +100,8 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
       "bash",
       [
         "-c",
-        '"$@"; rc=$?; times >&2; exit $rc',
+        // `times` on fd 3, apart from the benchmark's own output: its CPU time (and its children's).
+        '"$@" 3>&-; rc=$?; times >&3; exit $rc',
         "bash",
         command,
         path.join("bench", benchmark.script),
@@ -109,17 +110,19 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
       {
         cwd: root,
         env: { ...process.env, ...benchmark.env },
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
       },
     );
     let stdout = "";
-    let stderr = "";
+    let times = "";
+    child.stdio[3]?.on("data", (chunk: Buffer) => {
+      times += chunk.toString();
+    });
     child.stdout.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
       process.stdout.write(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
       process.stderr.write(chunk);
     });
     child.once("error", reject);
@@ -141,7 +144,7 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
         benchmark,
         exitCode,
         wallMs: Date.now() - started,
-        cpuMs: childrenCpuMs(stderr),
+        cpuMs: childrenCpuMs(times),
         loadBefore,
         loadAfter: loadAverage(),
         targets,
