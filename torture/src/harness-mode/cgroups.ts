@@ -1,7 +1,8 @@
 // The worker cgroups as the torture observes them (`--attester harness`), from outside the product:
 // which group a worker process is in (/proc/<pid>/cgroup) and which processes a group and every
 // group below it hold (cgroup.procs), the same condition the harness signs on.
-import { readdirSync, readFileSync, type Dirent } from "node:fs";
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync, type Dirent } from "node:fs";
 import path from "node:path";
 
 /** The absolute directory of the worker's own group (`copyback-worker-*`), or null before it joined one. */
@@ -41,4 +42,18 @@ export function groupPids(dir: string): number[] | null {
     return true;
   };
   return walk(dir) ? pids : null;
+}
+
+/** A `sleep` moved into the group (its PID), or null when the group refused it (the worker gone meanwhile). */
+export function placeLeftover(dir: string): number | null {
+  const child = spawn("sleep", ["3600"], { stdio: "ignore", detached: true });
+  child.unref();
+  if (child.pid === undefined) return null;
+  try {
+    writeFileSync(path.join(dir, "cgroup.procs"), String(child.pid));
+    return child.pid;
+  } catch {
+    child.kill("SIGKILL");
+    return null;
+  }
 }

@@ -20,6 +20,8 @@ export interface StopHarness {
   child: HarnessChild;
   /** The workers' groups the watch loop learnt: removed (once empty) when the harness stops. */
   groups: Set<string>;
+  /** The leftover processes the watch loop placed in workers' groups: killed when the harness stops. */
+  leftovers: Set<number>;
   stop(): Promise<number | null>;
 }
 
@@ -36,6 +38,7 @@ export async function startStopHarness(): Promise<StopHarness> {
     HARNESS_SIGNING_KID: KID,
   });
   const groups = new Set<string>();
+  const leftovers = new Set<number>();
   return {
     place,
     workerEnv: {
@@ -47,8 +50,17 @@ export async function startStopHarness(): Promise<StopHarness> {
     },
     child,
     groups,
+    leftovers,
     stop: async () => {
       const code = await child.stop();
+      for (const pid of leftovers) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* reaped already */
+        }
+      }
+      await new Promise((r) => setTimeout(r, 200));
       // Nested groups first (the agents' exec groups inside a worker's); a populated one stays.
       for (const dir of [...groups].sort((a, b) => b.length - a.length)) {
         try {

@@ -4,6 +4,7 @@
 //   - each worker's own cgroup is learnt from /proc while it lives;
 //   - each unverified-owner hold is recorded (`harness.hold`) when first seen and whenever its
 //     status changes, with the proof that resolved it (`harness_receipt`, an operator's, none);
+//   - every other worker gets a leftover process placed in its group while it lives;
 //   - the group of each hold's dead owner is sampled (`harness.group`, when its process count
 //     changes), and what is left in it is killed (`harness.reap`) only after it has been seen
 //     populated for REAP_DELAY_MS, so the reconcilers meet live groups (deployment_live) first.
@@ -14,7 +15,7 @@ import { readOwnerUnverifiedEvidence } from "@copyback/core/records";
 import { errorFields, signalAs } from "../perform";
 import { sleep, type Harness } from "../loops/harness";
 import { COMPANY_ID } from "../world";
-import { groupPids, workerGroupOf } from "./cgroups";
+import { groupPids, placeLeftover, workerGroupOf } from "./cgroups";
 import type { StopHarness } from "./stop-harness";
 
 export const REAP_DELAY_MS = 3_000;
@@ -35,6 +36,17 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
         groupOfWorker.set(key, group);
         harness.groups.add(group);
         history.append("harness.worker_group", { worker: w.index, pid: w.pid, group });
+        // Every other worker gets a leftover in its group while it lives (as an orphaned tar that
+        // outlives its worker would be): its kill then leaves a populated group, which the harness
+        // must refuse (deployment_live) until the reap. Placed while the worker lives, so no
+        // takeover of its holds can precede it.
+        if ((w.index + w.generation) % 2 === 0) {
+          const pid = placeLeftover(group);
+          if (pid !== null) {
+            harness.leftovers.add(pid);
+            history.append("harness.leftover", { worker: w.index, pid, group });
+          }
+        }
       }
     }
     if (state.pgDown) continue;
