@@ -3,6 +3,7 @@ import Link from "next/link";
 import { Timestamp } from "~/components/format/timestamp";
 import { issuePath, runPath } from "~/components/nav/paths";
 import { DiscardForm } from "~/components/sandboxes/discard-form";
+import { remoteSandboxId, remoteStorageNote } from "~/components/sandboxes/remote-storage";
 import { sandboxSizeDetail, sandboxSizeText } from "~/components/sandboxes/sandbox-size";
 import { AccessDenied } from "~/components/ui/access-denied";
 import { EmptyState } from "~/components/ui/empty-state";
@@ -69,6 +70,20 @@ export default async function SandboxesPage({ params }: { params: Promise<{ comp
                 <dd>
                   {item.provider} ({item.pluginId})
                 </dd>
+                {remoteSandboxId(item.providerLeaseId) ? (
+                  <>
+                    <dt className="font-medium text-slate-700">Daytona sandbox</dt>
+                    <dd className="font-mono">{remoteSandboxId(item.providerLeaseId)}</dd>
+                  </>
+                ) : null}
+                {remoteStorageNote(item.provider, item.size, sandboxSizeText(item.size)) ? (
+                  <>
+                    <dt className="font-medium text-slate-700">Storage</dt>
+                    <dd className="text-amber-700" data-testid="sandbox-remote-storage">
+                      {remoteStorageNote(item.provider, item.size, sandboxSizeText(item.size))}
+                    </dd>
+                  </>
+                ) : null}
                 <dt className="font-medium text-slate-700">Allocation</dt>
                 <dd className="font-mono" data-testid="sandbox-allocation">
                   {item.providerLeaseId ?? "never named by the provider"}
