@@ -118,11 +118,11 @@ function runBenchmark(benchmark: Benchmark): Promise<Outcome> {
     child.stdio[3]?.on("data", (chunk: Buffer) => {
       times += chunk.toString();
     });
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
       process.stdout.write(chunk);
     });
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       process.stderr.write(chunk);
     });
     child.once("error", reject);
