@@ -10,6 +10,7 @@
 //     populated for REAP_DELAY_MS, so the reconcilers meet live groups (deployment_live) first.
 // Each pass reads the holds before it samples the groups, and reaps only a group whose hold it has
 // just read open: a takeover the checker could miss is one made between that read and the kill.
+import path from "node:path";
 import { OWNER_UNVERIFIED } from "../checker/verdict";
 import { readOwnerUnverifiedEvidence } from "@copyback/core/records";
 import { errorFields, signalAs } from "../perform";
@@ -26,6 +27,7 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
   const holdStatus = new Map<string, string>();
   const lastCount = new Map<string, number>();
   const populatedSince = new Map<string, number>();
+  const groupOfHold = new Map<string, string | null>();
   while (!state.stopping) {
     await sleep(500);
     for (const w of workers.all) {
@@ -57,7 +59,9 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
         const evidence = readOwnerUnverifiedEvidence(hold.evidence);
         const owner = evidence?.owner;
         const worker = owner ? workers.find(owner.pid, owner.processStart) : undefined;
-        const group = worker ? (groupOfWorker.get(`${worker.pid}:${worker.start}`) ?? null) : null;
+        // A worker killed before this loop learnt its group: the group its receipt names (while the
+        // receipt is still the hold's owner's, i.e. before a takeover replaced it).
+        const group = (worker ? groupOfWorker.get(`${worker.pid}:${worker.start}`) : undefined) ?? (hold.runId && evidence?.ownerToken ? await receiptGroup(h, harness, hold.runId, evidence.ownerToken, hold.id, groupOfHold) : null);
         // A takeover records its proof on the hold, which stays open until the commit: a line on
         // each change of status or of proof (seed 7's fake run: attested, then its copyback retried).
         const attestation = evidence?.attestation;
@@ -75,6 +79,7 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
             resolvedByType: hold.resolvedByType,
           });
         }
+        if (group && worker && !groupOfWorker.has(`${worker.pid}:${worker.start}`)) groupOfWorker.set(`${worker.pid}:${worker.start}`, group);
         if (group && worker?.exited && !proof && (hold.status === "active" || hold.status === "escalated")) dueGroups.set(group, hold.id);
       }
       for (const group of new Set([...groupOfWorker.values()].filter((g) => dueGroups.has(g) || lastCount.has(g)))) {
@@ -97,4 +102,16 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
       history.append("harness.watch_error", { message: errorFields(error, 200).message });
     }
   }
+}
+
+/** The worker group the run's owner receipt names, when that receipt is still the hold's owner's (its token); remembered per hold. */
+async function receiptGroup(h: Harness, harness: StopHarness, runId: string, ownerToken: string, actionId: string, memo: Map<string, string | null>): Promise<string | null> {
+  if (memo.has(actionId)) return memo.get(actionId) ?? null;
+  const run = await h.prisma.heartbeatRun.findUnique({ where: { id: runId }, select: { runnerProfileJson: true } });
+  const receipt = (run?.runnerProfileJson as { nativeWorkspaceFinalizationOwner?: { token?: string; platform?: { kind?: string; path?: string } } } | null)?.nativeWorkspaceFinalizationOwner;
+  const group = receipt?.token === ownerToken && receipt.platform?.kind === "worker_cgroup" && receipt.platform.path ? path.join(harness.place.mountPoint, receipt.platform.path) : null;
+  // Only a definite answer is remembered: a receipt already replaced says nothing more later.
+  memo.set(actionId, group);
+  if (group) harness.groups.add(group);
+  return group;
 }
