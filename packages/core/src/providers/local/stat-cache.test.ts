@@ -135,12 +135,12 @@ describe("the local stat cache", () => {
     await mkdir(control, { recursive: true });
     await writeFile(join(workspace, "a.txt"), "a\n");
     const newestCtimeMs = (await lstat(join(workspace, "a.txt"))).ctimeMs + 30;
-    await passTimestampTick({ workspace, probeDir: control, newestCtimeMs, deadline: Date.now() + 5_000 });
+    await passTimestampTick({ reference: join(workspace, "a.txt"), probeDir: control, newestCtimeMs, deadline: Date.now() + 5_000 });
     await writeFile(join(workspace, "a.txt"), "A\n");
     expect((await lstat(join(workspace, "a.txt"))).ctimeMs).toBeGreaterThan(newestCtimeMs);
     expect(await readdir(control)).toEqual([]);
     // No place for the probe: the full margin instead, never an error.
-    await expect(passTimestampTick({ workspace, probeDir: join(scratch, "missing"), newestCtimeMs, deadline: Date.now() + 10 })).resolves.toBeUndefined();
+    await expect(passTimestampTick({ reference: join(workspace, "a.txt"), probeDir: join(scratch, "missing"), newestCtimeMs, deadline: Date.now() + 10 })).resolves.toBeUndefined();
   });
 });
 

@@ -88,20 +88,25 @@ export async function recordSeedStatCache(workspace: string, file: string): Prom
   const scan = await scanWorkspace(workspace, { racyWindowMs: 0 });
   // An accelerator only: without it the first delta export hashes everything; the seed stands.
   await writeStatCache(file, scan.cache).catch(() => undefined);
-  const newest = Object.values(scan.cache.files).reduce((max, record) => Math.max(max, record.ctimeMs), 0);
-  await passTimestampTick({ workspace, probeDir: dirname(file), newestCtimeMs: newest, deadline: started + CLOCK_TICK_MARGIN_MS });
+  const records = Object.entries(scan.cache.files);
+  // Nothing recorded, nothing a later write could be mistaken for.
+  if (records.length === 0) return;
+  const newest = records.reduce((max, [, record]) => Math.max(max, record.ctimeMs), 0);
+  // A recorded file names the workspace's filesystem (on overlayfs a file's device is its layer's, not the directory's).
+  const reference = join(workspace, records[0]![0]);
+  await passTimestampTick({ reference, probeDir: dirname(file), newestCtimeMs: newest, deadline: started + CLOCK_TICK_MARGIN_MS });
 }
 
 /**
  * Returns once a write made now gets a ctime past `newestCtimeMs` (the newest recorded), so every
  * later write does too (file timestamps never go back on one clock): a fresh probe file beside the
- * cache, on the workspace's filesystem, is written and looked at until its ctime is past the
+ * cache, on the filesystem of `reference` (a seeded file), is written and looked at until its ctime is past the
  * record. On a kernel ticking at 4 ms that is one tick, not the whole margin (the wake -> agent
  * window, bench/wake-latency.ts). Where the probe cannot tell (another filesystem, a probe that
  * fails), the full margin is waited as before; past the margin the wait ends as it always did.
  */
-export async function passTimestampTick(opts: { workspace: string; probeDir: string; newestCtimeMs: number; deadline: number }): Promise<void> {
-  const device = (await lstat(opts.workspace).catch(() => null))?.dev;
+export async function passTimestampTick(opts: { reference: string; probeDir: string; newestCtimeMs: number; deadline: number }): Promise<void> {
+  const device = (await lstat(opts.reference).catch(() => null))?.dev;
   for (;;) {
     const probe = join(opts.probeDir, `.tick-${randomBytes(6).toString("hex")}`);
     const stamped = await writeFile(probe, "", { mode: 0o600, flag: "wx" })
