@@ -86,6 +86,8 @@ describe("environments.list", () => {
     // The destroyed lease, though newer, is not the environment's sandbox any more.
     expect(item.sandbox).toMatchObject({ leaseId: lease.id, status: "released", sandboxId: "sbx-env-page", dashboardUrl: "https://app.daytona.io/dashboard/sandboxes" });
     expect(item.sandbox?.leaseId).not.toBe(old.id);
+    // Its key variable is not set here: the live read is refused by the plugin before any request.
+    expect(item.sandbox?.live).toMatchObject({ kind: "not_read" });
     expect(item.lastCredentialRefusal).toMatchObject({ runId: refused.id, code: "provider_credentials_rejected", variable: KEY_VARIABLE });
     expect(items.find((i) => i.name === "local")).toMatchObject({ sandbox: null, lastCredentialRefusal: null });
   });

@@ -22,6 +22,6 @@ export {
   writeIsolationReport,
 } from "../providers/local/isolation-report";
 export { createLocalProvider } from "../providers/local/local-provider";
-export { ProviderRegistry } from "../providers/registry";
+export { hasCapability, ProviderRegistry } from "../providers/registry";
 export type { EnvironmentProvider, LeaseHandle } from "../providers/types";
 export { joinWorkerCgroup, workerCgroupPlace, WORKER_CGROUP_PREFIX, type JoinedWorkerCgroup } from "../providers/local/worker-cgroup";

@@ -41,7 +41,7 @@ describe("EnvironmentList", () => {
     const item = {
       ...view!,
       lastCredentialRefusal: { runId: RUN, code: "provider_credentials_rejected", variable: "DAYTONA_API_KEY", message: "Daytona rejected the API key in the environment variable DAYTONA_API_KEY (HTTP 401)", at: new Date("2026-12-07T09:00:00Z") },
-      sandbox: { leaseId: "00000000-0000-4000-8000-000000000009", status: "released", sandboxId: "sbx-42", dashboardUrl: "https://app.daytona.io/dashboard/sandboxes", acquiredAt: new Date() },
+      sandbox: { leaseId: "00000000-0000-4000-8000-000000000009", status: "released", sandboxId: "sbx-42", dashboardUrl: "https://app.daytona.io/dashboard/sandboxes", acquiredAt: new Date(), live: { kind: "read" as const, state: "stopped", providerState: "archived", autoDelete: "disabled", autoDeleteMinutes: null } },
     };
     const html = renderToStaticMarkup(createElement(EnvironmentList, { items: [item], companyId: COMPANY }));
     expect(html).toContain("No run is dispatched while the key is missing or rejected");
@@ -49,9 +49,11 @@ describe("EnvironmentList", () => {
     expect(html).toContain(`href="/companies/${COMPANY}/runs/${RUN}"`);
     expect(html).toContain("Daytona id <span class=\"font-mono\">sbx-42</span>, released");
     expect(html).toContain(`href="https://app.daytona.io/dashboard/sandboxes"`);
-    const bare = renderToStaticMarkup(createElement(EnvironmentList, { items: [{ ...item, lastCredentialRefusal: null, sandbox: { ...item.sandbox, dashboardUrl: null } }], companyId: COMPANY }));
+    expect(html).toContain("Daytona says: archived, auto-delete disabled");
+    const bare = renderToStaticMarkup(createElement(EnvironmentList, { items: [{ ...item, lastCredentialRefusal: null, sandbox: { ...item.sandbox, dashboardUrl: null, live: { kind: "not_read" as const, code: "provider_credentials_rejected", message: "rejected" } } }], companyId: COMPANY }));
     expect(bare).not.toContain("No run is dispatched");
     expect(bare).toContain("sbx-42");
     expect(bare).not.toContain("dashboard");
+    expect(bare).toContain("Daytona not read (provider_credentials_rejected)");
   });
 });

@@ -103,6 +103,12 @@ export function EnvironmentList({ items, companyId }: { items: Environment[]; co
                   (find the id in its sandbox list)
                 </>
               ) : null}
+              {" · "}
+              <span data-testid="environment-sandbox-live">
+                {item.sandbox.live.kind === "read"
+                  ? `Daytona says: ${item.sandbox.live.providerState ?? item.sandbox.live.state}, auto-delete ${item.sandbox.live.autoDelete ?? "not said"}${item.sandbox.live.autoDeleteMinutes !== null ? ` (${item.sandbox.live.autoDeleteMinutes} min)` : ""}`
+                  : `Daytona not read (${item.sandbox.live.code}): ${item.sandbox.live.message}`}
+              </span>
             </p>
           ) : null}
           <Configuration configuration={item.configuration} />

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { daytonaDashboardLink, environmentsView } from "@copyback/core/providers";
 import { lastCredentialRefusals } from "@copyback/core/records";
 import { daytonaKeyVariable } from "~/env";
+import { inspectSandbox } from "~/server/environments/inspect-sandbox";
+import { instanceProviders } from "~/server/recovery/export-retry";
 import { companyProcedure } from "~/server/trpc";
 
 const daytonaConfiguration = z.object({
@@ -39,7 +41,20 @@ export const environmentItem = z.object({
    * loopback API). Not a live read of Daytona: the Retained sandboxes page and `copyback sandboxes`
    * say what the provider said at the stop.
    */
-  sandbox: z.object({ leaseId: z.uuid(), status: z.string(), sandboxId: z.string(), dashboardUrl: z.string().nullable(), acquiredAt: z.date() }).nullable(),
+  sandbox: z
+    .object({
+      leaseId: z.uuid(),
+      status: z.string(),
+      sandboxId: z.string(),
+      dashboardUrl: z.string().nullable(),
+      acquiredAt: z.date(),
+      /** Read live through the lease's plugin (inspect-sandbox.ts): Daytona's state and auto-delete policy. */
+      live: z.discriminatedUnion("kind", [
+        z.object({ kind: z.literal("read"), state: z.string(), providerState: z.string().nullable(), autoDelete: z.string().nullable(), autoDeleteMinutes: z.number().nullable() }),
+        z.object({ kind: z.literal("not_read"), code: z.string(), message: z.string() }),
+      ]),
+    })
+    .nullable(),
 });
 
 export const listEnvironmentsOutput = z.object({ items: z.array(environmentItem) });
@@ -66,9 +81,12 @@ export const listEnvironmentsProcedure = companyProcedure("runtime:manage")
       where: { companyId: ctx.companyId, environmentId: { in: daytonaIds }, status: { not: "destroyed" }, providerLeaseId: { not: null } },
       orderBy: [{ acquiredAt: "desc" }, { id: "asc" }],
       distinct: ["environmentId"],
-      select: { id: true, environmentId: true, status: true, providerLeaseId: true, acquiredAt: true },
+      select: { id: true, environmentId: true, status: true, providerLeaseId: true, acquiredAt: true, pluginId: true, provider: true },
     });
     const newest = new Map(leases.map((l) => [l.environmentId, l]));
+    const readings = new Map(
+      await Promise.all(leases.map(async (l) => [l.id, await inspectSandbox(instanceProviders, { id: l.id, pluginId: l.pluginId, provider: l.provider, providerLeaseId: l.providerLeaseId! })] as const)),
+    );
     return {
       items: environmentsView(rows, daytonaKeyVariable).map((view) => {
         const refusal = refusals.get(view.id);
@@ -77,7 +95,7 @@ export const listEnvironmentsProcedure = companyProcedure("runtime:manage")
         return {
           ...view,
           lastCredentialRefusal: refusal ? { runId: refusal.runId, code: refusal.code, variable: refusal.variable, message: refusal.message, at: refusal.at } : null,
-          sandbox: lease && link ? { leaseId: lease.id, status: lease.status, sandboxId: link.sandboxId, dashboardUrl: link.url, acquiredAt: lease.acquiredAt } : null,
+          sandbox: lease && link ? { leaseId: lease.id, status: lease.status, sandboxId: link.sandboxId, dashboardUrl: link.url, acquiredAt: lease.acquiredAt, live: readings.get(lease.id)! } : null,
         };
       }),
     };
