@@ -88,6 +88,11 @@ export function instanceRootForReports(): string | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/** Issue 23: COPYBACK_HOST_ID as set (validated by core's resolveHostId); unset: the instance root's. */
+export function configuredHostId(): string | undefined {
+  return process.env.COPYBACK_HOST_ID;
+}
+
 /**
  * A Daytona key variable as this console's process sees it, for the Environments page, which
  * says only whether it is set (core's environmentsView never puts the value in its answer). Only

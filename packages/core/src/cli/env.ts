@@ -11,6 +11,8 @@ const schema = z.object({
   COPYBACK_HOME: optionalText,
   DATABASE_URL: optionalText,
   COPYBACK_DB_PORT: optionalText,
+  // Issue 23: validated where it is used (deployment/host-id.ts), so an empty value is an error, not a default.
+  COPYBACK_HOST_ID: z.string().optional(),
 });
 
 export interface CliEnv {
@@ -22,6 +24,8 @@ export interface CliEnv {
   databaseUrl?: string | undefined;
   /** COPYBACK_DB_PORT, validated where it is used (the embedded database's port). */
   embeddedPort?: string | undefined;
+  /** COPYBACK_HOST_ID (issue 23); unset: the instance root's host id. */
+  hostId?: string | undefined;
 }
 
 export function readCliEnv(): CliEnv {
@@ -31,5 +35,6 @@ export function readCliEnv(): CliEnv {
     userHome: os.homedir(),
     databaseUrl: parsed.DATABASE_URL,
     embeddedPort: parsed.COPYBACK_DB_PORT,
+    hostId: parsed.COPYBACK_HOST_ID,
   };
 }

@@ -23,7 +23,7 @@
 // Discard at once). Answers the exact lease and action ids.
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
-import { DomainError, isDomainError, messageOf } from "../errors";
+import { conflict, DomainError, isDomainError, messageOf } from "../errors";
 import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_SQL } from "../leases/lease-holds";
 import { lockOpenActionsNamingLease } from "./lease-open-actions";
@@ -45,6 +45,11 @@ export interface DiscardDeps {
   registry: LeaseProviderRegistry;
   /** The wait between tries of the final transaction (tests pass one that returns at once). */
   sleep?: (ms: number) => Promise<unknown>;
+  /**
+   * This process's host id (deployment/host-id.ts). Issue 23: a host-local sandbox (its lease's
+   * host_id) of another host is refused, changing nothing: its directory and processes are there.
+   */
+  hostId?: string;
 }
 
 export interface DiscardInput {
@@ -72,6 +77,7 @@ interface LockedLease {
   provider: string;
   plugin_id: string;
   provider_lease_id: string | null;
+  host_id: string | null;
   metadata: unknown;
   held: boolean;
   claimed_until: Date | null;
@@ -85,13 +91,17 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
   const reason = input.reason.trim();
   const admitted = await withTransaction(db, async (tx) => {
     const [lease] = await tx.$queryRaw<LockedLease[]>`
-      SELECT l.id, l.company_id, l.status::text AS status, l.provider::text AS provider, l.plugin_id, l.provider_lease_id, l.metadata,
+      SELECT l.id, l.company_id, l.status::text AS status, l.provider::text AS provider, l.plugin_id, l.provider_lease_id, l.host_id, l.metadata,
         ${leaseHeldSql("l")} AS held,
         CASE WHEN l.cleanup_claimed_until IS NOT NULL AND l.cleanup_claimed_until > now() THEN l.cleanup_claimed_until END AS claimed_until,
         (SELECT nf.phase::text FROM native_run_finalizations nf
          WHERE nf.run_id = l.run_id AND nf.phase IN ${UNSETTLED_FINALIZATION_SQL}) AS copyback_pending
       FROM environment_leases l WHERE l.id = ${input.leaseId}::uuid AND l.company_id = ${input.companyId}::uuid
       FOR UPDATE OF l`;
+    // Issue 23: nothing on this host destroys another host's local sandbox; before any write.
+    if (lease?.host_id && deps.hostId !== undefined && lease.host_id !== deps.hostId) {
+      throw conflict("sandbox_on_other_host", `This sandbox lives on host ${lease.host_id}; discard it from a console or CLI of that host (this one is ${deps.hostId}).`, { leaseHostId: lease.host_id, hostId: deps.hostId });
+    }
     const actionIds = lease ? await lockOpenActionsNamingLease(tx, { companyId: input.companyId, leaseId: input.leaseId }) : [];
     const previous = lease ? readDiscardIntent(lease.metadata) : ({ kind: "absent" } as const);
     const previousRequestId = previous.kind === "present" ? previous.intent.requestId : null;

@@ -4,6 +4,7 @@
 // there. Like the recovery commands the CLI has no sign-in and records the system actor; the
 // sandbox is destroyed through this instance's built-in providers (--home), by its pinned plugin.
 import { z } from "zod";
+import { resolveHostId } from "../../deployment/host-id";
 import { notFound } from "../../errors";
 import { createDefaultRegistry } from "../../providers/default-registry";
 import { SYSTEM_ACTOR } from "../../records/record-activity";
@@ -36,8 +37,10 @@ export async function sandboxesDiscard(ctx: CommandContext, opts: DiscardOptions
   return withCliDatabase(ctx, async ({ prisma, source }) => {
     const lease = await prisma.environmentLease.findUnique({ where: { id: input.lease }, select: { companyId: true } });
     if (!lease) throw notFound(`The lease ${input.lease}`);
+    // Issue 23: this instance root's host; another host's local sandbox is refused, nothing destroyed.
+    const { hostId } = await resolveHostId({ instanceRoot: ctx.home, ...(ctx.env.hostId !== undefined ? { configured: ctx.env.hostId } : {}) });
     const result = await discardRetainedSandbox(
-      { db: prisma, registry: createDefaultRegistry({ instanceRoot: ctx.home }) },
+      { db: prisma, registry: createDefaultRegistry({ instanceRoot: ctx.home }), hostId },
       { companyId: lease.companyId, leaseId: input.lease, providerLeaseId: input.allocation, acknowledgedActionIds: input.acknowledge, reason: input.reason, actor: SYSTEM_ACTOR },
     );
     return {

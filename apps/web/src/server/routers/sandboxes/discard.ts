@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { resolveHostId } from "@copyback/core/deployment";
 import { discardRetainedSandbox } from "@copyback/core/sandboxes";
+import { configuredHostId, instanceRootForReports } from "~/env";
 import { instanceProviders } from "~/server/recovery/export-retry";
 import { companyProcedure } from "~/server/trpc";
 import { actorOf } from "../activity/actor";
@@ -31,6 +33,11 @@ export const discardSandboxProcedure = companyProcedure("runtime:manage")
   .input(discardSandboxInput)
   .output(discardSandboxOutput)
   .mutation(async ({ ctx, input }) => {
-    const result = await discardRetainedSandbox({ db: ctx.db, registry: instanceProviders() }, { ...input, companyId: ctx.companyId, actor: actorOf(ctx.principal) });
+    const registry = instanceProviders();
+    // Issue 23: this console's host (instanceProviders above refused an unknown instance root); a
+    // local sandbox of another host is refused sandbox_on_other_host, nothing destroyed.
+    const configured = configuredHostId();
+    const { hostId } = await resolveHostId({ instanceRoot: instanceRootForReports()!, ...(configured !== undefined ? { configured } : {}) });
+    const result = await discardRetainedSandbox({ db: ctx.db, registry, hostId }, { ...input, companyId: ctx.companyId, actor: actorOf(ctx.principal) });
     return { leaseId: result.leaseId, providerLeaseId: result.providerLeaseId, actionIds: result.actionIds, requestId: result.receipt.requestId, destroyedAt: result.receipt.destroyedAt };
   });
