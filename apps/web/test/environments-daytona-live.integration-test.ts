@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe("environments.list, Daytona live read (emulator)", () => {
-  it("issue 21: shows Daytona's state and the auto-delete policy read back from its record; a rejected key is shown by its code", { timeout: 30_000 }, async () => {
+  it("issue 21: the Environments and Retained sandboxes pages show Daytona's state and the auto-delete policy read back from its record; a rejected key is shown by its code", { timeout: 30_000 }, async () => {
     const prisma = testDb.prisma();
     const companyId = world.companyA.id;
     const config = { apiUrl: emulator.apiUrl, apiKeyEnv: VARIABLE };
@@ -53,12 +53,20 @@ describe("environments.list, Daytona live read (emulator)", () => {
     const read = (await manager.environments.list({ companyId })).items.find((i) => i.id === environment.id)!;
     expect(read.sandbox).toMatchObject({ leaseId: lease.id, status: "active", dashboardUrl: null, live: { kind: "read", state: "running", providerState: "started", autoDelete: "disabled" } });
 
+    // Held for recovery, it is on the Retained sandboxes page, read live there too.
+    const issue = await prisma.issue.findFirstOrThrow({ where: { companyId } });
+    await prisma.issueRecoveryAction.create({ data: { companyId, issueId: issue.id, runId: run.id, leaseId: lease.id, cause: "legacy_workspace_copyback_failed", fingerprint: `live-${lease.id}`, ownerType: "board" } });
+    const retained = (await manager.sandboxes.listRetained({ companyId })).items.find((i) => i.leaseId === lease.id)!;
+    expect(retained.remote).toMatchObject({ kind: "read", providerState: "started", autoDelete: "disabled" });
+
     process.env[VARIABLE] = "dtn_wrong_live_key_77";
     try {
       const refused = await manager.environments.list({ companyId });
       const item = refused.items.find((i) => i.id === environment.id)!;
       expect(item.sandbox?.live).toMatchObject({ kind: "not_read", code: "provider_credentials_rejected" });
       expect(JSON.stringify(refused)).not.toContain("dtn_wrong_live_key_77");
+      const retainedRefused = (await manager.sandboxes.listRetained({ companyId })).items.find((i) => i.leaseId === lease.id)!;
+      expect(retainedRefused.remote).toMatchObject({ kind: "not_read", code: "provider_credentials_rejected" });
     } finally {
       process.env[VARIABLE] = emulator.apiKey;
     }

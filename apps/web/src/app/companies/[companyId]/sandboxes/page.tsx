@@ -73,7 +73,16 @@ export default async function SandboxesPage({ params }: { params: Promise<{ comp
                 {remoteSandboxId(item.providerLeaseId) ? (
                   <>
                     <dt className="font-medium text-slate-700">Daytona sandbox</dt>
-                    <dd className="font-mono">{remoteSandboxId(item.providerLeaseId)}</dd>
+                    <dd className="font-mono">
+                      {remoteSandboxId(item.providerLeaseId)}
+                      {item.remote ? (
+                        <span className="font-sans" data-testid="sandbox-remote-state">
+                          {item.remote.kind === "read"
+                            ? ` · Daytona says ${item.remote.providerState ?? item.remote.state}, auto-delete ${item.remote.autoDelete ?? "not said"}`
+                            : ` · not read (${item.remote.code})`}
+                        </span>
+                      ) : null}
+                    </dd>
                   </>
                 ) : null}
                 {remoteStorageNote(item.provider, item.size, sandboxSizeText(item.size)) ? (
