@@ -67,6 +67,16 @@ export async function resolveHostId(input: ResolveHostIdInput): Promise<Resolved
   }
 }
 
+/**
+ * The host id without creating one (`copyback doctor` only reads): the configured value, else the
+ * instance root's file, else absent. A bad value is the same clear error as at start.
+ */
+export async function readHostId(input: ResolveHostIdInput): Promise<ResolvedHostId | null> {
+  if (input.configured !== undefined) return { hostId: parseHostId(input.configured, "COPYBACK_HOST_ID"), source: "env" };
+  const existing = await readHostIdFile(path.join(input.instanceRoot, HOST_ID_FILE));
+  return existing === null ? null : { hostId: existing, source: "file" };
+}
+
 async function readHostIdFile(file: string): Promise<string | null> {
   let text: string;
   try {

@@ -118,6 +118,7 @@ describe("copyback doctor", { timeout: 30_000 }, () => {
       ["filesystem", "ok"],
       ["lock_root", "ok"],
       ["staging", "ok"],
+      ["host_id", "ok"],
     ]);
     expect(checks[1]?.summary).toMatch(/file locking can be trusted/);
     expect(checks[2]?.summary).toBe("0 held, 1 free, 0 refused, 0 legacy directories");

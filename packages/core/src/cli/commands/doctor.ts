@@ -1,6 +1,8 @@
 // `copyback doctor`: is this instance root fit for directory-merge locks? Checks that the root
 // exists and is private, that its filesystem's locking can be trusted (network filesystems are
 // refused), and the lock root's health. Exit 0 when nothing fails (warnings allowed), else 3.
+import { HOST_ID_FILE, readHostId } from "../../deployment/host-id";
+import { isDomainError } from "../../errors";
 import { LEGACY_UPGRADE_STEPS, detectFilesystemType, listLocks } from "../../copyback/locks/index";
 import { EXIT } from "../exit-codes";
 import { inspectInstanceRoot, listStaging, octal } from "../instance-root";
@@ -10,7 +12,7 @@ import { summarizeLocks } from "./locks-list";
 export type CheckStatus = "ok" | "warn" | "fail";
 
 export interface DoctorCheck {
-  id: "instance_root" | "filesystem" | "lock_root" | "staging";
+  id: "instance_root" | "host_id" | "filesystem" | "lock_root" | "staging";
   status: CheckStatus;
   summary: string;
   details: Record<string, unknown>;
@@ -137,6 +139,7 @@ export async function doctor(ctx: CommandContext): Promise<CommandResult> {
     });
   }
 
+  checks.push(await hostIdCheck(ctx));
   const failed = checks.some((c) => c.status === "fail");
   return {
     exitCode: failed ? EXIT.environment : EXIT.ok,
@@ -148,4 +151,20 @@ export async function doctor(ctx: CommandContext): Promise<CommandResult> {
         : "doctor: this instance root is fit for directory-merge locks",
     ],
   };
+}
+
+/** Issue 23: the host id that binds this instance's host-local work; doctor reads, never creates it. */
+async function hostIdCheck(ctx: CommandContext): Promise<DoctorCheck> {
+  const configured = ctx.env.hostId;
+  try {
+    const found = await readHostId({ instanceRoot: ctx.home, ...(configured !== undefined ? { configured } : {}) });
+    if (!found) {
+      return { id: "host_id", status: "ok", summary: `no host id yet: the first worker start generates one into ${ctx.home}/${HOST_ID_FILE}`, details: { hostId: null } };
+    }
+    const from = found.source === "env" ? "COPYBACK_HOST_ID" : `${ctx.home}/${HOST_ID_FILE}`;
+    return { id: "host_id", status: "ok", summary: `host id ${found.hostId} (from ${from})`, details: { hostId: found.hostId, source: found.source } };
+  } catch (error) {
+    if (!isDomainError(error)) throw error;
+    return { id: "host_id", status: "fail", summary: error.message, details: { code: error.code } };
+  }
 }
