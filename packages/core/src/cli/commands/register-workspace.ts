@@ -17,4 +17,17 @@ export function registerWorkspaceCommands(program: Command, run: Runner): void {
         return workspaceHistory(ctx, { path: target, limit: opts.limit ?? DEFAULT_HISTORY_LIMIT });
       }),
     );
+  // Issue 23: the explicit, audited move of a workspace to another host.
+  workspace
+    .command("move")
+    .description("bind a host workspace to another host (after its directory was moved there); refused while anything of it runs, settles, is retained or held")
+    .option("--workspace <id>", "the execution workspace id")
+    .option("--to-host <hostId>", "the host id it moves to (see copyback doctor on that host)")
+    .option("--reason <text>", "why it moves (recorded in the activity log)")
+    .action(
+      run("workspace move", async (ctx, opts: { workspace?: string; toHost?: string; reason?: string }) => {
+        const { workspaceMove } = await import("./workspace-move");
+        return workspaceMove(ctx, opts);
+      }),
+    );
 }
