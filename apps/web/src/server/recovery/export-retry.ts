@@ -15,7 +15,8 @@ import {
   type RetryWorkspaceExportInput,
   type RetryWorkspaceExportResult,
 } from "@copyback/core/recovery";
-import { instanceRootForReports } from "~/env";
+import { configuredHostId, instanceRootForReports } from "~/env";
+import { resolveHostId } from "@copyback/core/deployment";
 
 let cached: { root: string; registry: ProviderRegistry } | undefined;
 
@@ -29,6 +30,11 @@ export function instanceProviders(): ProviderRegistry {
   return cached.registry;
 }
 
-export function retryExportFromConsole(db: PrismaClient, input: RetryWorkspaceExportInput): Promise<RetryWorkspaceExportResult> {
-  return retryWorkspaceExport({ db, registry: instanceProviders() }, input);
+export async function retryExportFromConsole(db: PrismaClient, input: RetryWorkspaceExportInput): Promise<RetryWorkspaceExportResult> {
+  const registry = instanceProviders();
+  // Issue 23: this console's host (instanceProviders refused an unknown instance root); another
+  // host's retained sandbox or workspace is refused export_retry_on_other_host, nothing written.
+  const configured = configuredHostId();
+  const { hostId } = await resolveHostId({ instanceRoot: instanceRootForReports()!, ...(configured !== undefined ? { configured } : {}) });
+  return retryWorkspaceExport({ db, registry, hostId }, input);
 }

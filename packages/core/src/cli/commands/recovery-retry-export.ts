@@ -8,6 +8,7 @@
 // sandboxes under the instance root, `--home`); the re-admitted run is committed by the worker's
 // reconciler. The request is checked by the same schema as the REST body before the database is
 // opened, so malformed input writes nothing.
+import { resolveHostId } from "../../deployment/host-id";
 import { notFound } from "../../errors";
 import { createDefaultRegistry } from "../../providers/default-registry";
 import { retryWorkspaceExport, retryWorkspaceExportBody } from "../../recovery/operator/retry-workspace-export";
@@ -38,7 +39,9 @@ export async function recoveryRetryExport(ctx: CommandContext, opts: RetryExport
     const action = await prisma.issueRecoveryAction.findUnique({ where: { id: body.actionId }, select: { companyId: true, issueId: true } });
     if (!action || action.issueId !== opts.issue) throw notFound(`The recovery action ${body.actionId} of task ${opts.issue}`);
     const registry = createDefaultRegistry({ instanceRoot: ctx.home });
-    const result = await retryWorkspaceExport({ db: prisma, registry }, { ...body, companyId: action.companyId, issueId: action.issueId, actor: SYSTEM_ACTOR });
+    // Issue 23: this instance root's host; another host's sandbox or workspace is refused, nothing written.
+    const { hostId } = await resolveHostId({ instanceRoot: ctx.home, ...(ctx.env.hostId !== undefined ? { configured: ctx.env.hostId } : {}) });
+    const result = await retryWorkspaceExport({ db: prisma, registry, hostId }, { ...body, companyId: action.companyId, issueId: action.issueId, actor: SYSTEM_ACTOR });
     const { finalization: _finalization, ...answer } = result;
     const json = { database: source, ...answer, companyId: action.companyId, issueId: action.issueId, actor: SYSTEM_ACTOR };
     const text =

@@ -75,6 +75,12 @@ export interface RetryWorkspaceExportDeps {
    * finalization sweep does it.
    */
   finalize?: FinalizeRunDeps;
+  /**
+   * This process's host id (deployment/host-id.ts). Issue 23: the retry reads the retained sandbox
+   * and copies into the run's host workspace, so a local sandbox or a workspace of another host is
+   * refused (export_retry_on_other_host) before any provider call or write.
+   */
+  hostId?: string;
 }
 
 export interface RetryWorkspaceExportResult {
@@ -105,6 +111,7 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
   });
   if (!action) throw notFound("The recovery action");
   const leaseRow = action.leaseId ? await db.environmentLease.findFirst({ where: { id: action.leaseId, companyId: input.companyId } }) : null;
+  if (deps.hostId !== undefined) await refuseOtherHost(db, deps.hostId, leaseRow, input.runId);
   const plugin = leaseRow ? pluginForLease(deps.registry, leaseRow) : null;
   // A request the policy will answer as a duplicate (in flight, or re-admitted and not held again)
   // needs no provider call; a run held again after its re-admission is probed like a first one.
@@ -220,4 +227,15 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
 
 function refusal(code: string, status: 409 | 422, message: string, input: { actionId: string; runId: string }): DomainError {
   return new DomainError(status === 422 ? "invalid" : "conflict", code, message, { actionId: input.actionId, runId: input.runId });
+}
+
+/** Issue 23: the lease's own host (a local sandbox) and the run's workspace host must be this one. */
+async function refuseOtherHost(db: PrismaClient, hostId: string, lease: { hostId: string | null } | null, runId: string): Promise<void> {
+  const [row] = await db.$queryRaw<{ host_id: string | null }[]>`
+    SELECT w.host_id FROM heartbeat_runs r JOIN issues i ON i.id = r.native_issue_id JOIN execution_workspaces w ON w.id = i.execution_workspace_id
+    WHERE r.id = ${runId}::uuid`;
+  const other = lease?.hostId && lease.hostId !== hostId ? lease.hostId : row?.host_id && row.host_id !== hostId ? row.host_id : null;
+  if (other) {
+    throw new DomainError("conflict", "export_retry_on_other_host", `The retained sandbox and workspace are host ${other}'s; retry the export from a console or CLI of that host (this one is ${hostId}).`, { hostId, otherHostId: other });
+  }
 }
