@@ -87,3 +87,13 @@ async function readHostIdFile(file: string): Promise<string | null> {
   }
   return parseHostId(text.trim(), file);
 }
+
+/**
+ * Issue 23 (host affinity), pure: the other host a piece of host-local work is bound to, or null
+ * when it is unbound or this host's. The one rule behind every refusal of another host's work
+ * (Discard, the export-only retry) and the sweeps' SQL narrowing (host-bound-sweep.ts).
+ */
+export function boundElsewhere(bound: string | null | undefined, self: string): string | null {
+  return bound && bound !== self ? bound : null;
+}
+

@@ -23,6 +23,7 @@
 // Discard at once). Answers the exact lease and action ids.
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
+import { boundElsewhere } from "../deployment/host-id";
 import { conflict, DomainError, isDomainError, messageOf } from "../errors";
 import { confirmedDestruction, DESTRUCTION_RECEIPT_SCHEMA } from "../leases/destruction-receipt";
 import { leaseHeldSql, UNSETTLED_FINALIZATION_SQL } from "../leases/lease-holds";
@@ -99,8 +100,9 @@ export async function discardRetainedSandbox(deps: DiscardDeps, input: DiscardIn
       FROM environment_leases l WHERE l.id = ${input.leaseId}::uuid AND l.company_id = ${input.companyId}::uuid
       FOR UPDATE OF l`;
     // Issue 23: nothing on this host destroys another host's local sandbox; before any write.
-    if (lease?.host_id && deps.hostId !== undefined && lease.host_id !== deps.hostId) {
-      throw conflict("sandbox_on_other_host", `This sandbox lives on host ${lease.host_id}; discard it from a console or CLI of that host (this one is ${deps.hostId}).`, { leaseHostId: lease.host_id, hostId: deps.hostId });
+    const otherHost = deps.hostId === undefined ? null : boundElsewhere(lease?.host_id, deps.hostId);
+    if (otherHost) {
+      throw conflict("sandbox_on_other_host", `This sandbox lives on host ${otherHost}; discard it from a console or CLI of that host (this one is ${deps.hostId}).`, { leaseHostId: otherHost, hostId: deps.hostId });
     }
     const actionIds = lease ? await lockOpenActionsNamingLease(tx, { companyId: input.companyId, leaseId: input.leaseId }) : [];
     const previous = lease ? readDiscardIntent(lease.metadata) : ({ kind: "absent" } as const);

@@ -31,6 +31,7 @@
 import { randomUUID } from "node:crypto";
 import { withTransaction, type PrismaClient } from "@copyback/db/client";
 import { z } from "zod";
+import { boundElsewhere } from "../../deployment/host-id";
 import { DomainError, isDomainError, messageOf, notFound } from "../../errors";
 import { finalizeRun, type FinalizeOutcome, type FinalizeRunDeps } from "../../finalization/finalize-run";
 import { leaseOutcomeAfterFinalize } from "../../finalization/finalize-outcome-policy";
@@ -44,6 +45,7 @@ import { readmitFinalization } from "../../records/coordinator";
 import { recordActivity, type Actor } from "../../records/record-activity";
 import { recordRunEvent } from "../../records/run-log";
 import { decideExportRetry } from "../policies/decide-export-retry";
+import { foreignRunsSql } from "../sweeps/host-bound-sweep";
 import { exportRetryClaimOf, giveBackClaimAtReadmission } from "./export-retry-claim";
 import { loadExportRetrySnapshot } from "./export-retry-snapshot";
 import { reopenRun } from "./reopen-run";
@@ -231,10 +233,8 @@ function refusal(code: string, status: 409 | 422, message: string, input: { acti
 
 /** Issue 23: the lease's own host (a local sandbox) and the run's workspace host must be this one. */
 async function refuseOtherHost(db: PrismaClient, hostId: string, lease: { hostId: string | null } | null, runId: string): Promise<void> {
-  const [row] = await db.$queryRaw<{ host_id: string | null }[]>`
-    SELECT w.host_id FROM heartbeat_runs r JOIN issues i ON i.id = r.native_issue_id JOIN execution_workspaces w ON w.id = i.execution_workspace_id
-    WHERE r.id = ${runId}::uuid`;
-  const other = lease?.hostId && lease.hostId !== hostId ? lease.hostId : row?.host_id && row.host_id !== hostId ? row.host_id : null;
+  const [row] = await db.$queryRaw<{ host_id: string }[]>(foreignRunsSql([runId], hostId));
+  const other = boundElsewhere(lease?.hostId, hostId) ?? row?.host_id ?? null;
   if (other) {
     throw new DomainError("conflict", "export_retry_on_other_host", `The retained sandbox and workspace are host ${other}'s; retry the export from a console or CLI of that host (this one is ${hostId}).`, { hostId, otherHostId: other });
   }

@@ -20,9 +20,9 @@ export interface HostBoundSweepDeps<U> {
   bindingOf(unit: U): HostBinding;
 }
 
-/** The runs of `runIds` whose workspace is bound to a host other than `hostId`. */
+/** The runs of `runIds` whose workspace is bound to a host other than `hostId` (with that host). */
 export function foreignRunsSql(runIds: readonly string[], hostId: string): Prisma.Sql {
-  return Prisma.sql`SELECT r.id::text AS id FROM heartbeat_runs r
+  return Prisma.sql`SELECT r.id::text AS id, w.host_id FROM heartbeat_runs r
     JOIN issues i ON i.id = r.native_issue_id JOIN execution_workspaces w ON w.id = i.execution_workspace_id
     WHERE r.id = ANY(${[...runIds]}::uuid[]) AND w.host_id IS NOT NULL AND w.host_id <> ${hostId}`;
 }
@@ -36,9 +36,6 @@ export function foreignLeasesSql(leaseIds: readonly string[], hostId: string): P
 export function hostBoundSweep<U>(sweep: Sweep<U>, deps: HostBoundSweepDeps<U>): Sweep<U> {
   return {
     ...sweep,
-    name: sweep.name,
-    idOf: (unit) => sweep.idOf(unit),
-    handle: (unit) => sweep.handle(unit),
     async due(limit) {
       const units = await sweep.due(limit);
       if (units.length === 0) return units;
