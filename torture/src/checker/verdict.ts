@@ -46,6 +46,7 @@ export const VIOLATION_KINDS = [
   "history_unpaired",
   "takeover_while_group_live",
   "harness_takeover_missing",
+  "refusal_after_proof",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
