@@ -1,7 +1,7 @@
 // The torture's command line:
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
 //   [--shared-slots J] [--stop-rate P] [--embedded] [--keep] [--quiet-seconds Q] [--aimed-kills P]
-//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness]`
+//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness] [--provider local|daytona]`
 // (the workload before the aimed one: --aimed-kills 0 --worker-concurrency 2 --max-queued 1000
 //  --shared-arm-rate 0.8 --wake-in-fault-windows)
 import { parseArgs } from "node:util";
@@ -42,6 +42,9 @@ export function parseOptions(argv: readonly string[]) {
       // before) or "harness" (harness-mode/: workers in cgroups of their own, the real apps/harness
       // process signs, the reconcilers take over; nothing is attested by the suite).
       attester: { type: "string", default: "operator" },
+      // Where the non-fake slots' agents run: "local" (sandboxes under the instance root, as before)
+      // or "daytona" (daytona-mode/: the Daytona emulator in this process, its faults as nemesis kinds).
+      provider: { type: "string", default: "local" },
       // Comma-separated nemesis kinds to leave out, e.g. --without disk_full,pg_restart.
       without: { type: "string", default: "" },
     },
@@ -70,6 +73,7 @@ export function parseOptions(argv: readonly string[]) {
     quietMs: Number(args["quiet-seconds"]) * 1000,
     idleTimeoutMs: Number(args["idle-timeout-ms"]),
     attester: attesterOf(String(args.attester)),
+    provider: providerOf(String(args.provider)),
     without: String(args.without).split(",").map((k) => k.trim()).filter(Boolean),
   };
 }
@@ -77,6 +81,11 @@ export function parseOptions(argv: readonly string[]) {
 function attesterOf(value: string): "operator" | "harness" {
   if (value === "operator" || value === "harness") return value;
   throw new Error(`--attester must be operator or harness, not ${JSON.stringify(value)}`);
+}
+
+function providerOf(value: string): "local" | "daytona" {
+  if (value === "local" || value === "daytona") return value;
+  throw new Error(`--provider must be local or daytona, not ${JSON.stringify(value)}`);
 }
 
 export type TortureOptions = ReturnType<typeof parseOptions>;

@@ -47,6 +47,9 @@ export const VIOLATION_KINDS = [
   "takeover_while_group_live",
   "harness_takeover_missing",
   "refusal_after_proof",
+  "dt_stop_auto_delete_enabled",
+  "dt_kept_sandbox_auto_deleted",
+  "dt_stopped_allocation_deleted",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
