@@ -20,6 +20,20 @@ const DEFAULT_WEIGHTS = {
   pg_restart: 1,
   disk_full: 1,
 };
+// With `--provider daytona` a run makes dozens of API calls where a local one makes none, and the
+// emulator's kinds share the draws: the same kinds at about half their weight (seed 2 at load 20
+// with the local weights: a worker killed every 2-12 s, each restart taking longer than that to
+// come up, 6 runs woken in 4 minutes).
+const DAYTONA_MODE_LOCAL_WEIGHTS: typeof DEFAULT_WEIGHTS = {
+  kill_worker: 3,
+  pause_worker: 2,
+  kill_agent: 2,
+  pause_agent: 1,
+  terminate_lock_backend: 2,
+  terminate_pool_backend: 2,
+  pg_restart: 1,
+  disk_full: 1,
+};
 export type NemesisKind = keyof typeof DEFAULT_WEIGHTS | keyof typeof DAYTONA_WEIGHTS;
 
 /**
@@ -28,7 +42,7 @@ export type NemesisKind = keyof typeof DEFAULT_WEIGHTS | keyof typeof DAYTONA_WE
  * seed's sequence of fault kinds is the one it always was.
  */
 export function nemesisWeights(without: readonly string[], provider: "local" | "daytona" = "local"): Partial<Record<NemesisKind, number>> {
-  const weights: Partial<Record<NemesisKind, number>> = { ...DEFAULT_WEIGHTS, ...(provider === "daytona" ? DAYTONA_WEIGHTS : {}) };
+  const weights: Partial<Record<NemesisKind, number>> = provider === "daytona" ? { ...DAYTONA_MODE_LOCAL_WEIGHTS, ...DAYTONA_WEIGHTS } : { ...DEFAULT_WEIGHTS };
   for (const kind of without) {
     if (!(kind in weights)) throw new Error(`--without: no nemesis kind ${kind} (${Object.keys(weights).join(", ")})`);
     weights[kind as NemesisKind] = 0;
@@ -41,7 +55,8 @@ export async function nemesisLoop(h: Harness, weights: Partial<Record<NemesisKin
   const rng = h.draws.nemesis;
   await sleep(3_000);
   while (state.chaos) {
-    await sleep(rng.between(200, 800));
+    // Daytona mode: one fault a second on average (a local run's 0.5 s starved the slower Daytona runs).
+    await sleep(h.daytona ? rng.between(400, 1600) : rng.between(200, 800));
     if (!state.chaos) break;
     const kind = rng.weighted(weights as Record<NemesisKind, number>);
     try {
