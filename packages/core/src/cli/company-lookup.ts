@@ -15,10 +15,10 @@ export async function lookupCompany(prisma: PrismaClient, ref: string): Promise<
   });
   const pick = pickCompany(candidates, wanted);
   if (pick.kind === "one") return pick.company;
-  if (pick.kind === "none") throw new CliError(EXIT.failed, "company_not_found", `No company has the id, issue prefix or name ${JSON.stringify(wanted)}; nothing written.`);
+  if (pick.kind === "none") throw new CliError(EXIT.failed, "company_not_found", `No company has the id, issue prefix or name ${JSON.stringify(wanted)}.`);
   throw new CliError(
     EXIT.usage,
     "company_ambiguous",
-    `${pick.companies.length} companies answer to ${JSON.stringify(wanted)} (${pick.companies.map((c) => `${c.name} ${c.id}`).join(", ")}); give the id. Nothing written.`,
+    `${pick.companies.length} companies answer to ${JSON.stringify(wanted)} (${pick.companies.map((c) => `${c.name} ${c.id}`).join(", ")}); give the id.`,
   );
 }

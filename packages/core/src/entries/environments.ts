@@ -4,3 +4,5 @@ export { decideAgentEnvironment, type AgentEnvironmentDecision, type AgentEnviro
 export { createEnvironment, type CreatedEnvironment, type CreateEnvironmentInput } from "../environments/create-environment";
 export { BUILTIN_PLUGINS, CREATABLE_PROVIDERS, decideNewEnvironment, MAX_ENVIRONMENT_NAME, type NewEnvironmentDecision, type NewEnvironmentRequest } from "../environments/new-environment";
 export { setAgentEnvironment, type SetAgentEnvironmentInput, type SetAgentEnvironmentResult } from "../environments/set-agent-environment";
+// The policies a form offers (the schema's enum, leases/lease-types.ts).
+export { LEASE_POLICIES, type LeasePolicy } from "../leases/lease-types";

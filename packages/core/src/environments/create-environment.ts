@@ -5,6 +5,7 @@
 // refusal writes nothing.
 import { withTransaction, type Prisma, type PrismaClient } from "@copyback/db/client";
 import { conflict, DomainError, isUniqueViolation } from "../errors";
+import type { ProviderKind } from "../providers/types";
 import { recordActivity, type Actor } from "../records/record-activity";
 import { decideNewEnvironment, newEnvironmentRefusal, type NewEnvironmentRequest } from "./new-environment";
 
@@ -17,7 +18,7 @@ export interface CreatedEnvironment {
   id: string;
   companyId: string;
   name: string;
-  provider: string;
+  provider: ProviderKind;
   pluginId: string;
   defaultLeasePolicy: string;
   config: unknown;

@@ -66,7 +66,7 @@ describe("copyback environment create", () => {
     expect(activity).toHaveLength(1);
     expect(activity[0]).toMatchObject({ action: "environment.created", actorType: "system", entityType: "environment", details: { name: "daytona", provider: "daytona", pluginId: "builtin.daytona", leasePolicy: "retain_on_failure" } });
 
-    const listed = parseJson(await cli(["environment", "list", "--company", companyId])) as { environments: { id: string; daytona: { credential: { variable: string } } | null }[] };
+    const listed = parseJson(await cli(["environment", "list", "--company", prefix])) as { environments: { id: string; daytona: { credential: { variable: string } } | null }[] };
     expect(listed.environments.find((e) => e.id === row.id)?.daytona?.credential.variable).toBe(VARIABLE);
   });
 

@@ -11,11 +11,9 @@ export function registerEnvironmentCommands(program: Command, run: Runner): void
   environment
     .command("list")
     .description("every environment with its id, company, provider, plugin, lease policy and configuration")
-    .option("--company <id>", "only this company's", uuid)
+    .option("--company <ref>", "only this company's: its id, issue prefix or name")
     .action(
-      run("environment list", async (ctx, opts: { company?: string }) =>
-        (await import("./environment-list")).environmentList(ctx, { companyId: opts.company }),
-      ),
+      run("environment list", async (ctx, opts: { company?: string }) => (await import("./environment-list")).environmentList(ctx, { company: opts.company })),
     );
   environment
     .command("create")
