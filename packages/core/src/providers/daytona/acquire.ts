@@ -4,6 +4,7 @@
 // labels bind company, environment, run and lease, plus a random allocation nonce that goes into
 // the fingerprint (identity.ts).
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Sandbox } from "@daytonaio/sdk";
 import { DomainError } from "../../errors";
 import type { AcquireRequest, Allocation } from "../types";
@@ -48,6 +49,21 @@ async function findByName(client: DaytonaClient, name: string): Promise<Sandbox 
   }
 }
 
+/** Daytona's states in which a lifecycle call is refused because a change is in progress. */
+const MOVING = new Set(["creating", "starting", "stopping", "archiving", "restoring", "pending_build", "building_snapshot", "pulling_snapshot"]);
+const SETTLE_POLL_MS = 100;
+
+/** Fresh reads while the sandbox is moving, until it settles or the time is up; the last read. */
+async function settledState(client: DaytonaClient, sandbox: Sandbox, timeoutSec: number): Promise<Sandbox> {
+  const until = Date.now() + timeoutSec * 1000;
+  let current = sandbox;
+  while (MOVING.has(String(current.state)) && Date.now() < until) {
+    await sleep(SETTLE_POLL_MS);
+    current = await client.sandbox(current.id);
+  }
+  return current;
+}
+
 export async function acquireSandbox(sandboxes: DaytonaSandboxes, request: AcquireRequest): Promise<Allocation> {
   const config = parseDaytonaConfig(request.config);
   // A missing key is said before anything is asked of Daytona (the variable named, never its value).
@@ -73,6 +89,9 @@ export async function acquireSandbox(sandboxes: DaytonaSandboxes, request: Acqui
     }
   }
   if (!ownedBy(sandbox, owner)) throw foreignSandbox(sandbox.id, request.leaseId);
+  // An adopted sandbox (a create whose reply was lost, a racing acquire) may still be moving:
+  // Daytona refuses a start mid-create with 409, so its move is waited for first.
+  sandbox = await settledState(client, sandbox, timeout);
   if (sandbox.state !== "started") {
     const adopted = sandbox;
     await client.call(`starting sandbox ${sandbox.id}`, () => adopted.start(timeout), { sandboxId: sandbox.id });
