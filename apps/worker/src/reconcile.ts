@@ -10,7 +10,6 @@ import {
   finalizationSweep,
   harnessTakeoverSweep,
   historicalUnsafeSweep,
-  hostBoundSweep,
   leaseCleanupSweep,
   leftoverStagingSweep,
   orphanSweep,
@@ -18,7 +17,6 @@ import {
   reconstructionDeliverySweep,
   settledRunLeasesSweep,
   stopRetentionSweep,
-  type HostBinding,
   type Sweep,
   type SweepLog,
   type TenantHarnessConfig,
@@ -36,16 +34,19 @@ export function createWorkerReconciler(
       // R-RW-2, R-RW-3: with a harness configured, an unverified owner on Railway whose deployment
       // is proven removed is released first, so the finalization sweep below resumes it this pass.
       ...(harness ? [harnessTakeoverSweep({ db: runtime.db, harness, log })] : []),
-      traced(runtime, bound(runtime, finalizationSweep({ ...runtime, log, executesHere }), byRun)),
-      bound(runtime, orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere }), byRun),
+      // Issue 23: the sweeps that write a host workspace, probe or signal a controller's processes,
+      // or stop and destroy a sandbox select only this host's host-local work, in their due SQL
+      // (recovery/sweeps/host-bound-sweep.ts); `...runtime` carries runtime.hostId.
+      traced(runtime, finalizationSweep({ ...runtime, log, executesHere })),
+      orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere, hostId: runtime.hostId }),
       ownerHoldsSweep({ db: runtime.db }),
       // R-RC-7: older acknowledged cancellations that missed the pin; before the lease cleanup,
       // which then stops what it pinned in the same pass.
       stopRetentionSweep({ db: runtime.db, log }),
-      bound(runtime, leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log }), byLease),
-      bound(runtime, settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere }), byLease),
+      leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log, hostId: runtime.hostId }),
+      settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere, hostId: runtime.hostId }),
       // R-UA-5: accepted results an older controller failed as unsafe exports, replayed with the export omitted.
-      bound(runtime, historicalUnsafeSweep({ ...runtime, log }), byRun),
+      historicalUnsafeSweep({ ...runtime, log }),
       // R-RC-5: pending "Continue from saved sources" intents delivered as fresh runs (rechecked at claim and handoff).
       reconstructionDeliverySweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log }),
       // The staging directories of settled runs that a killed controller could not remove.
@@ -54,14 +55,6 @@ export function createWorkerReconciler(
     ...(batchSize ? { batchSize } : {}),
     log,
   });
-}
-
-// Issue 23: sweeps that write a host workspace, probe or signal a controller's processes, or stop
-// and destroy a sandbox act only on this host's host-local work (host-bound-sweep.ts).
-const byRun = (unit: { runId: string }): HostBinding => ({ runId: unit.runId });
-const byLease = (unit: { leaseId: string }): HostBinding => ({ leaseId: unit.leaseId });
-function bound<U>(runtime: WorkerRuntime, sweep: Sweep<U>, bindingOf: (unit: U) => HostBinding): Sweep<U> {
-  return hostBoundSweep(sweep, { db: runtime.db, hostId: runtime.hostId, bindingOf });
 }
 
 /** With the torture suite's merge trace on, the sweep's lock sections name the run they finalize. */

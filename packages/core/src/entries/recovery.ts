@@ -45,8 +45,6 @@ export { askHarness, type TenantHarnessConfig } from "../recovery/harness/harnes
 export { takeOverWithHarness } from "../recovery/harness/harness-takeover";
 export { harnessTakeoverSweep } from "../recovery/sweeps/harness-takeover-sweep";
 export { historicalUnsafeSweep } from "../recovery/sweeps/historical-unsafe-sweep";
-// Issue 23: a sweep narrowed to the units this host may touch (host-local work of other hosts is left alone).
-export { hostBoundSweep, type HostBinding } from "../recovery/sweeps/host-bound-sweep";
 export { leaseCleanupSweep } from "../recovery/sweeps/lease-cleanup-sweep";
 export { leftoverStagingSweep } from "../recovery/sweeps/leftover-staging-sweep";
 export { orphanSweep } from "../recovery/sweeps/orphan-sweep";

@@ -6,8 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
-import { hostBoundSweep } from "../../src/recovery/sweeps/host-bound-sweep";
-import type { Sweep } from "../../src/recovery/sweeps/sweep";
+import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { preparedRun, type World, useWorld } from "../finalization/finalization-fixture";
 import { deadIdentity, markFinalizing } from "./recovery-fixture";
 
@@ -25,7 +24,7 @@ async function abandoned() {
   return run;
 }
 
-const finalizationOn = (hostId: string) => hostBoundSweep(finalizationSweep({ ...world.deps() }), { db: db.prisma(), hostId, bindingOf: (u) => ({ runId: u.runId }) });
+const finalizationOn = (hostId: string) => finalizationSweep({ ...world.deps(), hostId });
 
 describe("host-bound sweeps (issue 23: sweeps act only on their own host's host-local work)", () => {
   it("host affinity: the finalization sweep of host B never selects a run of host A's workspace; host A's finalizes it", async () => {
@@ -48,15 +47,15 @@ describe("host-bound sweeps (issue 23: sweeps act only on their own host's host-
   });
 
   it("host affinity: lease units follow the lease's host: a local (host-local) lease only on its host, a remote lease on any", async () => {
-    const lease = (hostId: string | null) =>
+    const lease = (hostId: string | null, nextCleanupAt: Date) =>
       db.prisma().environmentLease.create({
-        data: { companyId: world.companyId, environmentId: world.environmentId, executionWorkspaceId: world.workspaceId, provider: "local", pluginId: "test.dir", leasePolicy: "retain_on_failure", status: "released", hostId },
+        data: { companyId: world.companyId, environmentId: world.environmentId, executionWorkspaceId: world.workspaceId, provider: "local", pluginId: "test.dir", leasePolicy: "retain_on_failure", status: "pending_cleanup", hostId, nextCleanupAt },
       });
-    const localA = await lease("host-a");
-    const remote = await lease(null);
-    const inner: Sweep<{ leaseId: string }> = { name: "stub", due: async () => [{ leaseId: localA.id }, { leaseId: remote.id }], handle: async () => "idle", idOf: (u) => u.leaseId };
-    const on = (hostId: string) => hostBoundSweep(inner, { db: db.prisma(), hostId, bindingOf: (u) => ({ leaseId: u.leaseId }) }).due(10);
-    expect((await on("host-b")).map((u) => u.leaseId)).toEqual([remote.id]);
-    expect((await on("host-a")).map((u) => u.leaseId)).toEqual([localA.id, remote.id]);
+    const localA = await lease("host-a", new Date(Date.now() - 120_000));
+    const remote = await lease(null, new Date(Date.now() - 60_000));
+    const registry = { forLease: () => { throw new Error("not called: only due() runs here"); } };
+    const on = async (hostId: string) => (await leaseCleanupSweep({ db: db.prisma(), registry, hostId }).due(10)).map((u) => u.leaseId).filter((id) => id === localA.id || id === remote.id);
+    expect(await on("host-b")).toEqual([remote.id]);
+    expect(await on("host-a")).toEqual([localA.id, remote.id]);
   });
 });

@@ -19,6 +19,7 @@ import { probeProcess } from "../../process/read-process-identity";
 import { controllerLiveness } from "./controller-liveness";
 import { OWNER_UNVERIFIED_CAUSE } from "../../records/causes";
 import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../../records/actions";
+import { runOnHostSql } from "./host-bound-sweep";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface FinalizationUnit {
@@ -31,10 +32,12 @@ export interface FinalizationSweepDeps extends FinalizeRunDeps {
   log?: SweepLog;
   /** Whether this process executes the run now (its own runs it judges without a probe). */
   executesHere?: (runId: string) => boolean;
+  /** Issue 23: this worker's host id; only runs of unbound or this host's workspaces are due here. */
+  hostId?: string;
 }
 
 /** The due selection, shared with bench/reconciler.ts (which prints its plan). */
-export function dueFinalizationsSql(limit: number): Prisma.Sql {
+export function dueFinalizationsSql(limit: number, hostId?: string): Prisma.Sql {
   // Coordinators exist only for native runs (claimQueuedRuns creates them), so heartbeat_runs is
   // read only inside the hold exclusion, by primary key, for the few held rows; the unfinished
   // coordinators come from the (phase, next_attempt_at) index (bench/reconciler.ts prints the plan).
@@ -51,6 +54,7 @@ export function dueFinalizationsSql(limit: number): Prisma.Sql {
           WHERE a.run_id = f.run_id AND a.cause = ${OWNER_UNVERIFIED_CAUSE} AND a.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
             AND a.evidence ->> 'ownerToken' = r.runner_profile_json -> 'nativeWorkspaceFinalizationOwner' ->> 'token'
         )
+        AND ${runOnHostSql(Prisma.sql`f.run_id`, hostId)}
     )
     SELECT run_id AS "runId", company_id AS "companyId" FROM due
     ORDER BY company_rank, due_at, run_id
@@ -62,7 +66,7 @@ export function finalizationSweep(deps: FinalizationSweepDeps): Sweep<Finalizati
   return {
     name: "finalization",
     idOf: (unit) => unit.runId,
-    due: (limit) => db.$queryRaw<FinalizationUnit[]>(dueFinalizationsSql(limit)),
+    due: (limit) => db.$queryRaw<FinalizationUnit[]>(dueFinalizationsSql(limit, deps.hostId)),
     async handle(unit) {
       const run = await db.heartbeatRun.findUnique({
         where: { id: unit.runId },

@@ -30,6 +30,7 @@ import { recordRunEvent } from "../../records/run-log";
 import { clearHistoricalUnsafeActions, OPEN_RECOVERY_ACTION_STATUSES, OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../../records/actions";
 import { loadRunBinding } from "../../finalization/binding";
 import { decideUnsafeReplay, type UnsafeReplayDecision, type UnsafeReplaySnapshot } from "../policies/decide-unsafe-replay";
+import { runOnHostSql } from "./host-bound-sweep";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface HistoricalUnsafeUnit {
@@ -40,6 +41,8 @@ export interface HistoricalUnsafeUnit {
 
 export interface HistoricalUnsafeSweepDeps extends FinalizeRunDeps {
   log?: SweepLog;
+  /** Issue 23: this worker's host id; only runs of unbound or this host's workspaces are due here. */
+  hostId?: string;
 }
 
 /** Run-log codes of the sweep (its only diagnostics). A declined run is never selected again. */
@@ -51,7 +54,7 @@ export const HISTORICAL_EXPORT_OMITTED_MESSAGE =
   "An earlier controller rejected this run's workspace export as unsafe; the export was discarded without contacting the provider and the accepted result was kept.";
 
 /** The due selection (through the partial index native_run_finalizations_historical_unsafe). */
-export function dueHistoricalUnsafeSql(limit: number): Prisma.Sql {
+export function dueHistoricalUnsafeSql(limit: number, hostId?: string): Prisma.Sql {
   // The code is a literal so that the planner matches the partial index's predicate.
   const code = Prisma.raw(`'${HISTORICAL_UNSAFE_ARCHIVE_CODE}'`);
   return Prisma.sql`
@@ -68,6 +71,7 @@ export function dueHistoricalUnsafeSql(limit: number): Prisma.Sql {
           WHERE a.company_id = f.company_id AND a.issue_id = f.issue_id AND a.status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL}
             AND NOT (a.run_id IS NOT DISTINCT FROM f.run_id AND a.cause = ${code})
         )
+        AND ${runOnHostSql(Prisma.sql`f.run_id`, hostId)}
     )
     SELECT run_id AS "runId", company_id AS "companyId", issue_id AS "issueId" FROM due
     ORDER BY company_rank, updated_at, run_id
@@ -79,7 +83,7 @@ export function historicalUnsafeSweep(deps: HistoricalUnsafeSweepDeps): Sweep<Hi
   return {
     name: "historical_unsafe",
     idOf: (unit) => unit.runId,
-    due: (limit) => db.$queryRaw<HistoricalUnsafeUnit[]>(dueHistoricalUnsafeSql(limit)),
+    due: (limit) => db.$queryRaw<HistoricalUnsafeUnit[]>(dueHistoricalUnsafeSql(limit, deps.hostId)),
     async handle(unit) {
       const decision = await replayUnderOwnership(deps, unit);
       if (decision === "busy" || decision === "owner_unverified") return `skipped_${decision}`;

@@ -39,6 +39,7 @@ import type { LeaseProviderRegistry, LeaseReleaseOutcome } from "../../leases/le
 import { continueLeaseCleanup } from "../../leases/release-lease";
 import { deferCleanup } from "../../leases/transition-lease";
 import { resumeDiscard } from "../../sandboxes/resume-discard";
+import { leaseOnHostSql } from "./host-bound-sweep";
 import type { ProcessIdentity } from "../../process/process-identity";
 import type { Sweep, SweepLog } from "./sweep";
 
@@ -52,7 +53,7 @@ export interface LeaseCleanupUnit {
 const DISCARD_INTENT_KEY = Prisma.raw(`'${LEASE_METADATA_KEYS.discardIntent}'`);
 
 /** The unfinished Discards whose next try is due (bench and tests read its plan). */
-export function dueDiscardResumptionsSql(limit: number): Prisma.Sql {
+export function dueDiscardResumptionsSql(limit: number, hostId?: string): Prisma.Sql {
   return Prisma.sql`
     WITH due AS (
       SELECT l.id, l.company_id, l.next_cleanup_at,
@@ -61,6 +62,7 @@ export function dueDiscardResumptionsSql(limit: number): Prisma.Sql {
       WHERE l.status <> 'destroyed'::lease_status AND jsonb_typeof(l.metadata -> ${DISCARD_INTENT_KEY}) = 'object'
         AND (l.next_cleanup_at IS NULL OR l.next_cleanup_at <= now())
         AND (l.cleanup_claimed_until IS NULL OR l.cleanup_claimed_until < now())
+        AND ${leaseOnHostSql("l", hostId)}
     )
     SELECT id AS "leaseId", company_id AS "companyId" FROM due
     ORDER BY company_rank, next_cleanup_at NULLS FIRST, id
@@ -75,10 +77,12 @@ export interface LeaseCleanupSweepDeps {
   log?: SweepLog;
   /** The destroy backoff's sleep (tests pass one that returns at once). */
   sleep?: (ms: number) => Promise<unknown>;
+  /** Issue 23: this worker's host id; another host's local sandboxes are never due here. */
+  hostId?: string;
 }
 
 /** The due selection (bench and tests read its plan). */
-export function dueLeaseCleanupsSql(limit: number): Prisma.Sql {
+export function dueLeaseCleanupsSql(limit: number, hostId?: string): Prisma.Sql {
   return Prisma.sql`
     WITH due AS (
       SELECT l.id, l.company_id, l.next_cleanup_at,
@@ -87,6 +91,7 @@ export function dueLeaseCleanupsSql(limit: number): Prisma.Sql {
       WHERE l.status = 'pending_cleanup'::lease_status
         AND (l.next_cleanup_at IS NULL OR l.next_cleanup_at <= now())
         AND (l.cleanup_claimed_until IS NULL OR l.cleanup_claimed_until < now())
+        AND ${leaseOnHostSql("l", hostId)}
     )
     SELECT id AS "leaseId", company_id AS "companyId" FROM due
     ORDER BY company_rank, next_cleanup_at NULLS FIRST, id
@@ -101,10 +106,10 @@ export function leaseCleanupSweep(deps: LeaseCleanupSweepDeps): Sweep<LeaseClean
     idOf: (unit) => unit.leaseId,
     // The Discards first (few, and an operator waits on each), then the cleanups, within one bound.
     async due(limit) {
-      const discards = await db.$queryRaw<LeaseCleanupUnit[]>(dueDiscardResumptionsSql(limit));
+      const discards = await db.$queryRaw<LeaseCleanupUnit[]>(dueDiscardResumptionsSql(limit, deps.hostId));
       if (discards.length >= limit) return discards;
       const taken = new Set(discards.map((u) => u.leaseId));
-      const cleanups = await db.$queryRaw<LeaseCleanupUnit[]>(dueLeaseCleanupsSql(limit));
+      const cleanups = await db.$queryRaw<LeaseCleanupUnit[]>(dueLeaseCleanupsSql(limit, deps.hostId));
       return [...discards, ...cleanups.filter((u) => !taken.has(u.leaseId))].slice(0, limit);
     },
     async handle(unit) {

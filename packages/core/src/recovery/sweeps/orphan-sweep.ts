@@ -16,7 +16,7 @@
 //
 // Only runs recorded on this host are selected: another host's controller cannot be probed. A run
 // of this very process that it no longer executes counts as orphaned (controller-liveness.ts).
-import { withTransaction, type PrismaClient } from "@copyback/db/client";
+import { Prisma, withTransaction, type PrismaClient } from "@copyback/db/client";
 import { readAgentProcess } from "../../records/agent-process";
 import type { ProcessIdentity } from "../../process/process-identity";
 import { stopRecordedProcessGroup, type GroupStopOutcome } from "../../process/stop-process-group";
@@ -25,6 +25,7 @@ import { completeRun, failRunInTransaction } from "../../runs/settle-run";
 import type { FileRecoveryEvidence } from "../../records/actions";
 import { failRunBeforeResult } from "../file-recovery";
 import { decideOrphan } from "../policies/decide-orphan";
+import { runOnHostSql } from "./host-bound-sweep";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface OrphanUnit {
@@ -43,6 +44,8 @@ export function orphanSweep(deps: {
   executesHere?: (runId: string) => boolean;
   /** SIGTERM's grace before SIGKILL when an orphaned agent group is stopped (tests shorten it). */
   agentStopGraceMs?: number;
+  /** Issue 23: this worker's host id; only runs of unbound or this host's workspaces are due here. */
+  hostId?: string;
 }): Sweep<OrphanUnit> {
   const view = { self: deps.controller, executesHere: deps.executesHere };
   const { db } = deps;
@@ -55,6 +58,7 @@ export function orphanSweep(deps: {
         FROM heartbeat_runs
         WHERE status = 'running' AND runtime_mode = 'native' AND controller_host = ${deps.controller.host}
           AND controller_pid IS NOT NULL AND controller_process_start IS NOT NULL AND controller_boot_id IS NOT NULL
+          AND ${runOnHostSql(Prisma.sql`heartbeat_runs.id`, deps.hostId)}
         ORDER BY updated_at, id
         LIMIT ${limit}`;
       const units: OrphanUnit[] = [];

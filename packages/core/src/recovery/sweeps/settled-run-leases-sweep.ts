@@ -15,6 +15,7 @@ import type { ProcessIdentity } from "../../process/process-identity";
 import { probeProcess } from "../../process/read-process-identity";
 import { readStopAcknowledgement, readStopRetention } from "../../records/run-stop-records";
 import { controllerLiveness } from "./controller-liveness";
+import { leaseOnHostSql } from "./host-bound-sweep";
 import type { Sweep, SweepLog } from "./sweep";
 
 export interface SettledRunLeaseUnit {
@@ -29,6 +30,8 @@ export function settledRunLeasesSweep(deps: {
   /** This process and what it executes: its own runs are judged without a probe. */
   controller?: ProcessIdentity;
   executesHere?: (runId: string) => boolean;
+  /** Issue 23: this worker's host id; another host's local sandboxes are never due here. */
+  hostId?: string;
 }): Sweep<SettledRunLeaseUnit> {
   const { db } = deps;
   return {
@@ -48,6 +51,7 @@ export function settledRunLeasesSweep(deps: {
           OR (l.status = 'released' AND l.lease_policy IN ('ephemeral', 'retain_on_failure') AND r.status = 'succeeded'
               AND EXISTS (SELECT 1 FROM native_run_finalizations nf WHERE nf.run_id = r.id AND nf.phase = 'committed')
               AND NOT ${leaseHeldSql("l")}))
+          AND ${leaseOnHostSql("l", deps.hostId)}
         ORDER BY l.updated_at, l.id
         LIMIT ${limit}`,
     async handle(unit) {
