@@ -32,8 +32,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Spawns `src/main.ts` with the environment given (plus a free health port) and waits until it is live. */
-export async function startWorkerChild(children: ChildProcess[], env: Record<string, string>): Promise<WorkerChild> {
+/**
+ * Spawns `src/main.ts` with the environment given (plus a free health port) and waits until it is
+ * live (within `liveWithinMs`, 30 s by default; a loaded shared machine may need more for tsx's start).
+ */
+export async function startWorkerChild(children: ChildProcess[], env: Record<string, string>, liveWithinMs = 30_000): Promise<WorkerChild> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: workerDir,
@@ -46,7 +49,7 @@ export async function startWorkerChild(children: ChildProcess[], env: Record<str
   child.stderr?.on("data", (d) => (output += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}/healthz`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + liveWithinMs;
   for (;;) {
     try {
       const res = await fetch(url);
@@ -92,6 +95,6 @@ export function useDemoWorkerInstance(prefix: string) {
   return {
     database,
     instanceRoot: () => instanceRoot,
-    startWorker: (env: Record<string, string>) => startWorkerChild(children, { DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, ...env }),
+    startWorker: (env: Record<string, string>, liveWithinMs?: number) => startWorkerChild(children, { DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, ...env }, liveWithinMs),
   };
 }
