@@ -48,7 +48,7 @@ export function createWorkerReconciler(
       // R-UA-5: accepted results an older controller failed as unsafe exports, replayed with the export omitted.
       historicalUnsafeSweep({ ...runtime, log }),
       // R-RC-5: pending "Continue from saved sources" intents delivered as fresh runs (rechecked at claim and handoff).
-      reconstructionDeliverySweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log }),
+      reconstructionDeliverySweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log, hostId: runtime.hostId }),
       // The staging directories of settled runs that a killed controller could not remove.
       leftoverStagingSweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log }),
     ],

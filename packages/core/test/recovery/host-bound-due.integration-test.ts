@@ -3,8 +3,8 @@
 // due units of a dead host than the batch size, all older than the one unit of this host, one due
 // pass of this host's sweep must still return this host's unit (a filter applied after the bounded
 // query returned nothing here, pass after pass, until the dead host's units cleared). Each of the
-// five host-bound sweeps: finalization, orphans, lease cleanup, settled-run leases, historical
-// unsafe. One real PostgreSQL, two host ids. No REQUIREMENTS id exists for host affinity.
+// host-bound sweeps: finalization, orphans, lease cleanup, settled-run leases, historical unsafe,
+// and the reconstruction delivery (bound by its source run's workspace). One real PostgreSQL, two host ids. No REQUIREMENTS id exists for host affinity.
 import { describe, expect, it, beforeAll } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import type { ProcessIdentity } from "../../src/process/process-identity";
@@ -13,6 +13,7 @@ import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep"
 import { historicalUnsafeSweep } from "../../src/recovery/sweeps/historical-unsafe-sweep";
 import { leaseCleanupSweep } from "../../src/recovery/sweeps/lease-cleanup-sweep";
 import { orphanSweep } from "../../src/recovery/sweeps/orphan-sweep";
+import { reconstructionDeliverySweep } from "../../src/recovery/sweeps/reconstruction-delivery-sweep";
 import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import type { Sweep } from "../../src/recovery/sweeps/sweep";
 import { buildCompany, type Company } from "../runs/runs-fixture";
@@ -132,5 +133,24 @@ describe("host-bound sweeps select this host's units in their due SQL (issue 23)
       return lease.id;
     });
     await expectStarvationFree((hostId) => settledRunLeasesSweep({ db: db.prisma(), registry: noRegistry, ...(hostId ? { hostId } : {}) }), ids);
+  });
+
+  it("host affinity: the reconstruction delivery sweep of this host finds its one pending intent behind more than a batch of a dead host's", async () => {
+    const ids = await dueUnits(async (hostId, age) => {
+      const run = await runOn(hostId, "failed");
+      const p = db.prisma();
+      const lease = await p.environmentLease.create({
+        data: { companyId: world.company.id, environmentId: world.environment.id, executionWorkspaceId: run.workspaceId, runId: run.runId, issueId: run.issueId, provider: "local", pluginId: "builtin.local", leasePolicy: "retain_on_failure", status: "destroyed", hostId },
+      });
+      const action = await p.issueRecoveryAction.create({ data: { companyId: world.company.id, issueId: run.issueId, runId: run.runId, leaseId: lease.id, cause: "native_workspace_file_recovery", fingerprint: `due-${run.runId}`, ownerType: "board" } });
+      const intent = await p.reconstructionIntent.create({
+        data: {
+          companyId: world.company.id, issueId: run.issueId, sourceRunId: run.runId, recoveryActionId: action.id, leaseId: lease.id, attachmentHashes: [], description: "rebuild",
+          externalActionOutcomes: [], sourceStatusVersion: 0, requestId: `req-${run.runId}`, createdAt: ago(age),
+        },
+      });
+      return intent.id;
+    });
+    await expectStarvationFree((hostId) => reconstructionDeliverySweep({ db: db.prisma(), instanceRoot: "/nonexistent", ...(hostId ? { hostId } : {}) }), ids);
   });
 });
