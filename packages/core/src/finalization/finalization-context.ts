@@ -31,6 +31,8 @@ export interface FinalizeRunDeps {
   controller?: ProcessIdentity;
   /** R-RW-1: the platform deployment this controller runs in (detectControllerPlatform); absent off any platform. */
   platform?: ControllerPlatformIdentity;
+  /** Issue 23: this controller's host id (deployment/host-id.ts); another host's local sandbox is never resumed here. */
+  hostId?: string;
   now?: () => Date;
   /** Backoff of the in-process retries (tests pass a zero backoff). */
   retry?: Pick<CopybackRetryOptions, "backoffMs" | "sleep">;

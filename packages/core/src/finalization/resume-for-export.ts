@@ -81,7 +81,7 @@ export async function resumeForExport(f: OwnedFinalization, plugin: EnvironmentP
   const lease: LeaseRow = { ...row, status: "pending_cleanup", metadata: metadata as LeaseRow["metadata"] };
   let failure: ResumeFailure | null;
   try {
-    const lifecycle = await resumeVerified(f.deps.registry, lease);
+    const lifecycle = await resumeVerified(f.deps.registry, lease, { hostId: f.deps.hostId });
     if (lifecycle.kind === "failed") failure = { code: lifecycle.code, message: lifecycle.message, final: lifecycle.status === 409 };
     else if (lifecycle.inspection.kind !== "inspected" || lifecycle.inspection.state !== "running" || !lifecycle.inspection.identityMatches) {
       failure = { code: "export_retry_sandbox_replaced", message: "The resumed sandbox is not the recorded one, or not running.", final: true };
@@ -91,7 +91,7 @@ export async function resumeForExport(f: OwnedFinalization, plugin: EnvironmentP
   }
   if (failure) {
     const stop = await stopAgain(f, row, failure);
-    const code = !failure.final ? "provider_sandbox_resume_failed" : failure.code === "provider_capability_missing" ? failure.code : "provider_identity_mismatch";
+    const code = !failure.final ? "provider_sandbox_resume_failed" : failure.code === "provider_capability_missing" || failure.code === "sandbox_on_other_host" ? failure.code : "provider_identity_mismatch";
     throw new DomainError(failure.final ? "conflict" : "unavailable", code, `The retained sandbox could not be resumed for the export (${failure.code}): ${failure.message}`, { leaseId, requestId, resumeCode: failure.code, stop: stop?.kind ?? "not_pending" });
   }
   return { requestId, giveBack: () => giveBackCleanupClaim(db, { leaseId, by: claim.by, putOffSweepMs: CLEANUP_CLAIM_MS }).then(() => undefined) };

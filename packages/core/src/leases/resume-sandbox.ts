@@ -3,6 +3,7 @@
 // (recovery/operator/retry-workspace-export.ts) and the coordinator's own retry on a provider whose
 // stopped sandbox cannot be read (finalization/resume-for-export.ts); both record the stop-only
 // intent first (R-EX-5). Here, below both floors (DESIGN.md section 9).
+import { boundElsewhere } from "../deployment/host-id";
 import { isDomainError, messageOf } from "../errors";
 import { hasCapability } from "../providers/registry";
 import { readWorkspaceSentinel, type WorkspaceSentinel } from "./lease-metadata";
@@ -26,7 +27,14 @@ function sameSentinel(a: WorkspaceSentinel | null, b: unknown): boolean {
  * the sandbox is still stopped (where the provider can read a stopped sandbox's files); the plugin's resume drains, verifies the identity and reopens
  * admission; the exact workspace is probed again afterwards.
  */
-export async function resumeVerified(registry: LeaseProviderRegistry, lease: LeaseRow): Promise<Lifecycle> {
+export async function resumeVerified(registry: LeaseProviderRegistry, lease: LeaseRow, opts: { hostId?: string } = {}): Promise<Lifecycle> {
+  // Issue 23 (host affinity): a host-local sandbox (a `local` lease's host_id) is resumed only on
+  // its own host: its directory and process groups are there, and this host's path of the same
+  // name is another sandbox or none. Refused before the plugin is even looked up.
+  const other = opts.hostId === undefined ? null : boundElsewhere(lease.hostId, opts.hostId);
+  if (other !== null) {
+    return { kind: "failed", code: "sandbox_on_other_host", status: 409, message: `The sandbox is host ${other}'s; it can be resumed only there (this host is ${opts.hostId}).` };
+  }
   const lookup = pluginForLease(registry, lease);
   const identity = identityOf(lease);
   if (lookup.kind !== "found" || !identity || !hasCapability(lookup.plugin, "resume") || !hasCapability(lookup.plugin, "inspect")) {

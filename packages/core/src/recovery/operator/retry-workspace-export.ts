@@ -166,7 +166,7 @@ export async function retryWorkspaceExport(deps: RetryWorkspaceExportDeps, rawIn
 
   // 3. The verified lifecycle of the recorded lease.
   const lease = admitted.lease as LeaseRow;
-  const lifecycle = await resumeVerified(deps.registry, lease);
+  const lifecycle = await resumeVerified(deps.registry, lease, { hostId: deps.hostId });
   if (lifecycle.kind === "failed") {
     await stopAgain(deps, input, admitted.requestId, lease.id, lifecycle.code, lifecycle.message);
     throw new DomainError(lifecycle.status === 503 ? "unavailable" : "conflict", lifecycle.code, lifecycle.message, {
