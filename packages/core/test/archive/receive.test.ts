@@ -56,7 +56,8 @@ async function buildWorkspace(root: string): Promise<void> {
   await symlink("../run.sh", join(root, "empty/up-link"));
 }
 
-describe("receiveWorkspaceArchive", () => {
+// Real files and writer threads: 5 s is too short on a loaded 2-core machine (clean-clone CI at load 20-30, 2026-12-07).
+describe("receiveWorkspaceArchive", { timeout: 30_000 }, () => {
   it("R-UA-2 extracts a workspace export exactly and returns the manifest of what it wrote", async () => {
     await buildWorkspace(ws);
     const result = await receiveWorkspaceArchive({
