@@ -61,7 +61,11 @@ export function createWorkerReconciler(
 const byRun = (unit: { runId: string }): HostBinding => ({ runId: unit.runId });
 const byLease = (unit: { leaseId: string }): HostBinding => ({ leaseId: unit.leaseId });
 function bound<U>(runtime: WorkerRuntime, sweep: Sweep<U>, bindingOf: (unit: U) => HostBinding): Sweep<U> {
-  return hostBoundSweep(sweep, { db: runtime.db, hostId: runtime.hostId, bindingOf });
+  const narrowed = hostBoundSweep(sweep, { db: runtime.db, hostId: runtime.hostId, bindingOf });
+  const trace = runtime.mergeTrace;
+  if (!trace) return narrowed;
+  // The torture suite's trace: each unit this host's sweep handles, by what binds it to a host.
+  return { ...narrowed, handle: (unit) => (trace.note("sweep.handle", { sweep: sweep.name, ...bindingOf(unit) }), narrowed.handle(unit)) };
 }
 
 /** With the torture suite's merge trace on, the sweep's lock sections name the run they finalize. */
