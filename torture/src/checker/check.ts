@@ -20,6 +20,7 @@ import { operationCounts } from "./counts";
 import type { FinalState } from "./final-state";
 import { checkFiles } from "./files";
 import { harnessTakeoverViolations } from "./harness-takeovers";
+import { hostViolations } from "./hosts";
 import { mergeIntervals, overlaps } from "./intervals";
 import { faultsOf, mayHaveHappened, readOperations } from "./operations";
 import { bump, FILE_RECOVERY, OPEN, RESULT_HOLD_CAUSES, UNSETTLED_PHASES, type Verdict, type Violation, type ViolationKind } from "./verdict";
@@ -253,6 +254,9 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
   }
   // `--attester harness` only (its history lines): harness-takeovers.ts.
   violations.push(...harnessTakeoverViolations(history, final));
+  // `--hosts 2` only (hosts.ts): every host-local thing touched by its own host, a dead host's runs waiting for it.
+  const hostRules = hostViolations(history, operations, final);
+  violations.push(...hostRules.violations);
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
   return {
@@ -272,6 +276,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
       acquisitionsBesideUnsettled,
       heldLeaseTaken: violations.filter((v) => v.kind === "held_lease_taken").length,
       relaxed,
+      ...(final.hosts ? { hosts: hostRules.counts } : {}),
       violationsByKind,
     },
   };
