@@ -6,6 +6,7 @@ import type { PrismaClient } from "@copyback/db";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes";
 import { hasAgentProcessRecord } from "@copyback/core/records";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
+import type { FinalHosts } from "./checker/hosts";
 import { acquisitionKey, acquisitionsWithoutAgent, leasesNoAgentRanOn } from "./checker/attempts";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
@@ -37,7 +38,7 @@ export function scanHost(root: string): Record<string, HostEntry> {
 
 export async function collectFinalState(
   prisma: PrismaClient,
-  opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[] },
+  opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[]; hosts?: FinalHostsInput },
 ): Promise<FinalState> {
   const where = { companyId: opts.companyId };
   const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, errorMessage: true, runnerProfileJson: true, agent: { select: { environment: { select: { provider: true } } } } } });
@@ -45,7 +46,7 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true, createdAt: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, hostId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true, createdAt: true } });
   // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
   // failed or whose controller died before it named the allocation gave no sandbox to any agent.
   const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
@@ -74,11 +75,16 @@ export async function collectFinalState(
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
   // Local sandboxes on disk that no live lease row names (a leak nobody could list or discard).
-  const sandboxesDir = path.join(opts.instanceRoot, "sandboxes");
+  // (Two-host mode: under every host's instance root; a lease's own sandbox under its host's.)
+  const roots = opts.hosts?.hosts.map((h) => h.home) ?? [opts.instanceRoot];
+  const rootOf = (hostId: string | null) => opts.hosts?.hosts.find((h) => h.id === hostId)?.home ?? opts.instanceRoot;
   // A lease whose controller died during acquisition has no provider lease id recorded, but its
   // sandbox is named after the lease (local-<lease id>, local-provider.ts) and the sweep resolves it.
   const liveLocal = new Set(leases.filter((l) => l.provider === "local" && l.status !== "destroyed").flatMap((l) => [l.providerLeaseId ?? "", `local-${l.id}`]));
-  const strayLocalSandboxes = existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).sort() : [];
+  const strayLocalSandboxes = roots.flatMap((root) => {
+    const sandboxesDir = path.join(root, "sandboxes");
+    return existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).map((name) => (roots.length > 1 ? `${root}/${name}` : name)) : [];
+  }).sort();
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
@@ -99,7 +105,7 @@ export async function collectFinalState(
     }),
     actions: actions.map((a) => ({ id: a.id, runId: a.runId, cause: a.cause, status: a.status })),
     leases: leases.map((l) => {
-      const sandboxExists = l.provider === "local" && l.providerLeaseId ? existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId)) : null;
+      const sandboxExists = l.provider === "local" && l.providerLeaseId ? existsSync(path.join(rootOf(l.hostId), "sandboxes", l.providerLeaseId)) : null;
       return {
         id: l.id,
         runId: l.runId,
@@ -126,5 +132,32 @@ export async function collectFinalState(
     strayLocalSandboxes,
     host,
     baseline: opts.baseline,
+    ...(opts.hosts ? { hosts: await collectHosts(prisma, opts.companyId, opts.hosts, leases) } : {}),
+  };
+}
+
+/** Two-host mode: each host's id, root and workspaces (the checker's hosts.ts judges with them). */
+export interface FinalHostsInput {
+  hosts: { id: string; home: string; workspaces: string[] }[];
+}
+
+/** Which host each run's task's workspace is bound to, each recorded claim's host, each local lease's host and where its sandbox lies. */
+async function collectHosts(prisma: PrismaClient, companyId: string, input: FinalHostsInput, leases: readonly { id: string; provider: string; providerLeaseId: string | null; hostId: string | null }[]): Promise<FinalHosts> {
+  const bound = await prisma.$queryRaw<{ id: string; host_id: string | null }[]>`
+    SELECT r.id::text AS id, w.host_id FROM heartbeat_runs r
+    JOIN issues i ON i.id = r.native_issue_id LEFT JOIN execution_workspaces w ON w.id = i.execution_workspace_id
+    WHERE r.company_id = ${companyId}::uuid`;
+  const started = await prisma.activityLog.findMany({ where: { companyId, action: "run.started", entityType: "run" }, select: { entityId: true, details: true } });
+  return {
+    hosts: input.hosts,
+    runHost: Object.fromEntries(bound.map((r) => [r.id, r.host_id])),
+    claims: started.flatMap((a) => (a.entityId ? [{ runId: a.entityId, hostId: typeof record(a.details).hostId === "string" ? (record(a.details).hostId as string) : null }] : [])),
+    leases: leases
+      .filter((l) => l.provider === "local")
+      .map((l) => ({
+        leaseId: l.id,
+        hostId: l.hostId,
+        sandboxOn: input.hosts.filter((h) => [l.providerLeaseId, `local-${l.id}`].some((name) => name && existsSync(path.join(h.home, "sandboxes", name)))).map((h) => h.id),
+      })),
   };
 }

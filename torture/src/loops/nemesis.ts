@@ -8,6 +8,7 @@ import { cmdline, descendants } from "../procs";
 import type { WorkerRecord, Workers } from "../system";
 import { AIM_WINDOW_MS, killWorker } from "./aim";
 import { sleep, type Harness } from "./harness";
+import { killHost } from "../two-host/kill-host";
 
 const DEFAULT_WEIGHTS = {
   kill_worker: 5,
@@ -18,12 +19,16 @@ const DEFAULT_WEIGHTS = {
   terminate_pool_backend: 3,
   pg_restart: 1,
   disk_full: 1,
+  // Two-host mode only (nemesisWeights): last, so a one-host seed draws the sequence it always did.
+  kill_host: 0,
 };
+/** kill_host's weight with two hosts or more: about one host killed a minute on a loaded machine (one host down at a time). */
+const KILL_HOST_WEIGHT = 0.6;
 export type NemesisKind = keyof typeof DEFAULT_WEIGHTS;
 
 /** The nemesis's weights, with the kinds `without` names left out (an unknown kind is refused). */
-export function nemesisWeights(without: readonly string[]): Record<NemesisKind, number> {
-  const weights = { ...DEFAULT_WEIGHTS };
+export function nemesisWeights(without: readonly string[], hosts = 1): Record<NemesisKind, number> {
+  const weights = { ...DEFAULT_WEIGHTS, ...(hosts > 1 ? { kill_host: KILL_HOST_WEIGHT } : {}) };
   for (const kind of without) {
     if (!(kind in weights)) throw new Error(`--without: no nemesis kind ${kind} (${Object.keys(weights).join(", ")})`);
     weights[kind as NemesisKind] = 0;
@@ -101,10 +106,14 @@ export async function nemesisLoop(h: Harness, weights: Record<NemesisKind, numbe
         } finally {
           state.pgDown = false;
         }
+      } else if (kind === "kill_host") {
+        killHost(h, rng);
       } else if (kind === "disk_full") {
-        if (!h.diskMount || state.disk) continue;
-        const file = path.join(h.home, "ballast.bin");
-        const free = Number(statfsSync(h.home).bavail) * Number(statfsSync(h.home).bsize);
+        // With two hosts, one host's root (drawn); else the one root, with no draw (a seed's sequence unchanged).
+        const root = h.hosts.length > 1 ? rng.pick(h.hosts) : { home: h.home, diskMount: h.diskMount };
+        if (!root.diskMount || state.disk) continue;
+        const file = path.join(root.home, "ballast.bin");
+        const free = Number(statfsSync(root.home).bavail) * Number(statfsSync(root.home).bsize);
         // Set before the fill, so the clients hold their wakes from its first byte.
         state.disk = file;
         const op = history.invoke("fault", { kind, bytes: free });
