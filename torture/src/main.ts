@@ -87,10 +87,12 @@ async function main(): Promise<number> {
     history.append("harness.start", { url: stopHarness.child.url, place: stopHarness.place });
     say(`stop harness at ${stopHarness.child.url} (worker_cgroup stack under ${stopHarness.place.mountPoint}${stopHarness.place.parentPath}): it attests, the suite does not`);
   }
+  const deadHosts = new Set<number>();
   const workers = new Workers({
     count: options.workers,
     databaseUrl: db.url,
     hosts,
+    downHosts: deadHosts,
     historyFile,
     workDir: work,
     history,
@@ -120,7 +122,7 @@ async function main(): Promise<number> {
     home,
     diskMount,
     hosts,
-    deadHosts: new Set(),
+    deadHosts,
     hostReturns: new Map(),
     background: new Set(),
   };

@@ -61,7 +61,17 @@ export class Workers {
   readonly #seen = new Map<string, ProcRef>();
 
   constructor(
-    private readonly opts: { count: number; databaseUrl: string; hosts: readonly TortureHost[]; historyFile: string; workDir: string; history: History; env: Record<string, string> },
+    private readonly opts: {
+      count: number;
+      databaseUrl: string;
+      hosts: readonly TortureHost[];
+      /** Hosts killed whole and not returned (two-host/kill-host.ts): no worker of theirs is started. */
+      downHosts?: ReadonlySet<number>;
+      historyFile: string;
+      workDir: string;
+      history: History;
+      env: Record<string, string>;
+    },
   ) {}
 
   /** `count` workers on each host: workers 0..count-1 are host 0's, and so on (bubblewrap on the even ones). */
@@ -87,6 +97,9 @@ export class Workers {
       ...this.opts.env,
       PATH: bubblewrap ? (inherited.PATH ?? "/usr/bin:/bin") : pathWithoutBubblewrap(this.opts.workDir),
     };
+    // Checked after the last await: a kill_host between the restarter's check and here must not be
+    // followed by a worker of the dead host (spawned from here on synchronously).
+    if (this.opts.downHosts?.has(host.index)) throw new Error(`host ${host.id} is down (kill_host): worker ${index} is not started`);
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
     const pid = child.pid ?? -1;
     const start = startTimeOf(pid) ?? "";

@@ -83,17 +83,20 @@ describe("the two-host rules", () => {
   });
 
   it("dead_host_run_lost: a dead host's run claimed while it is down, or left queued after it returned", () => {
+    const S = 1_000_000_000; // ns
     const kill = operation("fault", { kind: "kill_host", host: "a", pids: [10] }, "ok", {}, { invoke: 150, complete: 160 });
-    const back = operation("host.return", { host: "a" }, "ok", {}, { invoke: 190, complete: 191 });
-    // R2 woken at 170 while host a is down, claimed by host a at 200 after its return: it waited.
-    const wake = operation("client.wake", { slot: "TORT-1" }, "ok", { runId: R2 }, { invoke: 165, complete: 170 });
-    const clean = [...base(), ...kill, ...wake, ...back];
+    const back = operation("host.return", { host: "a" }, "ok", {}, { invoke: 10 * S, complete: 10 * S + 1 });
+    // R2 woken at 2 s while host a is down, claimed by host a at 11 s after its return: it waited.
+    const wake = operation("client.wake", { slot: "TORT-1" }, "ok", { runId: R2 }, { invoke: 2 * S, complete: 2 * S + 5 });
+    const withoutR2Claim = base().filter((e) => !(e.ev === "worker.claim" && e.runId === R2));
+    const clean = [...withoutR2Claim, ...kill, ...wake, ...back, claim(11 * S, 10, R2)];
     const verdict = check(clean, twoHostState());
     expect(verdict.violations).toEqual([]);
     expect(verdict.counts.hosts).toMatchObject({ hostKills: 1, hostReturns: 1, waitedForDeadHost: 1 });
-    // The same claim at 180, before the return: someone claimed the dead host's run.
-    const early = [...base().filter((e) => !(e.ev === "worker.claim" && e.runId === R2)), claim(180, 10, R2), ...kill, ...wake, ...back];
-    expect(kinds(twoHostState(), early)).toContain("dead_host_run_lost");
+    // The same claim at 5 s, before the return: someone claimed the dead host's run.
+    expect(kinds(twoHostState(), [...withoutR2Claim, ...kill, ...wake, ...back, claim(5 * S, 10, R2)])).toContain("dead_host_run_lost");
+    // A line the killed process wrote as the SIGKILL landed (within 100 ms of the kill's completion) is not.
+    expect(kinds(twoHostState(), [...withoutR2Claim, ...kill, claim(160 + 50_000_000, 10, R2), ...wake, ...back])).toEqual([]);
     const left = twoHostState();
     left.runs[1]!.status = "queued";
     expect(kinds(left, clean)).toContain("dead_host_run_lost");

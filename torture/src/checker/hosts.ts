@@ -61,14 +61,20 @@ function hostOfPath(hosts: FinalHosts["hosts"], target: string): string | null {
   return null;
 }
 
-/** Each host's dead windows: from a kill_host that took effect to the next host.return invoked (open: to the end). */
+/**
+ * A SIGKILL sent to a process running on the other core lands within microseconds, not at once: a
+ * trace line its last instructions wrote just after the kill's completion is not a claim while dead.
+ */
+const KILL_LANDING_NS = 100_000_000n;
+
+/** Each host's dead windows: from a kill_host that took effect (and KILL_LANDING_NS) to the next host.return invoked (open: to the end). */
 export function deadWindows(operations: readonly Operation[]): Map<string, { from: bigint; to: bigint | null }[]> {
   const out = new Map<string, { from: bigint; to: bigint | null }[]>();
   for (const op of operations) {
     const host = String(op.value.host);
     if (op.f === "fault" && op.value.kind === "kill_host" && happened(op) && op.completedAt !== null) {
       const list = out.get(host) ?? [];
-      list.push({ from: op.completedAt, to: null });
+      list.push({ from: op.completedAt + KILL_LANDING_NS, to: null });
       out.set(host, list);
     } else if (op.f === "host.return") {
       const open = (out.get(host) ?? []).find((w) => w.to === null);
