@@ -8,11 +8,14 @@ import { hasAgentProcessRecord } from "@copyback/core/records";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
 import type { FinalHosts } from "./checker/hosts";
 import { acquisitionKey, acquisitionsWithoutAgent, leasesNoAgentRanOn } from "./checker/attempts";
+import type { DaytonaSandboxFinal } from "./daytona-mode/emulator";
 
 const TOKEN = /^copyback-torture token=([0-9a-f-]{36}) /;
 /** The reason the harness's operator gives its Discards (operator.ts): how the checker tells them from any other destruction. */
 export const OPERATOR_DISCARD_REASON = "torture operator: the run's files were verified in its retained sandbox, then given up";
 const record = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+const providerOf = (provider: string | undefined): FinalState["runs"][number]["provider"] => (provider === "fake" || provider === "daytona" ? provider : "local");
 
 export function scanHost(root: string): Record<string, HostEntry> {
   const out: Record<string, HostEntry> = {};
@@ -38,7 +41,17 @@ export function scanHost(root: string): Record<string, HostEntry> {
 
 export async function collectFinalState(
   prisma: PrismaClient,
-  opts: { companyId: string; instanceRoot: string; slots: SlotInfo[]; baseline: FinalState["baseline"]; workspaces: string[]; hosts?: FinalHostsInput },
+  opts: {
+    companyId: string;
+    instanceRoot: string;
+    slots: SlotInfo[];
+    baseline: FinalState["baseline"];
+    workspaces: string[];
+    /** `--provider daytona`: every sandbox the emulator made, as it holds them now. */
+    daytonaSandboxes?: DaytonaSandboxFinal[];
+    /** `--hosts N`: each host's id, instance root and workspaces. */
+    hosts?: FinalHostsInput;
+  },
 ): Promise<FinalState> {
   const where = { companyId: opts.companyId };
   const runs = await prisma.heartbeatRun.findMany({ where, select: { id: true, nativeIssueId: true, status: true, errorCode: true, errorMessage: true, runnerProfileJson: true, agent: { select: { environment: { select: { provider: true } } } } } });
@@ -85,11 +98,26 @@ export async function collectFinalState(
     const sandboxesDir = path.join(root, "sandboxes");
     return existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).map((name) => (roots.length > 1 ? `${root}/${name}` : name)) : [];
   }).sort();
+  // Daytona: a sandbox is there while the emulator does not call it destroyed (archived keeps its
+  // files). One that no live lease names (by its lease label: a lease whose controller died in the
+  // acquisition named no allocation yet) is a stray: it costs and nobody could list or discard it.
+  const daytona = new Map((opts.daytonaSandboxes ?? []).map((s) => [s.id, s]));
+  const daytonaIdOf = (providerLeaseId: string | null) => /^daytona:([^?]+)/.exec(providerLeaseId ?? "")?.[1] ?? null;
+  const liveDaytona = new Set(leases.filter((l) => l.provider === "daytona" && l.status !== "destroyed").map((l) => l.id));
+  const strayDaytonaSandboxes = (opts.daytonaSandboxes ?? []).filter((s) => s.state !== "destroyed" && !(s.leaseId && liveDaytona.has(s.leaseId))).map((s) => `${s.id} (lease ${s.leaseId ?? "none"}, ${s.state})`);
+  const sandboxExistsOf = (l: (typeof leases)[number]): boolean | null => {
+    if (!l.providerLeaseId) return null;
+    if (l.provider === "local") return existsSync(path.join(rootOf(l.hostId), "sandboxes", l.providerLeaseId));
+    if (l.provider !== "daytona" || !opts.daytonaSandboxes) return null;
+    const id = daytonaIdOf(l.providerLeaseId);
+    const sandbox = id ? daytona.get(id) : undefined;
+    return sandbox !== undefined && sandbox.state !== "destroyed";
+  };
   const host: FinalState["host"] = {};
   for (const ws of opts.workspaces) host[ws] = scanHost(ws);
   return {
     slots: opts.slots,
-    runs: runs.map((r) => ({ id: r.id, issueId: r.nativeIssueId, status: r.status, errorCode: r.errorCode, errorMessage: r.errorMessage, provider: r.agent.environment?.provider === "fake" ? "fake" : "local" })),
+    runs: runs.map((r) => ({ id: r.id, issueId: r.nativeIssueId, status: r.status, errorCode: r.errorCode, errorMessage: r.errorMessage, provider: providerOf(r.agent.environment?.provider) })),
     acceptedResults: results.map((r) => ({ runId: r.runId })),
     coordinators: coordinators.map((c) => ({ runId: c.runId, phase: c.phase, committedAt: c.committedAt?.toISOString() ?? null, failureCode: c.failureCode })),
     finalizeOps: ops.map((o) => {
@@ -105,7 +133,7 @@ export async function collectFinalState(
     }),
     actions: actions.map((a) => ({ id: a.id, runId: a.runId, cause: a.cause, status: a.status })),
     leases: leases.map((l) => {
-      const sandboxExists = l.provider === "local" && l.providerLeaseId ? existsSync(path.join(rootOf(l.hostId), "sandboxes", l.providerLeaseId)) : null;
+      const sandboxExists = sandboxExistsOf(l);
       return {
         id: l.id,
         runId: l.runId,
@@ -130,6 +158,7 @@ export async function collectFinalState(
     acquisitions: acquisitions.map((a) => (withoutAgent.has(acquisitionKey(a.runId, a.leaseId, a.at)) ? { ...a, noAgentRan: true } : a)),
     releases,
     strayLocalSandboxes,
+    ...(opts.daytonaSandboxes ? { strayDaytonaSandboxes } : {}),
     host,
     baseline: opts.baseline,
     ...(opts.hosts ? { hosts: await collectHosts(prisma, opts.companyId, opts.hosts, leases) } : {}),

@@ -29,6 +29,7 @@ import { formatFigures, workloadFigures } from "./workload-figures";
 import { holdResolutions } from "./checker/harness-takeovers";
 import { startStopHarness, type StopHarness } from "./harness-mode/stop-harness";
 import { harnessWatchLoop } from "./harness-mode/watch-loop";
+import { DAYTONA_KEY_VARIABLE, startTortureEmulator, type TortureEmulator } from "./daytona-mode/emulator";
 import { COMPANY_ID, World } from "./world";
 import { createHosts, unmountHosts } from "./two-host/hosts";
 import { returnHost } from "./two-host/kill-host";
@@ -36,7 +37,7 @@ import { returnHost } from "./two-host/kill-host";
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const { seed, minutes } = options;
-  const weights = nemesisWeights(options.without, options.hosts);
+  const weights = nemesisWeights(options.without, options.provider, options.hosts);
   // The local agent runs torture/agent/agent.mjs from this checkout, and bubblewrap (the even
   // workers) mounts an empty tmpfs over /tmp: from a checkout under /tmp every bubblewrapped run
   // failed agent_exit_nonzero (its script missing) before it did anything.
@@ -52,7 +53,7 @@ async function main(): Promise<number> {
   const diskMount = hosts.every((host) => host.diskMount);
   const historyFile = path.join(work, "history.jsonl");
   const history = new History(historyFile);
-  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.hosts > 1 ? ` --hosts ${options.hosts}` : ""}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""})`);
+  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.hosts > 1 ? ` --hosts ${options.hosts}` : ""}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""}${options.provider === "daytona" ? " --provider daytona" : ""})`);
   say(`work directory ${work}`);
 
   const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs });
@@ -61,16 +62,24 @@ async function main(): Promise<number> {
   history.append("torture.start", { seed, minutes, workers: options.workers, hosts: hosts.map((host) => ({ id: host.id, home: host.home })), embeddedPg: db.owned, diskMount });
 
   await seedDemo(prisma, { instanceRoot: home });
-  const world = new World(prisma, home, 12);
+  // --provider daytona: the emulator in this process (daytona-mode/), its sandboxes under the work directory.
+  let daytona: TortureEmulator | null = null;
+  if (options.provider === "daytona") {
+    daytona = await startTortureEmulator(work, history);
+    history.append("daytona.start", { apiUrl: daytona.emulator.apiUrl });
+    say(`Daytona emulator at ${daytona.emulator.apiUrl} (sandboxes under ${path.join(work, "daytona")}): the non-fake slots run there`);
+  }
+  const world = new World(prisma, home, 12, daytona?.emulator.apiUrl ?? null);
   await world.createWorkspaces(options.workspaces, options.hosts > 1 ? hosts : []);
   const perWorkspace = options.slotsPerWorkspace;
-  for (let w = 0; w < world.workspaces.length; w++) for (let s = 0; s < perWorkspace; s++) await world.createSlot(w, s === perWorkspace - 1 ? "fake" : "local");
+  const sandboxKind = options.provider === "daytona" ? "daytona" : "local";
+  for (let w = 0; w < world.workspaces.length; w++) for (let s = 0; s < perWorkspace; s++) await world.createSlot(w, s === perWorkspace - 1 ? "fake" : sandboxKind);
   // The shared slots on workspace 0; with two hosts, on the first workspace of each host (workspace i is host i mod N's), one shared environment each.
   if (options.sharedSlots > 0) {
     const places = options.hosts > 1 ? Math.min(options.hosts, world.workspaces.length) : 1;
     const shared: string[] = [];
-    for (let p = 0; p < places; p++) shared.push(await world.createSharedEnvironment());
-    for (let s = 0; s < options.sharedSlots; s++) await world.createSlot(s % places, "local", shared[s % places]!);
+    for (let p = 0; p < places; p++) shared.push(await world.createSharedEnvironment(sandboxKind));
+    for (let s = 0; s < options.sharedSlots; s++) await world.createSlot(s % places, sandboxKind, shared[s % places]!);
   }
   const baseline: FinalState["baseline"] = {};
   for (const ws of world.workspaces) baseline[ws.hostPath] = scanHost(ws.hostPath);
@@ -104,6 +113,7 @@ async function main(): Promise<number> {
       WORKER_DRAIN_TIMEOUT_MS: "20000",
       WORKER_ABORT_GRACE_MS: "5000",
       ...stopHarness?.workerEnv,
+      ...(daytona ? { [DAYTONA_KEY_VARIABLE]: daytona.emulator.apiKey, COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC: "15" } : {}),
     },
   });
   await workers.startAll();
@@ -125,6 +135,7 @@ async function main(): Promise<number> {
     deadHosts,
     hostReturns: new Map(),
     background: new Set(),
+    daytona,
   };
   const loops: Promise<void>[] = [clientLoop(h), nemesisLoop(h, weights), aimLoop(h), stopHarness ? harnessWatchLoop(h, stopHarness) : attesterLoop(h), restartLoop(h)];
   if (options.operator) loops.push(operatorLoop(h));
@@ -138,6 +149,8 @@ async function main(): Promise<number> {
   for (const pid of [...h.paused]) resume(h, pid, "quiet");
   for (const index of [...h.deadHosts]) returnHost(h, index, "quiet");
   if (h.state.disk) rmSync(h.state.disk, { force: true });
+  // Daytona is honest again: armed faults dropped, held calls answered, stuck stops confirmed.
+  daytona?.quiet();
   const { settled, unsettled } = await waitSettled(prisma, options.quietMs);
   history.append("quiet.end", { settled, unsettled });
   say(settled ? "settled" : `did not settle within the quiet period; at the last look:\n  ${unsettled.join("\n  ")}`);
@@ -153,6 +166,7 @@ async function main(): Promise<number> {
     slots: world.slots.map(({ slot, issueId, dir, workspace, kind }) => ({ slot, issueId, dir, workspace, kind })),
     baseline,
     workspaces: world.workspaces.map((w) => w.hostPath),
+    ...(daytona ? { daytonaSandboxes: daytona.finalSandboxes() } : {}),
     ...(options.hosts > 1 ? { hosts: { hosts: hosts.map((host) => ({ id: host.id!, home: host.home, workspaces: world.workspaces.filter((w) => w.hostId === host.id).map((w) => w.hostPath) })) } } : {}),
   });
   writeFileSync(path.join(work, "final.json"), JSON.stringify(final, null, 1));
@@ -173,6 +187,10 @@ async function main(): Promise<number> {
   const figures = workloadFigures(events, verdict.counts, minutes);
   const resolutions = stopHarness ? holdResolutions(events) : null;
   process.stdout.write(`\n${table}\n${formatFigures(figures)}\n`);
+  // Armed Daytona faults wait for their call: what the calls met (daytona.fault_hit), by fault and call.
+  const daytonaHits: Record<string, number> = {};
+  for (const e of events) if (e.ev === "daytona.fault_hit") daytonaHits[`${String(e.kind)} on ${String(e.op)}`] = (daytonaHits[`${String(e.kind)} on ${String(e.op)}`] ?? 0) + 1;
+  if (daytona) process.stdout.write(`Daytona faults met by a call: ${Object.entries(daytonaHits).sort().map(([k, n]) => `${k} ${n}`).join(", ") || "none"}\n`);
   if (resolutions) process.stdout.write(`unverified-owner holds: taken over by harness receipt ${resolutions.harnessReceipt}, attested by an operator ${resolutions.operatorAttestation}, resolved otherwise ${resolutions.otherwise}, open and unattested at the last look ${resolutions.openAtLastLook}\n`);
   for (const v of verdict.violations.slice(0, 50)) process.stdout.write(`VIOLATION ${v.kind}: ${v.detail}\n`);
   // Beside the violations, so a log cut to its tail still says what never settled.
@@ -180,11 +198,12 @@ async function main(): Promise<number> {
   // After the verdict (a process still running is evidence until then), before the instance is kept or removed.
   const reaped = workers.reapLeftovers();
   if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
+  await daytona?.close();
   if (stopHarness) {
     await stopHarness.stop();
     writeFileSync(path.join(work, "harness.log"), stopHarness.child.output());
   }
-  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, ...(resolutions ? { holdResolutions: resolutions } : {}), violations: verdict.violations, table }, null, 2));
+  if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, ...(resolutions ? { holdResolutions: resolutions } : {}), ...(daytona ? { daytonaHits } : {}), violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
   unmountHosts(hosts);
   if (!options.keep && verdict.violations.length === 0 && settled) {

@@ -1,7 +1,7 @@
 // The torture's command line:
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
 //   [--shared-slots J] [--stop-rate P] [--embedded] [--keep] [--quiet-seconds Q] [--aimed-kills P]
-//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness]
+//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness] [--provider local|daytona]
 //   [--hosts N]`
 // (`--hosts 2`: two instance roots with distinct host ids, `--workers` workers on EACH (default 2
 //  then), the workspaces spread over both, the nemesis kind kill_host; two-host/)
@@ -48,6 +48,9 @@ export function parseOptions(argv: readonly string[]) {
       // before) or "harness" (harness-mode/: workers in cgroups of their own, the real apps/harness
       // process signs, the reconcilers take over; nothing is attested by the suite).
       attester: { type: "string", default: "operator" },
+      // Where the non-fake slots' agents run: "local" (sandboxes under the instance root, as before)
+      // or "daytona" (daytona-mode/: the Daytona emulator in this process, its faults as nemesis kinds).
+      provider: { type: "string", default: "local" },
       // Comma-separated nemesis kinds to leave out, e.g. --without disk_full,pg_restart.
       without: { type: "string", default: "" },
     },
@@ -81,6 +84,7 @@ export function parseOptions(argv: readonly string[]) {
     quietMs: Number(args["quiet-seconds"]) * 1000,
     idleTimeoutMs: Number(args["idle-timeout-ms"]),
     attester: attesterOf(String(args.attester)),
+    provider: providerOf(String(args.provider)),
     without: String(args.without).split(",").map((k) => k.trim()).filter(Boolean),
   };
 }
@@ -88,6 +92,11 @@ export function parseOptions(argv: readonly string[]) {
 function attesterOf(value: string): "operator" | "harness" {
   if (value === "operator" || value === "harness") return value;
   throw new Error(`--attester must be operator or harness, not ${JSON.stringify(value)}`);
+}
+
+function providerOf(value: string): "local" | "daytona" {
+  if (value === "local" || value === "daytona") return value;
+  throw new Error(`--provider must be local or daytona, not ${JSON.stringify(value)}`);
 }
 
 export type TortureOptions = ReturnType<typeof parseOptions>;

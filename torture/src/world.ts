@@ -6,10 +6,15 @@
 // run (the held-lease rule decides which may be). A slot whose
 // environment still has a lease of a dead run, or whose task a file-recovery obligation holds
 // (nobody recovers the files here), is retired and replaced.
+// With `--provider daytona` the local slots are Daytona slots instead: the same agent and plan, in a
+// sandbox of the emulator (daytona-mode/), each environment pointed at it by its config; their
+// auto-delete and auto-archive settings vary by slot (daytonaConfig), so R-DT-1's stop and R-DT-4's
+// archive meet every setting.
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEMO_COMPANY_ID, type PrismaClient } from "@copyback/db";
 import type { SlotInfo } from "./checker/final-state";
+import { DAYTONA_KEY_VARIABLE } from "./daytona-mode/emulator";
 import { repoRoot } from "./system";
 
 export const COMPANY_ID = DEMO_COMPANY_ID;
@@ -34,6 +39,8 @@ export class World {
     private readonly prisma: PrismaClient,
     private readonly instanceRoot: string,
     private readonly agentTimeoutSeconds: number,
+    /** The Daytona emulator's API URL (`--provider daytona`), or null. */
+    private readonly daytonaApiUrl: string | null = null,
   ) {}
 
   /**
@@ -54,28 +61,41 @@ export class World {
     }
   }
 
-  /** One local environment of policy reuse_by_environment, for the shared slots (createSlot's `sharedEnvironmentId`). */
-  async createSharedEnvironment(): Promise<string> {
+  /** One local (or Daytona) environment of policy reuse_by_environment, for the shared slots (createSlot's `sharedEnvironmentId`). */
+  async createSharedEnvironment(kind: "local" | "daytona" = "local"): Promise<string> {
+    const n = ++this.#counter;
     const environment = await this.prisma.environment.create({
-      data: { companyId: COMPANY_ID, name: `torture shared local ${++this.#counter}`, provider: "local", pluginId: "builtin.local", config: {}, defaultLeasePolicy: "reuse_by_environment" },
+      data: { companyId: COMPANY_ID, name: `torture shared ${kind} ${n}`, provider: kind, pluginId: `builtin.${kind}`, config: kind === "daytona" ? this.daytonaConfig(n) : {}, defaultLeasePolicy: "reuse_by_environment" },
     });
     return environment.id;
   }
 
-  async createSlot(workspaceIndex: number, kind: "local" | "fake", sharedEnvironmentId: string | null = null): Promise<Slot> {
+  /**
+   * A Daytona environment's config: the emulator's URL, the key's variable, and by slot one of
+   * three Daytona settings: auto-archive after a minute; auto-delete the moment it stops
+   * (Daytona's ephemeral: R-DT-1's disable-then-stop is all that keeps its files); auto-delete
+   * and auto-archive after a minute.
+   */
+  daytonaConfig(n: number): object {
+    if (!this.daytonaApiUrl) throw new Error("no Daytona emulator in this torture run");
+    const settings = [{ autoArchiveMinutes: 1 }, { autoDeleteMinutes: 0 }, { autoDeleteMinutes: 1, autoArchiveMinutes: 1 }][n % 3];
+    return { apiUrl: this.daytonaApiUrl, apiKeyEnv: DAYTONA_KEY_VARIABLE, ...settings };
+  }
+
+  async createSlot(workspaceIndex: number, kind: SlotInfo["kind"], sharedEnvironmentId: string | null = null): Promise<Slot> {
     const ws = this.workspaces[workspaceIndex]!;
     const n = ++this.#counter;
     const number = 100_000 + n;
     const identifier = `TORT-${number}`;
     const dir = `t/${identifier}`;
-    if (sharedEnvironmentId && kind !== "local") throw new Error("shared slots are local");
+    if (sharedEnvironmentId && kind === "fake") throw new Error("shared slots are local or daytona");
     const environment = sharedEnvironmentId ? { id: sharedEnvironmentId } : await this.prisma.environment.create({
       data: {
         companyId: COMPANY_ID,
         name: `torture ${kind} ${n}`,
         provider: kind,
-        pluginId: kind === "local" ? "builtin.local" : "builtin.fake",
-        config: kind === "fake" ? this.fakeConfig(dir, {}) : {},
+        pluginId: `builtin.${kind}`,
+        config: kind === "fake" ? this.fakeConfig(dir, {}) : kind === "daytona" ? this.daytonaConfig(n) : {},
         defaultLeasePolicy: "ephemeral",
       },
     });
@@ -85,7 +105,7 @@ export class World {
         name: `torture ${kind} agent ${n}`,
         environmentId: environment.id,
         adapterConfig: { timeoutSeconds: this.agentTimeoutSeconds },
-        command: kind === "local" ? [process.execPath, AGENT, dir] : ["fake-agent"],
+        command: kind === "fake" ? ["fake-agent"] : [process.execPath, AGENT, dir],
       },
     });
     const issue = await this.prisma.issue.create({

@@ -48,6 +48,9 @@ const schema = z.object({
   // The local provider's isolation: "auto" (bubblewrap where it works), "bubblewrap" (required), or
   // "none" (agents run as plain process groups on the host: not confined, see README).
   COPYBACK_LOCAL_ISOLATION: z.enum(["auto", "bubblewrap", "none"]).default("auto"),
+  // How long the Daytona plugin waits for one lifecycle move (create, start, stop, delete) to settle
+  // before it answers unconfirmed (the cleanup stays pending and is retried). Unset: 300 s.
+  COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC: z.coerce.number().int().min(1).max(3_600).optional(),
   // Opt-in observation seam of the torture suite (merge-trace.ts): unset, nothing is traced.
   COPYBACK_MERGE_TRACE_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -12,6 +12,7 @@ import { harnessConfigOf, parseWorkerEnv } from "./env";
 import { resolveControllerPlatform } from "./worker-platform";
 import { WorkerLoop } from "./loop";
 import { reportHostIsolation } from "./isolation";
+import { startHostHeartbeat } from "./host-heartbeat";
 import { serveLiveness } from "./liveness";
 import { serveMetrics } from "./metrics-server";
 import { installStopSignals } from "./signals";
@@ -37,11 +38,15 @@ const runtime = await createWorkerRuntime({
   apiUrl: env.COPYBACK_API_URL,
   exportTimeoutMs: env.COPYBACK_EXPORT_TIMEOUT_MS,
   localIsolation: env.COPYBACK_LOCAL_ISOLATION,
+  ...(env.COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC !== undefined ? { daytonaLifecycleTimeoutSec: env.COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC } : {}),
   ...(env.COPYBACK_MERGE_TRACE_FILE ? { mergeTraceFile: env.COPYBACK_MERGE_TRACE_FILE } : {}),
   ...(platform ? { platform } : {}),
   log,
 });
 const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
+// Issue 23: this host is served while its workers heartbeat (worker_hosts); runs bound to a host
+// without a live worker show "Waiting for the worker on HOST".
+const heartbeat = await startHostHeartbeat({ db: prisma, hostId: runtime.hostId, log });
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 // The reconciler judges this process's own runs by what its dispatcher executes (a run it gave up
 // on is orphaned even though its controller lives).
@@ -98,7 +103,7 @@ const metricsServer =
       })
     : null;
 log.info(
-  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, hostId: runtime.hostId, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", ...(platform?.kind === "worker_cgroup" ? { workerCgroup: platform.path } : {}), harness: harness ? "on" : "off" },
+  { liveness: liveness.url, metrics: metricsServer?.url ?? "off", readiness: liveness.readyUrl, concurrency: env.WORKER_CONCURRENCY, instanceRoot: env.COPYBACK_HOME, hostId: runtime.hostId, workerId: heartbeat.workerId, isolated: isolation.report.isolated, platform: platform?.kind ?? "none", ...(platform?.kind === "worker_cgroup" ? { workerCgroup: platform.path } : {}), harness: harness ? "on" : "off" },
   "worker started",
 );
 if (isolation.warning) log.warn({ reason: isolation.report.reason }, isolation.warning);
@@ -116,6 +121,8 @@ installStopSignals({
 });
 
 await Promise.all([loop.start(), reconcileLoop.start()]);
+// No more claims from here: the host stops counting this worker at once, not after the bound.
+await heartbeat.stop();
 await wakeListener?.stop();
 const drained = await dispatcher.drain(env.WORKER_DRAIN_TIMEOUT_MS);
 // A finalization is never cut off by closing the database under it: a copyback stopped mid-way

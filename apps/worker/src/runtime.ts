@@ -24,6 +24,8 @@ export interface WorkerRuntimeOptions {
   log: ExecuteRunDeps["log"];
   /** COPYBACK_LOCAL_ISOLATION: the local provider's isolation (default "auto"). */
   localIsolation?: "auto" | "bubblewrap" | "none";
+  /** COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC: the Daytona plugin's wait for a lifecycle move (default 300 s). */
+  daytonaLifecycleTimeoutSec?: number;
   /** COPYBACK_MERGE_TRACE_FILE: the torture suite's observation of host writes (merge-trace.ts). */
   mergeTraceFile?: string;
   /** R-RW-1: the platform deployment this worker runs in (env.ts controllerPlatformOf); absent off any platform. */
@@ -44,7 +46,7 @@ export async function createWorkerRuntime(opts: WorkerRuntimeOptions): Promise<W
   const mergeTrace = opts.mergeTraceFile ? createMergeTrace(opts.mergeTraceFile, opts.instanceRoot) : undefined;
   return {
     db: opts.prisma,
-    registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot, localIsolation: opts.localIsolation }),
+    registry: createDefaultRegistry({ instanceRoot: opts.instanceRoot, localIsolation: opts.localIsolation, daytonaLifecycleTimeoutSec: opts.daytonaLifecycleTimeoutSec }),
     instanceRoot: opts.instanceRoot,
     locks: mergeTrace?.locks ?? new DirectoryMergeLocks({ instanceRoot: opts.instanceRoot }),
     databaseUrl: opts.databaseUrl,

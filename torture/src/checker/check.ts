@@ -19,6 +19,7 @@ import type { HistoryEvent } from "../history";
 import { operationCounts } from "./counts";
 import type { FinalState } from "./final-state";
 import { checkFiles } from "./files";
+import { daytonaViolations } from "./daytona-rules";
 import { harnessTakeoverViolations } from "./harness-takeovers";
 import { hostViolations } from "./hosts";
 import { mergeIntervals, overlaps } from "./intervals";
@@ -229,7 +230,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
   // is in use by a live run, listed as retained, or a warm reusable one (released with a confirmed
   // stop, its run settled); never one whose lease is destroyed or missing.
   for (const lease of final.leases) {
-    if (lease.provider !== "local" || lease.sandboxExists !== true || lease.status === "destroyed" || lease.retainedListed !== false) continue;
+    if ((lease.provider !== "local" && lease.provider !== "daytona") || lease.sandboxExists !== true || lease.status === "destroyed" || lease.retainedListed !== false) continue;
     const run = lease.runId ? runs.get(lease.runId) : undefined;
     if (lease.status === "active" && run && (run.status === "queued" || run.status === "running")) continue;
     const committed = run?.status === "succeeded" || coordinators.get(run?.id ?? "")?.phase === "committed";
@@ -242,6 +243,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
     add("retained_invisible", `lease ${lease.id} (${lease.leasePolicy ?? "?"}, ${lease.status}) of run ${lease.runId} (${run?.status ?? "missing"}) has its sandbox on disk but is not in the retained list`, lease.runId ?? undefined);
   }
   for (const name of final.strayLocalSandboxes ?? []) add("retained_invisible", `sandbox ${name} is on disk but no live lease names it`);
+  for (const name of final.strayDaytonaSandboxes ?? []) add("retained_invisible", `Daytona sandbox ${name} is not destroyed but no live lease names it`);
 
   // Counts.
   const runsByStatus: Record<string, number> = {};
@@ -254,6 +256,8 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
   }
   // `--attester harness` only (its history lines): harness-takeovers.ts.
   violations.push(...harnessTakeoverViolations(history, final));
+  // `--provider daytona` only (the emulator's observations): daytona-rules.ts.
+  violations.push(...daytonaViolations(history, final, { discarded: new Set(final.leases.filter(discarded).map((l) => l.id)) }));
   // `--hosts 2` only (hosts.ts): every host-local thing touched by its own host, a dead host's runs waiting for it.
   const hostRules = hostViolations(history, operations, final);
   violations.push(...hostRules.violations);

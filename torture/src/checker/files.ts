@@ -46,8 +46,9 @@ export function checkFiles(final: FinalState, ctx: FilesContext): { committedRun
     const barrier = final.finalizeOps.find((o) => o.runId === run.id && o.status === "succeeded");
     if (barrier?.omitted) continue;
     const before: DirModel = new Map(model);
-    if (slot.kind === "local") applyLocalRun(model, slot.dir, run.id);
-    else applyFakeRun(model, slot.dir, run.id);
+    // A Daytona slot's agent is the local one (the same plan), in another kind of sandbox.
+    if (slot.kind === "fake") applyFakeRun(model, slot.dir, run.id);
+    else applyLocalRun(model, slot.dir, run.id);
     for (const entry of model.values()) if (entry.kind === "file") knownHashes.add(entry.sha256);
     // Provenance: every path this run's copyback wrote is one its own agent wrote, in its
     // own directory. A copyback that exported another run's sandbox (a reused lease) writes that

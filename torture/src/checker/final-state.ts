@@ -10,7 +10,8 @@ export interface SlotInfo {
   /** The run's directory in the workspace, e.g. t/ACME-1001. */
   dir: string;
   workspace: string;
-  kind: "local" | "fake";
+  /** A Daytona slot runs the local slots' agent and plan in an emulated Daytona sandbox. */
+  kind: "local" | "fake" | "daytona";
 }
 
 export interface FinalRun {
@@ -20,7 +21,7 @@ export interface FinalRun {
   errorCode: string | null;
   /** The run's error message as the task shows it (absent in hand-made states that do not need it). */
   errorMessage?: string | null;
-  provider: "local" | "fake";
+  provider: "local" | "fake" | "daytona";
 }
 
 export interface FinalCoordinator {
@@ -115,6 +116,8 @@ export interface FinalState {
   releases?: FinalRelease[];
   /** Local sandbox directories on disk (their provider lease ids) that no lease row names or whose lease is destroyed. */
   strayLocalSandboxes?: string[];
+  /** `--provider daytona`: the emulator's sandboxes, not destroyed, that no live lease names (by their lease label). */
+  strayDaytonaSandboxes?: string[];
   /** Host files by workspace path, then by relative path. */
   host: Record<string, Record<string, HostEntry>>;
   /** The host files when the torture began (outside t/ they must stay as they are). */

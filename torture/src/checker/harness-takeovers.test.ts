@@ -33,6 +33,13 @@ describe("harness takeovers (issue 22 part 4)", () => {
     expect(harnessKinds([hold(10, "active", null), group(20, 0), hold(30, "active", "harness_receipt")])).toEqual([]);
   });
 
+  it("R-RW-3 R-UI-1: a harness refusal recorded after the hold's proof is refusal_after_proof; one recorded before it is not", () => {
+    const line = (t: number, checkedAt: string): HistoryEvent => ({ ...hold(t, "active", "harness_receipt"), attestedAt: "2026-12-07T12:00:00.000Z", check: { code: "owner_changed", checkedAt } });
+    expect(kinds(cleanState(), [hold(10, "active", null), line(20, "2026-12-07T12:00:00.500Z")])).toEqual(["refusal_after_proof"]);
+    // The deployment_live refusals that precede the proof are the normal path.
+    expect(kinds(cleanState(), [hold(10, "active", null), line(20, "2026-12-07T11:59:58.000Z")])).toEqual([]);
+  });
+
   it("counts each hold by its last line: harness receipt (open or resolved), operator attestation, otherwise, still open and unattested", () => {
     const history = [hold(1, "active", null, "a1"), hold(2, "resolved", "harness_receipt", "a1"), hold(3, "resolved", "operator", "a2"), hold(4, "resolved", null, "a3"), hold(5, "active", null, "a4"), hold(6, "active", "harness_receipt", "a5")];
     expect(holdResolutions(history)).toEqual({ harnessReceipt: 2, operatorAttestation: 1, otherwise: 1, openAtLastLook: 1 });

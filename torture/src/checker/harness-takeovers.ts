@@ -5,6 +5,10 @@
 //     enter a dead worker's group, so that process lived when the takeover was made.
 //   - harness_takeover_missing (R-RW-2, R-RW-3): a hold still open at the end whose owner's group
 //     was last seen empty: the harness could sign, so no operator attestation should be needed.
+//   - refusal_after_proof (R-RW-3, R-UI-1): a harness refusal recorded on a hold after its stop
+//     was proven: Recovery details and the run log then say the copyback is fenced for an
+//     operator while it is being restored (seed 7: a second worker's pass over the same hold,
+//     refused owner_changed once the first pass's takeover had replaced the receipt).
 import type { HistoryEvent } from "../history";
 import type { FinalState } from "./final-state";
 import { OPEN, OWNER_UNVERIFIED, type Violation } from "./verdict";
@@ -15,6 +19,8 @@ interface HoldLine {
   status: string;
   group: string | null;
   proof: string | null;
+  attestedAt?: string | null;
+  check?: { code: string; checkedAt: string } | null;
 }
 
 const holdLines = (history: readonly HistoryEvent[]) => history.filter((e) => e.ev === "harness.hold").map((e) => ({ t: BigInt(e.t), ...(e as unknown as HoldLine) }));
@@ -32,6 +38,10 @@ export function harnessTakeoverViolations(history: readonly HistoryEvent[], fina
   }
   const lastOfHold = new Map<string, HoldLine>();
   for (const h of holds) lastOfHold.set(h.actionId, h);
+  for (const h of lastOfHold.values()) {
+    if (!h.attestedAt || !h.check || Date.parse(h.check.checkedAt) <= Date.parse(h.attestedAt)) continue;
+    violations.push({ kind: "refusal_after_proof", detail: `hold ${h.actionId} records the harness refusal ${h.check.code} at ${h.check.checkedAt}, after its stop was proven at ${h.attestedAt}`, ...(h.runId ? { runId: h.runId } : {}) });
+  }
   for (const a of final.actions) {
     if (a.cause !== OWNER_UNVERIFIED || !OPEN.has(a.status)) continue;
     const line = lastOfHold.get(a.id);

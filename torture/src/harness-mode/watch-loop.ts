@@ -66,8 +66,12 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
         // each change of status or of proof (seed 7's fake run: attested, then its copyback retried).
         const attestation = evidence?.attestation;
         const proof = attestation ? (attestation.proof?.kind ?? "operator") : null;
-        if (holdStatus.get(hold.id) !== `${hold.status}:${proof}`) {
-          holdStatus.set(hold.id, `${hold.status}:${proof}`);
+        // The harness's last refusal, for refusal_after_proof: a refusal written after the proof
+        // tells Recovery details the hold is fenced while it is being restored.
+        const check = evidence?.harnessCheck ?? null;
+        const key = `${hold.status}:${proof}:${check?.checkedAt ?? ""}`;
+        if (holdStatus.get(hold.id) !== key) {
+          holdStatus.set(hold.id, key);
           history.append("harness.hold", {
             actionId: hold.id,
             runId: hold.runId,
@@ -76,6 +80,8 @@ export async function harnessWatchLoop(h: Harness, harness: StopHarness): Promis
             group,
             ownerPid: owner?.pid ?? null,
             proof,
+            attestedAt: attestation?.attestedAt ?? null,
+            check: check ? { code: check.code, checkedAt: check.checkedAt } : null,
             resolvedByType: hold.resolvedByType,
           });
         }

@@ -110,7 +110,7 @@ async function driveSlot(h: Harness, slot: Slot, backoff: Map<string, number>): 
       faults = f;
     }
     config = world.fakeConfig(slot.dir, faults);
-  } else if (slot.sharedEnvironmentId) {
+  } else if (slot.sharedEnvironmentId && slot.kind === "local") {
     // Export faults that are transient for some tries, then clear, on the shared environment's
     // next allocation (the config is read when a lease is allocated; a reused lease keeps the
     // count its allocation armed). 3 fails tries of the live attempt, which then succeeds

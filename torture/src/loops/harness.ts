@@ -2,6 +2,7 @@
 // state, and the kill bookkeeping the nemesis, its aimed kills and the clients keep together.
 import type { PrismaClient } from "@copyback/db";
 import type { TortureDatabase } from "../database";
+import type { TortureEmulator } from "../daytona-mode/emulator";
 import type { History } from "../history";
 import type { TortureOptions } from "../options";
 import { Rng } from "../rng";
@@ -63,6 +64,8 @@ export interface Harness {
   /** The timers that bring each dead host back. */
   hostReturns: Map<number, NodeJS.Timeout>;
   diskMount: boolean;
+  /** `--provider daytona`: the emulator the Daytona environments point at (null otherwise). */
+  daytona: TortureEmulator | null;
   /** Operations started beside the loops (a Stop's wait for its moment): awaited before the history is read. */
   background: Set<Promise<void>>;
 }

@@ -6,6 +6,7 @@ import path from "node:path";
 import { completionOfError, errorFields, signalAs } from "../perform";
 import { cmdline, descendants } from "../procs";
 import type { WorkerRecord, Workers } from "../system";
+import { DAYTONA_WEIGHTS, daytonaFault, isDaytonaKind } from "../daytona-mode/faults";
 import { AIM_WINDOW_MS, killWorker } from "./aim";
 import { sleep, type Harness } from "./harness";
 import { killHost } from "../two-host/kill-host";
@@ -24,11 +25,32 @@ const DEFAULT_WEIGHTS = {
 };
 /** kill_host's weight with two hosts or more: about one host killed a minute on a loaded machine (one host down at a time). */
 const KILL_HOST_WEIGHT = 0.6;
-export type NemesisKind = keyof typeof DEFAULT_WEIGHTS;
+// With `--provider daytona` a run makes dozens of API calls where a local one makes none, and the
+// emulator's kinds share the draws: the same kinds at about half their weight (seed 2 at load 20
+// with the local weights: a worker killed every 2-12 s, each restart taking longer than that to
+// come up, 6 runs woken in 4 minutes).
+const DAYTONA_MODE_LOCAL_WEIGHTS: typeof DEFAULT_WEIGHTS = {
+  kill_worker: 3,
+  pause_worker: 2,
+  kill_agent: 2,
+  pause_agent: 1,
+  terminate_lock_backend: 2,
+  terminate_pool_backend: 2,
+  pg_restart: 1,
+  disk_full: 1,
+  kill_host: 0,
+};
+export type NemesisKind = keyof typeof DEFAULT_WEIGHTS | keyof typeof DAYTONA_WEIGHTS;
 
-/** The nemesis's weights, with the kinds `without` names left out (an unknown kind is refused). */
-export function nemesisWeights(without: readonly string[], hosts = 1): Record<NemesisKind, number> {
-  const weights = { ...DEFAULT_WEIGHTS, ...(hosts > 1 ? { kill_host: KILL_HOST_WEIGHT } : {}) };
+/**
+ * The nemesis's weights, with the kinds `without` names left out (an unknown kind is refused).
+ * The Daytona emulator's kinds come after the others, and only with `--provider daytona`: a local
+ * seed's sequence of fault kinds is the one it always was.
+ */
+export function nemesisWeights(without: readonly string[], provider: "local" | "daytona" = "local", hosts = 1): Partial<Record<NemesisKind, number>> {
+  const weights: Partial<Record<NemesisKind, number>> = provider === "daytona" ? { ...DAYTONA_MODE_LOCAL_WEIGHTS, ...DAYTONA_WEIGHTS } : { ...DEFAULT_WEIGHTS };
+  // (A weight of 0 shifts no draw: kill_host's place among the kinds leaves a one-host seed's sequence as it was.)
+  if (hosts > 1) weights.kill_host = KILL_HOST_WEIGHT;
   for (const kind of without) {
     if (!(kind in weights)) throw new Error(`--without: no nemesis kind ${kind} (${Object.keys(weights).join(", ")})`);
     weights[kind as NemesisKind] = 0;
@@ -36,16 +58,19 @@ export function nemesisWeights(without: readonly string[], hosts = 1): Record<Ne
   return weights;
 }
 
-export async function nemesisLoop(h: Harness, weights: Record<NemesisKind, number>): Promise<void> {
+export async function nemesisLoop(h: Harness, weights: Partial<Record<NemesisKind, number>>): Promise<void> {
   const { db, workers, history, state, paused, kills } = h;
   const rng = h.draws.nemesis;
   await sleep(3_000);
   while (state.chaos) {
-    await sleep(rng.between(200, 800));
+    // Daytona mode: one fault a second on average (a local run's 0.5 s starved the slower Daytona runs).
+    await sleep(h.daytona ? rng.between(400, 1600) : rng.between(200, 800));
     if (!state.chaos) break;
-    const kind = rng.weighted(weights);
+    const kind = rng.weighted(weights as Record<NemesisKind, number>);
     try {
-      if (kind === "kill_worker" || kind === "pause_worker") {
+      if (isDaytonaKind(kind)) {
+        if (h.daytona) daytonaFault(h.daytona, history, kind, rng);
+      } else if (kind === "kill_worker" || kind === "pause_worker") {
         // A worker already killed is not killed or paused again before its exit is observed (a zombie's kill hit nothing).
         const live = workers.live().filter((w) => !paused.has(w.pid) && !kills.killed.has(w));
         if (live.length === 0) continue;
@@ -68,11 +93,11 @@ export async function nemesisLoop(h: Harness, weights: Record<NemesisKind, numbe
           }, ms);
         }
       } else if (kind === "kill_agent" || kind === "pause_agent") {
-        const agents = agentsOf(workers).filter((a) => !paused.has(a.pid));
+        const agents = agentsOf(workers, h.daytona !== null).filter((a) => !paused.has(a.pid));
         if (agents.length === 0) continue;
         const a = rng.pick(agents);
         if (kind === "kill_agent") {
-          signalAs(history.invoke("fault", { kind, pid: a.pid, worker: a.worker.index }), a.pid, "SIGKILL");
+          signalAs(history.invoke("fault", { kind, pid: a.pid, worker: a.worker?.index ?? null }), a.pid, "SIGKILL");
         } else {
           const ms = Math.round(rng.between(1000, 4000));
           if (!signalAs(history.invoke("fault", { kind, pid: a.pid, ms }), a.pid, "SIGSTOP")) continue;
@@ -157,9 +182,24 @@ export function resume(h: Harness, pid: number, by: "timer" | "quiet" = "timer")
   return signalAs(h.history.invoke("nemesis.resume", { pid, by }), pid, "SIGCONT");
 }
 
-function agentsOf(workers: Workers): { pid: number; start: string; worker: WorkerRecord }[] {
-  const out: { pid: number; start: string; worker: WorkerRecord }[] = [];
-  for (const w of workers.live()) for (const d of descendants(w.pid)) if (cmdline(d.pid).includes("agent.mjs") && !cmdline(d.pid).startsWith("bwrap")) out.push({ ...d, worker: w });
+/**
+ * The agents running now: the workers' (local sandboxes), and with the Daytona emulator in this
+ * process its sandboxes' agents too (its toolbox runs them as children of this process, under no
+ * worker: `worker` is null).
+ */
+function agentsOf(workers: Workers, daytona: boolean): { pid: number; start: string; worker: WorkerRecord | null }[] {
+  const isAgent = (pid: number) => cmdline(pid).includes("agent.mjs") && !cmdline(pid).startsWith("bwrap");
+  const out: { pid: number; start: string; worker: WorkerRecord | null }[] = [];
+  const workerPids = new Set<number>();
+  for (const w of workers.live()) {
+    for (const d of descendants(w.pid)) {
+      workerPids.add(d.pid);
+      if (isAgent(d.pid)) out.push({ ...d, worker: w });
+    }
+  }
+  // The toolbox's `sh -c` wrappers name agent.mjs in their script text: only the agent's own process.
+  const daytonaAgent = (pid: number) => isAgent(pid) && !cmdline(pid).startsWith("sh ");
+  if (daytona) for (const d of descendants(process.pid)) if (!workerPids.has(d.pid) && daytonaAgent(d.pid)) out.push({ ...d, worker: null });
   return out;
 }
 

@@ -60,13 +60,16 @@ export const PROCEDURE_ACCESS: Readonly<Record<string, Access>> = {
   "agentKeys.create": perm("api_keys:manage", { sessionOnly: true }),
   "agentKeys.revoke": perm("api_keys:manage"),
   "agents.list": perm("issues:read"),
+  // Issue 21 part 5: where an agent's code runs; owners and administrators, not runtime managers.
+  "agents.setEnvironment": perm("environments:manage"),
   "apiKeys.list": perm("api_keys:manage"),
   "apiKeys.create": perm("api_keys:manage", { sessionOnly: true }),
   "apiKeys.revoke": perm("api_keys:manage"),
   "companies.list": AUTHENTICATED,
   "companies.get": perm("company:read"),
-  // Environments (read-only): the same runtime operators as Retained sandboxes.
+  // Environments: read by the same runtime operators as Retained sandboxes.
   "environments.list": perm("runtime:manage"),
+  "environments.create": perm("environments:manage"),
   "health.get": PUBLIC,
   "issues.list": perm("issues:read"),
   "issues.get": perm("issues:read"),

@@ -65,6 +65,19 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       checkResult: (data) => expect(ids(data)).toContain(ctx.world.auth.a.agent.id),
     }),
   },
+  "agents.setEnvironment": {
+    // A fresh agent without an environment per cell: an allowed call points it at company A's
+    // environment, a refused one leaves it without.
+    prepare: async ({ world, tag }) => {
+      const agent = await world.prisma.agent.create({ data: { companyId: world.companyId, name: `matrix env ${tag}`, command: ["/bin/true"] } });
+      const environmentId = world.auth.a.environment.id;
+      return {
+        input: { companyId: world.companyId, agentId: agent.id, environmentId },
+        tookEffect: async () => (await world.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).environmentId === environmentId,
+        checkResult: (data) => expect(data).toMatchObject({ agent: { id: agent.id }, environment: { id: environmentId }, changed: true }),
+      };
+    },
+  },
   "apiKeys.list": {
     prepare: (ctx) => ({
       input: companyOnly(ctx),
@@ -264,6 +277,16 @@ export const PROCEDURE_CALLS: Readonly<Record<string, ProcedureCall>> = {
       checkResult: (data) =>
         expect((data as { items: Array<{ id: string }> }).items.map((item) => item.id)).toContain(ctx.world.auth.a.environment.id),
     }),
+  },
+  "environments.create": {
+    prepare: ({ world, tag }) => {
+      const name = `matrix ${tag}`;
+      return {
+        input: { companyId: world.companyId, name, provider: "local", config: "{}" },
+        tookEffect: async () => (await world.prisma.environment.count({ where: { companyId: world.companyId, name } })) === 1,
+        checkResult: (data) => expect(data).toMatchObject({ name, provider: "local", pluginId: "builtin.local" }),
+      };
+    },
   },
   "sandboxes.listRetained": {
     prepare: (ctx) => ({

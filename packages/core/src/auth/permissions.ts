@@ -11,6 +11,9 @@ export const PERMISSIONS = {
   "runtime:manage": "Operate runtime recovery: export retries, file recovery, reconstruction",
   // R-ATT-2: attest that a copyback owner's controller and copyback stopped.
   "runtime:confirm_owner_stop": "Attest that an unverified copyback owner has stopped",
+  // Issue 21 part 5: an environment's configuration decides where agents' code runs and which
+  // variable's key is sent to which API; owners and administrators only, not runtime managers.
+  "environments:manage": "Create environments and choose the environment each agent runs in",
   "members:manage": "Invite, change roles of and suspend members",
   "api_keys:manage": "Create and revoke board and agent API keys",
   // Agents: only the endpoints for their own runs.
@@ -27,8 +30,8 @@ const BOARD_READ: Permission[] = ["company:read", "issues:read", "runs:read", "a
 
 /** What each active company role grants. Suspended memberships grant nothing. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
-  owner: new Set([...BOARD_READ, "issues:write", "runtime:manage", "runtime:confirm_owner_stop", "members:manage", "api_keys:manage"]),
-  admin: new Set([...BOARD_READ, "issues:write", "runtime:manage", "runtime:confirm_owner_stop", "members:manage", "api_keys:manage"]),
+  owner: new Set([...BOARD_READ, "issues:write", "runtime:manage", "runtime:confirm_owner_stop", "environments:manage", "members:manage", "api_keys:manage"]),
+  admin: new Set([...BOARD_READ, "issues:write", "runtime:manage", "runtime:confirm_owner_stop", "environments:manage", "members:manage", "api_keys:manage"]),
   // R-ATT-2: runtime managers manage runtime recovery but cannot attest owner stops.
   runtime_manager: new Set([...BOARD_READ, "issues:write", "runtime:manage"]),
   member: new Set([...BOARD_READ, "issues:write"]),

@@ -4,6 +4,7 @@
 // exit-codes.ts. Expected failures print one clear line to stderr, never a stack trace. The
 // commands are registered by group (commands/register-*.ts).
 import { Command, CommanderError } from "commander";
+import { registerAgentCommands } from "./commands/register-agent";
 import { registerEnvironmentCommands } from "./commands/register-environment";
 import { registerFileCommands } from "./commands/register-files";
 import { registerRecoveryCommands } from "./commands/register-recovery";
@@ -20,7 +21,7 @@ COPYBACK_HOME, else ~/.copyback. With --json, stdout holds exactly one JSON docu
 ({ ok, command, exitCode, ... } or { ok: false, ..., error: { code, message } }); progress and
 warnings always go to stderr.
 
-The recovery and environment commands use DATABASE_URL, else the embedded database of the instance root, which
+The recovery, environment and agent commands use DATABASE_URL, else the embedded database of the instance root, which
 must be running (\`npm start\`); they are for instance operators with access to that database.
 
 ${EXIT_CODE_TABLE}
@@ -114,6 +115,7 @@ function buildProgram(io: CliIo, run: Runner): Command {
   registerFileCommands(program, run);
   registerRecoveryCommands(program, run);
   registerEnvironmentCommands(program, run);
+  registerAgentCommands(program, run);
   registerSandboxCommands(program, run);
   registerWorkspaceCommands(program, run);
   return program;

@@ -6,3 +6,14 @@ export {
 } from "../deployment/loopback";
 // Issue 23: the host identity that binds host-local work (workspaces, local sandboxes, locks).
 export { HOST_ID_FILE, parseHostId, resolveHostId, type ResolvedHostId } from "../deployment/host-id";
+// Issue 23: each worker's heartbeat (worker_hosts) and the runs that wait for a host without a live worker.
+export {
+  WAITING_FOR_HOST_CODE,
+  WORKER_HEARTBEAT_INTERVAL_MS,
+  WORKER_STALE_AFTER_MS,
+  hostWaitOf,
+  waitingForHostMessage,
+  workerLive,
+  type HostWait,
+} from "../deployment/worker-host-liveness";
+export { beatWorkerHost, countRunsWaitingPerHost, readRunHostWait, readRunHostWaits, removeWorkerHost, type WorkerHostRow } from "../deployment/worker-hosts";

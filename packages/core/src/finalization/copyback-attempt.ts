@@ -20,6 +20,7 @@ import { exportForMerge, type ExportReport } from "./export-for-merge";
 import { decideExportLease } from "./export-lease-binding";
 import type { OwnedFinalization } from "./finalization-context";
 import { recordFinalizeChanges, type FinalizeChangesRecord } from "./finalize-changes";
+import { resumeForExport, type ResumedForExport } from "./resume-for-export";
 import type { MergeCounts } from "./finalize-outcome";
 import { PendingWrites } from "./pending-writes";
 import { assertStillBound } from "./publication-binding-check";
@@ -64,7 +65,11 @@ export async function exportAndMerge(f: OwnedFinalization, operationId: string, 
   // Retry events are written while the backoff runs and awaited before this attempt settles.
   const retryEvents: Promise<void>[] = [];
   let merged = false;
+  let resumed: ResumedForExport | null = null;
   try {
+    // R-EX-1, R-EX-5: a sandbox an earlier failure stopped, on a plugin that cannot export it
+    // stopped (Daytona), is resumed and verified first under a stop-only intent (resume-for-export.ts).
+    resumed = await resumeForExport(f, plugin, lease.leaseId);
     const result = await runWithCopybackRetries(
       async (tryNumber) => {
         const workDir = join(staging, `try-${tryNumber}`);
@@ -104,6 +109,10 @@ export async function exportAndMerge(f: OwnedFinalization, operationId: string, 
     await events.settle();
     f.staging.start(staging);
     if (!merged) await f.staging.join();
+    // The export is over either way: the run's release after this finalization takes the stop. A
+    // give-back that fails (the database went away) must not hide the attempt's own outcome: the
+    // claim then expires and the cleanup sweep stops the sandbox by the same intent (R-EX-5).
+    await resumed?.giveBack().catch(() => undefined);
   }
 }
 

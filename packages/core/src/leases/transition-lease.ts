@@ -170,6 +170,22 @@ export async function deferCleanup(
   return changed === 1;
 }
 
+/**
+ * R-EX-5: gives back the cleanup claim `by` holds on a pending_cleanup lease, comparing the holder
+ * (cleanup_claimed_by = by), so a claim the cleanup sweep took over after this one expired is never
+ * cleared. `putOffSweepMs`: the sweep's next look is put off that long (the holder's own release
+ * follows and stops the sandbox by the intent; the sweep still finds it if that never happens).
+ * Returns whether `by` still held it.
+ */
+export async function giveBackCleanupClaim(db: LeaseDb, input: { leaseId: string; by: string; putOffSweepMs?: number }): Promise<boolean> {
+  const putOff =
+    input.putOffSweepMs === undefined ? Prisma.empty : Prisma.sql`, next_cleanup_at = now() + ${input.putOffSweepMs}::double precision * interval '1 millisecond'`;
+  const changed = await db.$executeRaw(Prisma.sql`
+    UPDATE environment_leases SET cleanup_claimed_by = NULL, cleanup_claimed_until = NULL, updated_at = now()${putOff}
+     WHERE id = ${input.leaseId}::uuid AND status = 'pending_cleanup'::lease_status AND cleanup_claimed_by = ${input.by}`);
+  return changed === 1;
+}
+
 function metadataAssignment(patch: LeaseMetadataPatch): Prisma.Sql {
   const set: Record<string, unknown> = {};
   const remove: string[] = [];

@@ -6,6 +6,7 @@
 // out rather than reported stale.
 import { Gauge, Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
+import { countRunsWaitingPerHost } from "../deployment/worker-hosts";
 import { leaseHeldSql } from "../leases/lease-holds";
 import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../records/actions";
 import { ageBucket, runGaugeSamples, type ActionRow, type RunRow } from "./database-samples";
@@ -14,13 +15,15 @@ export interface DatabaseSnapshot {
   runs: RunRow[];
   actions: ActionRow[];
   retained: { provider: string; count: number }[];
+  /** Issue 23: queued runs bound to a host without a live worker, per host (deployment/worker-hosts.ts). */
+  waitingForHost: { hostId: string; count: number }[];
 }
 
 type Queryable = Pick<PrismaClient, "$queryRaw">;
 
 /** The rows behind the gauges: two grouped reads, no row of its own is touched. */
 export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnapshot> {
-  const [runs, actions, retained] = await Promise.all([
+  const [runs, actions, retained, waitingForHost] = await Promise.all([
     db.$queryRaw<RunRow[]>`
       SELECT status::text AS status, COALESCE(native_phase, 'none') AS phase, count(*)::int AS count
       FROM heartbeat_runs GROUP BY 1, 2`,
@@ -32,8 +35,9 @@ export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnaps
     db.$queryRaw<{ provider: string; count: number }[]>`
       SELECT l.provider::text AS provider, count(*)::int AS count
       FROM environment_leases l WHERE l.status <> 'destroyed'::lease_status AND ${leaseHeldSql("l")} GROUP BY 1`,
+    countRunsWaitingPerHost(db),
   ]);
-  return { runs, actions, retained };
+  return { runs, actions, retained, waitingForHost };
 }
 
 /**
@@ -116,6 +120,18 @@ export function createDatabaseGauges(db: Queryable): { registry: Registry; refre
       const s = await snapshot();
       if (!s) return;
       for (const row of s.retained) this.set({ provider: row.provider }, Number(row.count));
+    },
+  });
+  new Gauge({
+    name: "copyback_runs_waiting_for_host",
+    help: "Queued runs whose task's workspace is bound to a host that has no live worker (issue 23: they start once a worker of that host is back), by host id.",
+    labelNames: ["host"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      for (const row of s.waitingForHost) this.set({ host: row.hostId }, row.count);
     },
   });
   return { registry, refresh };

@@ -13,6 +13,8 @@ export interface DefaultRegistryOptions {
   instanceRoot: string;
   /** The local provider's isolation (default "auto": bubblewrap where it works). */
   localIsolation?: LocalIsolation;
+  /** The Daytona plugin's wait for a lifecycle move to settle (default 300 s: daytona-provider.ts). */
+  daytonaLifecycleTimeoutSec?: number;
 }
 
 export function createDefaultRegistry(options: DefaultRegistryOptions): ProviderRegistry {
@@ -20,6 +22,6 @@ export function createDefaultRegistry(options: DefaultRegistryOptions): Provider
   // Calls and failures by plugin feed the metrics (providers/instrument-provider.ts).
   registry.register(instrumentProvider(createLocalProvider({ instanceRoot: options.instanceRoot, isolation: options.localIsolation })));
   registry.register(instrumentProvider(createFakeProvider({ measureSandbox: true })));
-  registry.register(instrumentProvider(createDaytonaProvider({ instanceRoot: options.instanceRoot })));
+  registry.register(instrumentProvider(createDaytonaProvider({ instanceRoot: options.instanceRoot, ...(options.daytonaLifecycleTimeoutSec !== undefined ? { lifecycleTimeoutSec: options.daytonaLifecycleTimeoutSec } : {}) })));
   return registry;
 }

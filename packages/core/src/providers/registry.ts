@@ -11,6 +11,8 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   exec: "exec",
   exportWorkspace: "exportWorkspace",
   exportDelta: "exportDelta",
+  // A property of the export itself: the export is the operation it qualifies.
+  exportWhileStopped: "exportWorkspace",
   salvageExport: "salvageExport",
   seedWorkspace: "seedWorkspace",
   environmentStopLease: "stopLease",
@@ -27,9 +29,11 @@ const OPERATION_OF: Record<ProviderCapability, keyof EnvironmentProvider> = {
   credentialCheck: "checkCredentials",
 };
 
-/** The provider operation of a capability (every one is named after its capability but the stop). */
+/** The provider operation of a capability (every one is named after its capability but the stop and exportWhileStopped). */
 type OperationOf<C extends ProviderCapability> = C extends "environmentStopLease"
   ? "stopLease"
+  : C extends "exportWhileStopped"
+    ? "exportWorkspace"
   : C extends "workspaceSentinel"
     ? "readWorkspaceSentinel" | "writeWorkspaceSentinel"
     : C extends "autoDeletePolicy"

@@ -20,6 +20,14 @@ export const PROVIDER_CAPABILITIES = [
    * full export when the host's verification refuses it (finalization/export-for-merge.ts).
    */
   "exportDelta",
+  /**
+   * The files of a STOPPED sandbox can be exported as they are, without resuming it (local and
+   * the built-in fake: the sandbox is a directory or a record the controller reads). A plugin
+   * without it (Daytona runs no command in a stopped sandbox) has its retained sandbox resumed
+   * through the verified lifecycle before a later finalization attempt exports from it
+   * (finalization/resume-for-export.ts, R-EX-1 with R-EX-5), and stopped again after.
+   */
+  "exportWhileStopped",
   /** A second, salvage export after a rejected archive (R-UA-2). */
   "salvageExport",
   "seedWorkspace",

@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@copyback/db/testing";
 import { finalizeRun } from "../../src/finalization/finalize-run";
+import { readStopReceipt } from "../../src/leases/lease-metadata";
 import { finalizationSweep } from "../../src/recovery/sweeps/finalization-sweep";
 import { settledRunLeasesSweep } from "../../src/recovery/sweeps/settled-run-leases-sweep";
 import { discardRetainedSandbox } from "../../src/sandboxes/discard-sandbox";
@@ -75,6 +76,12 @@ describe("a sandbox whose run's finalization is unsettled stays that run's", () 
     const done = await world.state(first.runId);
     expect(done.run.status).toBe("succeeded");
     expect(done.events.filter((e) => e.code === "workspace.export_started").map((e) => (e.payload as { leaseId: string }).leaseId)).toEqual([held.id, held.id]);
+    // R-EX-1 (issue 21 defect B): the local provider exports its stopped sandbox as it is
+    // (exportWhileStopped): no resume before the retry, and the stop receipt is the first one still.
+    expect(done.codes).not.toContain("workspace.sandbox_resuming");
+    const kept = await world.db.environmentLease.findUniqueOrThrow({ where: { id: held.id } });
+    expect(kept.status).toBe("released");
+    expect(readStopReceipt(kept.metadata)).toEqual(readStopReceipt(held.metadata));
     expect(await readTree(first.task.hostPath)).toEqual({
       "a.txt": { type: "file", content: "first run edit\n" },
       "b.txt": { type: "file", content: "second run edit\n" },

@@ -81,7 +81,9 @@ describe("export retry on Daytona (emulator)", { timeout: 120_000 }, () => {
     // Each failed try is a provider/transport failure of the plugin (R-RR-1: retryable before any host write).
     const failed = state.events.filter((e) => e.code === "workspace.copyback_failed").map((e) => String((e.payload as { errorCode?: string }).errorCode));
     expect(failed).toHaveLength(2);
-    for (const code of failed) expect(code).toMatch(/^(provider_daytona_|transfer_dropped$)/);
+    // A truncated download is a dropped transfer (R-RR-1), never "Daytona unreachable"; and attempt 2
+    // reached the sandbox (resumed, R-EX-1), not Daytona refusing a command in a stopped one.
+    expect(failed).toEqual(["transfer_dropped", "transfer_dropped"]);
     expect(action).not.toBeNull();
     // The host is untouched; the sandbox is stopped with auto-delete disabled and the agent's bytes kept.
     expect(await readTree(task.hostPath)).toEqual(HOST_BEFORE);
@@ -152,23 +154,21 @@ describe("export retry on Daytona (emulator)", { timeout: 120_000 }, () => {
     const { task, state, lease, input } = await exhaustedRun("reuse_by_environment", "uploads_503");
     expect(state.coordinator).toMatchObject({ phase: "terminal_failure", failureCode: "native_workspace_sync_out_retry_exhausted" });
     const failed = state.events.filter((e) => e.code === "workspace.copyback_failed").map((e) => String((e.payload as { errorCode?: string }).errorCode));
-    // The first attempt's three tries met the 503s; the second attempt met a sandbox stopped in between
-    // (provider_daytona_refused: the defect the it.fails case below names).
-    expect(failed[0]).toBe("provider_daytona_unavailable");
-    expect(failed).toHaveLength(2);
+    // Every attempt's three tries met the 503s: the second attempt resumed the sandbox the first
+    // one's release had stopped (before defect B was fixed it met it stopped: provider_daytona_refused).
+    expect(failed).toEqual(["provider_daytona_unavailable", "provider_daytona_unavailable"]);
     expect(readStopReceipt(lease.metadata).kind).toBe("present");
     expect(await readTree(task.hostPath)).toEqual(HOST_BEFORE);
     expect(await retryWorkspaceExport(deps(), input)).toMatchObject({ status: "readmitted", finalization: { outcome: "committed" } });
     expect(await readTree(task.hostPath)).toEqual(HOST_AFTER);
   });
 
-  // DEFECT (noted in /work/notes/H-DTREC.md, not fixed here): after a retryable copyback failure the
-  // lease is released as "failed" (finalize-outcome-policy.ts: stop and retain), and the next
-  // coordinator attempt exports from the STOPPED sandbox. The local and fake providers read a
-  // stopped sandbox's files; Daytona runs no command there (HTTP 400, provider_daytona_refused), so
-  // attempts 2 and 3 can never succeed and a fault that outlasts attempt 1 always ends in the hold.
-  // R-EX-1 wants three real tries. This case passes once a later attempt reaches the sandbox.
-  it.fails("R-EX-1 a transient fault of the first coordinator attempt only: the second attempt reaches the Daytona sandbox and commits (fails today: it meets the sandbox stopped)", async () => {
+  // Issue 21 defect B (was it.fails): after a retryable copyback failure the lease is released as
+  // "failed" (finalize-outcome-policy.ts: stop and retain), and the next coordinator attempt used
+  // to export from the STOPPED sandbox. The local and fake providers read a stopped sandbox's
+  // files; Daytona runs no command there (HTTP 400, provider_daytona_refused), so attempts 2 and 3
+  // could never succeed. Now the attempt resumes it first (finalization/resume-for-export.ts).
+  it("R-EX-1 R-EX-5 a transient fault of the first coordinator attempt only: the second attempt resumes the stopped Daytona sandbox under a stop-only intent, commits its exact files and stops it again", async () => {
     const task = await world.daytonaTask({
       policy: "reuse_by_environment",
       files: { "a.txt": "host a\n", "old.txt": "old\n" },
@@ -190,5 +190,23 @@ describe("export retry on Daytona (emulator)", { timeout: 120_000 }, () => {
     const outcome = await finalizeRun({ ...world.deps(), now: () => new Date((coordinator.nextAttemptAt ?? new Date()).getTime() + 1) }, { runId });
     expect(outcome).toMatchObject({ kind: "committed" });
     expect(await readTree(task.hostPath)).toEqual(HOST_AFTER);
+    // R-EX-5: the resume ran under a stop-only intent that replaced the old receipt; the attempt gave
+    // its claim back, so the run's release stops the sandbox again by that intent (a new receipt).
+    const during = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease!.id } });
+    expect(during.status).toBe("pending_cleanup");
+    expect(during.metadata).toHaveProperty("sandboxStopAndRetain");
+    expect(readStopReceipt(during.metadata).kind).not.toBe("present");
+    expect(during.cleanupClaimedBy).toBeNull();
+    expect(world.emulator.sandbox(world.sandboxIdOf(lease!.providerLeaseId)).state).toBe("started");
+    const oldReceipt = readStopReceipt(lease!.metadata);
+    expect(await releaseLeaseByPolicy(world.db, world.registry, { leaseId: lease!.id, runId, outcome: "committed" })).toMatchObject({ kind: "stopped_and_retained" });
+    const relet = await world.db.environmentLease.findUniqueOrThrow({ where: { id: lease!.id } });
+    const receipt = readStopReceipt(relet.metadata);
+    expect(relet.status).toBe("released");
+    expect(receipt.kind === "present" && oldReceipt.kind === "present" && receipt.value.requestId !== oldReceipt.value.requestId).toBe(true);
+    expect(world.emulator.sandbox(world.sandboxIdOf(lease!.providerLeaseId)).state).toBe("stopped");
+    const s = await world.state(runId);
+    expect(s.codes).toContain("workspace.sandbox_resuming");
+    expect(s.run.status).toBe("succeeded");
   });
 });

@@ -126,6 +126,28 @@ describe("automatic takeover through the cloud harness", () => {
     expect((await evidenceOf(h.hold.actionId))?.attestation).toBeUndefined();
   });
 
+  it("R-RW-3: two reconcilers' passes over one hold: the second, admitted after the first's takeover and its finalization's own receipt, writes nothing and records no refusal (torture seed 7)", async () => {
+    const h = await heldOnRailway();
+    railway.setStatus(h.deployment.deploymentId, "REMOVED");
+    const first = await obtainStopProof(db.prisma(), tenant, h.hold);
+    const second = await obtainStopProof(db.prisma(), tenant, h.hold);
+    if (first.kind !== "proven" || second.kind !== "proven") throw new Error(`expected two proofs, got ${first.kind} and ${second.kind}`);
+    expect(await admitStopProof(db.prisma(), h.hold, first)).toEqual({ kind: "admitted" });
+    // The first pass's reconciler resumes the copyback under its own receipt, on a live deployment.
+    const reconciler: RailwayIdentity = { kind: "railway", ...STACK, deploymentId: `dep-reconciler-${n}` };
+    railway.addDeployment({ id: reconciler.deploymentId, status: "SUCCESS", ...STACK });
+    await leaveReceipt(db.prisma(), h.runId, { ...receiptOf(await deadIdentity(), `reconciler-token-${n}-0123456789`), platform: reconciler });
+    expect(await admitStopProof(db.prisma(), h.hold, second)).toEqual({ kind: "already_attested" });
+    // A pass that reads the hold after that asks about the reconciler's live deployment: its
+    // refusal is not written onto a hold whose stop is proven.
+    expect(await takeOverWithHarness(db.prisma(), tenant, h.hold)).toBe("deployment_live");
+    const evidence = await evidenceOf(h.hold.actionId);
+    expect(evidence?.attestation).toMatchObject({ ownerToken: h.receipt.token, proof: { kind: "harness_receipt" } });
+    expect(evidence?.harnessCheck).toBeUndefined();
+    expect(await db.prisma().runEvent.count({ where: { runId: h.runId, code: "finalization.owner_stop_unproven" } })).toBe(0);
+    expect(await noticeOf(h.issueId)).toMatchObject({ kind: "restoring", message: RESTORING_MESSAGE });
+  });
+
   it("R-RW-4: stop proof alone does not let old work overwrite a reassigned task: the binding check refuses, the fence stays", async () => {
     const h = await heldOnRailway();
     railway.setStatus(h.deployment.deploymentId, "REMOVED");

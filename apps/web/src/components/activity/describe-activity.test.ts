@@ -13,6 +13,12 @@ describe("describeActivity", () => {
     }
   });
 
+  it("names a created environment and an agent's new environment, never its configuration", () => {
+    expect(describeActivity("environment.created", { name: "daytona", provider: "daytona", config: { apiKeyEnv: "DAYTONA_API_KEY" } }).verb).toBe("created the environment daytona (daytona)");
+    expect(describeActivity("agent.environment_changed", { from: null, to: "e", environmentName: "daytona" }).verb).toBe("pointed an agent at the environment daytona");
+    expect(describeActivity("agent.environment_changed", {}).verb).toBe("changed an agent's environment");
+  });
+
   it("an unknown action still reads sensibly", () => {
     expect(describeActivity("sandbox.some_new_thing", {}).verb).toBe("sandbox: some new thing");
   });

@@ -51,6 +51,21 @@ export function describeActivity(action: string, details: Record<string, unknown
             ? `created the agent ${details.name}`
             : "created an agent",
       };
+    // Issue 21 part 5: the Environments page and `copyback environment create` / `agent set-environment`.
+    case "environment.created":
+      return {
+        verb:
+          typeof details.name === "string"
+            ? `created the environment ${details.name}${typeof details.provider === "string" ? ` (${details.provider})` : ""}`
+            : "created an environment",
+      };
+    case "agent.environment_changed":
+      return {
+        verb:
+          typeof details.environmentName === "string"
+            ? `pointed an agent at the environment ${details.environmentName}`
+            : "changed an agent's environment",
+      };
     case "company.created":
       return { verb: "created the company" };
     // Reconstruction (R-RC-3, R-RC-5): the operator's decision and what became of it.

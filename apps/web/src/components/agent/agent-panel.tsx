@@ -12,11 +12,15 @@ import type { RouterOutputs } from "~/components/trpc-types";
 import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { useTRPC } from "~/trpc/react";
+import { HostWaitNote } from "./host-wait-note";
 import { RunControlButtons } from "./run-control-buttons";
 import { runProgressOf } from "./run-progress";
 import { decideWake } from "./wake-decision";
 
 type LatestRun = RouterOutputs["runs"]["latestForIssue"];
+
+/** How often a queued run's panel is re-read (well inside the 45 s bound of a worker's staleness). */
+const QUEUED_REFETCH_MS = 15_000;
 
 interface Props {
   companyId: string;
@@ -42,7 +46,14 @@ export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, 
   const queryClient = useQueryClient();
   const router = useRouter();
   const [notice, setNotice] = useState<string | null>(null);
-  const { data } = useQuery(trpc.runs.latestForIssue.queryOptions({ companyId, issueId }, { initialData: initial }));
+  // A queued run is re-read now and then as well: a host's worker going away changes no run row,
+  // so no live update would bring its "Waiting for the worker on HOST" (issue 23).
+  const { data } = useQuery(
+    trpc.runs.latestForIssue.queryOptions(
+      { companyId, issueId },
+      { initialData: initial, refetchInterval: (query) => (query.state.data?.run?.status === "queued" ? QUEUED_REFETCH_MS : false) },
+    ),
+  );
   const recovery = useTaskRecovery(companyId, issueId, initialRecovery);
 
   const refreshRuns = async () => {
@@ -169,6 +180,7 @@ function CurrentRun({ companyId, latest, recovery, canWrite }: { companyId: stri
       <p className="text-xs text-slate-500">
         <RunMoment run={run} />
       </p>
+      <HostWaitNote waiting={run.waiting} />
       {/* Keyed by run: a new run starts with fresh Stop/Retry state. */}
       <RunControlButtons key={run.id} companyId={companyId} runId={run.id} runStatus={run.status} recovery={recovery} canWrite={canWrite} />
       {result ? (

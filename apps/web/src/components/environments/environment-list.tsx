@@ -67,7 +67,7 @@ function Configuration({ configuration }: { configuration: Environment["configur
   }
 }
 
-export function EnvironmentList({ items, companyId }: { items: Environment[]; companyId: string }) {
+export function EnvironmentList({ items, companyId, agents = [] }: { items: Environment[]; companyId: string; agents?: ReadonlyArray<{ id: string; name: string; environmentId: string | null }> }) {
   return (
     <ol className="card divide-y divide-slate-100" data-testid="environment-list">
       {items.map((item) => (
@@ -111,9 +111,18 @@ export function EnvironmentList({ items, companyId }: { items: Environment[]; co
               </span>
             </p>
           ) : null}
+          <p className="text-xs text-slate-600" data-testid="environment-agents">
+            {agentsIn(agents, item.id)}
+          </p>
           <Configuration configuration={item.configuration} />
         </li>
       ))}
     </ol>
   );
+}
+
+/** Issue 21 part 5: which agents' runs are dispatched here. */
+function agentsIn(agents: ReadonlyArray<{ name: string; environmentId: string | null }>, environmentId: string): string {
+  const names = agents.filter((a) => a.environmentId === environmentId).map((a) => a.name);
+  return names.length === 0 ? "No agent runs here." : `Agents that run here: ${names.join(", ")}.`;
 }

@@ -1,4 +1,4 @@
-// `copyback environment list [--company ID]`: the environments of every company (or one), with
+// `copyback environment list [--company ID|PREFIX|NAME]`: the environments of every company (or one), with
 // their provider, plugin, default lease policy and stored configuration — what an operator needs
 // to find the id `environment configure` takes. Reads only.
 //
@@ -10,15 +10,17 @@ import { controllerVariable } from "../../providers/daytona/env";
 import { environmentView, keyLikeFields, type EnvironmentView } from "../../providers/environment-view";
 import type { ProviderKind } from "../../providers/types";
 import { lastCredentialRefusals, type CredentialRefusal } from "../../records/credential-refusals";
+import { lookupCompany } from "../company-lookup";
 import { withCliDatabase } from "../database";
 import { EXIT } from "../exit-codes";
 import { table } from "../format";
 import type { CommandContext, CommandResult } from "../io";
 
-export async function environmentList(ctx: CommandContext, opts: { companyId?: string }): Promise<CommandResult> {
+export async function environmentList(ctx: CommandContext, opts: { company?: string }): Promise<CommandResult> {
   return withCliDatabase(ctx, async ({ prisma, source }) => {
+    const company = opts.company === undefined ? null : await lookupCompany(prisma, opts.company);
     const rows = await prisma.environment.findMany({
-      where: opts.companyId === undefined ? {} : { companyId: opts.companyId },
+      where: company === null ? {} : { companyId: company.id },
       orderBy: [{ companyId: "asc" }, { name: "asc" }],
       select: {
         id: true,

@@ -7,14 +7,27 @@ import type { Runner } from "../runner";
 export function registerEnvironmentCommands(program: Command, run: Runner): void {
   const environment = program
     .command("environment")
-    .description("the sandbox environments of the instance database: list them, change their configuration (rehearsal faults) and lease policy");
+    .description("the sandbox environments of the instance database: list them, create one, change their configuration (rehearsal faults) and lease policy");
   environment
     .command("list")
     .description("every environment with its id, company, provider, plugin, lease policy and configuration")
-    .option("--company <id>", "only this company's", uuid)
+    .option("--company <ref>", "only this company's: its id, issue prefix or name")
     .action(
-      run("environment list", async (ctx, opts: { company?: string }) =>
-        (await import("./environment-list")).environmentList(ctx, { companyId: opts.company }),
+      run("environment list", async (ctx, opts: { company?: string }) => (await import("./environment-list")).environmentList(ctx, { company: opts.company })),
+    );
+  environment
+    .command("create")
+    .description(
+      "create an environment of a company: the configuration checked by its provider's own schema (a configuration holding a key is refused), the name unique in the company; recorded in the activity log, a refusal writes nothing",
+    )
+    .requiredOption("--company <ref>", "the company: its id, issue prefix or name")
+    .requiredOption("--name <name>", "the environment's name, unique in the company")
+    .requiredOption("--provider <provider>", "local, fake or daytona (its built-in plugin serves it)")
+    .option("--config <file>", "the configuration, a JSON file (default {}: the provider's defaults)")
+    .option("--lease-policy <policy>", "ephemeral (default), reuse_by_environment or retain_on_failure")
+    .action(
+      run("environment create", async (ctx, opts: { company: string; name: string; provider: string; config?: string; leasePolicy?: string }) =>
+        (await import("./environment-create")).environmentCreate(ctx, opts),
       ),
     );
   environment

@@ -40,6 +40,28 @@ export function transferDropped(what: string, cause?: unknown): DomainError {
   return error;
 }
 
+/**
+ * What the SDK says of a connection that broke after the request went out: reset or hung up before
+ * or during the answer (Node: "socket hang up", "read ECONNRESET", "write EPIPE", "aborted",
+ * "Premature close"). A connection never made ("connect ECONNREFUSED", "getaddrinfo ENOTFOUND")
+ * or a timeout does not match: that stays provider_daytona_unreachable.
+ */
+const BROKEN_CONNECTION = /socket hang up|ECONNRESET|EPIPE|\baborted\b|premature close/i;
+
+/**
+ * R-RR-1: a download whose connection broke after it was asked for is a dropped transfer
+ * (transfer_dropped), not an unreachable Daytona: the SDK reports it as a connection error with
+ * no status, which providerErrorOf alone names provider_daytona_unreachable. Both are retried;
+ * the code says what happened. Anything else is returned as it is.
+ */
+export function droppedDownloadOf(error: unknown, what: string): unknown {
+  if (!(error instanceof DomainError) || error.code !== "provider_daytona_unreachable") return error;
+  const cause = (error as { cause?: unknown }).cause;
+  const message = cause instanceof Error ? cause.message : typeof cause === "string" ? cause : "";
+  const timedOut = cause instanceof Error && /timeout/i.test(cause.name);
+  return !timedOut && BROKEN_CONNECTION.test(message) ? transferDropped(what, cause) : error;
+}
+
 export interface ErrorContext {
   what: string;
   variable: string;

@@ -8,6 +8,7 @@ import type { BackoffPolicy } from "./backoff";
 import { DaytonaClient, type Connection } from "./client";
 import type { VariableSource } from "./credentials";
 import { belongsToLease, foreignSandbox } from "./identity";
+import { StatCacheMemo } from "./stat-cache-memo";
 
 export interface DaytonaPluginSettings {
   pluginId: string;
@@ -30,6 +31,8 @@ export interface OpenedSandbox {
 
 export class DaytonaSandboxes {
   private readonly clients = new Map<string, DaytonaClient>();
+  /** This controller's copies of its sandboxes' stat caches (delta-export.ts). */
+  readonly statCaches = new StatCacheMemo();
 
   constructor(readonly settings: DaytonaPluginSettings) {}
 

@@ -74,7 +74,7 @@ export async function seedWorkspace(sandboxes: DaytonaSandboxes, lease: LeaseHan
     await uploadChecked(client, sandbox, file, digest, remote, { what: "uploading the seed archive", timeoutSec: sandboxes.settings.transferTimeoutSec });
     await runScript(client, sandbox, swapInScript(remote), { what: "extracting the seed archive", timeoutSec: sandboxes.settings.transferTimeoutSec });
     // The delta export's stat cache, while no agent runs (an accelerator: its failure is not the seed's).
-    await recordSeedStatCache(client, sandbox).catch(() => undefined);
+    await recordSeedStatCache(client, sandbox, sandboxes.statCaches).catch(() => undefined);
   } finally {
     await rm(file, { force: true });
   }

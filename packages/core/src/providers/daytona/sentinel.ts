@@ -39,7 +39,7 @@ export function daytonaSentinel(sandboxes: DaytonaSandboxes) {
   async function readWorkspaceSentinel(lease: LeaseHandle): Promise<SandboxSentinel | null> {
     const { client, sandbox } = await sandboxes.open(lease);
     // Daytona runs no command in a sandbox that is not started: say so by code, so the export-only
-    // retry reads it after its verified resume instead (recovery/operator/resume-sandbox.ts, R-DT-2).
+    // retry reads it after its verified resume instead (leases/resume-sandbox.ts, R-DT-2).
     if (sandbox.state !== "started") {
       throw new DomainError("conflict", SANDBOX_NOT_RUNNING, `The sentinel of lease ${lease.leaseId} cannot be read while its Daytona sandbox is ${String(sandbox.state)}.`);
     }

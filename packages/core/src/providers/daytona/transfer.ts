@@ -9,7 +9,7 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from "n
 import type { Sandbox } from "@daytonaio/sdk";
 import type { DaytonaClient } from "./client";
 import { runScript } from "./commands";
-import { transferDropped } from "./errors";
+import { droppedDownloadOf, transferDropped } from "./errors";
 import { LAYOUT, shellQuote } from "./layout";
 
 export interface FileDigest {
@@ -66,11 +66,17 @@ export interface DownloadOptions {
 
 /** `path` from the sandbox as a checked stream. */
 export async function downloadChecked(client: DaytonaClient, sandbox: Sandbox, path: string, digest: FileDigest, options: DownloadOptions): Promise<Readable> {
-  const source = await client.call(
-    options.what,
-    () => sandbox.fs.downloadFileStream(path, { timeout: options.timeoutSec, ...(options.signal ? { signal: options.signal } : {}) }),
-    { sandboxId: sandbox.id, ...(options.signal ? { signal: options.signal } : {}) },
-  );
+  const source = await client
+    .call(
+      options.what,
+      () => sandbox.fs.downloadFileStream(path, { timeout: options.timeoutSec, ...(options.signal ? { signal: options.signal } : {}) }),
+      { sandboxId: sandbox.id, ...(options.signal ? { signal: options.signal } : {}) },
+    )
+    .catch((error: unknown) => {
+      // A download cut off before its first file byte arrived (the connection reset after the
+      // request went out) is the same dropped transfer as one cut off later (R-RR-1).
+      throw droppedDownloadOf(error, options.what);
+    });
   const check = new DigestCheck(digest, options.what);
   const out = new PassThrough();
   let settled = false;

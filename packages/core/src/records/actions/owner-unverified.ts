@@ -179,6 +179,8 @@ export async function recordOwnerAttestation(
 /**
  * R-RW-3: records why an automatic takeover did not happen (a fixed code) on the open hold, only
  * when the code differs from the one recorded; true when it wrote (the caller then logs it once).
+ * Never on a hold already attested: a pass racing the takeover would otherwise tell Recovery
+ * details and the run log that a copyback being restored is fenced for an operator.
  */
 export async function recordHarnessCheck(db: DbOrTx, input: { actionId: string; code: string; message: string }): Promise<boolean> {
   const check = { code: input.code, message: input.message, checkedAt: new Date().toISOString() };
@@ -186,6 +188,7 @@ export async function recordHarnessCheck(db: DbOrTx, input: { actionId: string; 
     UPDATE issue_recovery_actions
     SET evidence = evidence || jsonb_build_object('harnessCheck', ${JSON.stringify(check)}::jsonb), updated_at = now()
     WHERE id = ${input.actionId}::uuid AND cause = ${OWNER_UNVERIFIED_CAUSE}
+      AND status IN ${OPEN_RECOVERY_ACTION_STATUSES_SQL} AND NOT (evidence ? 'attestation')
       AND (evidence -> 'harnessCheck' ->> 'code') IS DISTINCT FROM ${input.code}`;
   return written === 1;
 }

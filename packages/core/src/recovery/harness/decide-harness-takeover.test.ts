@@ -53,4 +53,10 @@ describe("decideHarnessTakeover", () => {
   it("R-RW-3 an operator's attestation of the same owner meanwhile writes nothing", () => {
     expect(decideHarnessTakeover(snapshot({ attestedToken: "tok" }))).toEqual({ kind: "already_attested" });
   });
+
+  it("R-RW-3 a second pass over a hold already taken over writes nothing, though the first pass's finalization now carries its own receipt (torture seed 7)", () => {
+    const newer = { kind: "worker_cgroup", path: "copyback-worker-b" };
+    expect(decideHarnessTakeover(snapshot({ attestedToken: "tok", receipt: { kind: "receipt", token: "tok-of-the-reconciler" }, platform: newer }))).toEqual({ kind: "already_attested" });
+    expect(decideHarnessTakeover(snapshot({ attestedToken: "tok", receipt: { kind: "none" } }))).toEqual({ kind: "already_attested" });
+  });
 });

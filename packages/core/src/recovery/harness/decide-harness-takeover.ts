@@ -22,6 +22,12 @@ export type HarnessTakeoverDecision =
   | { kind: "reject"; code: AttestationRejectCode; message: string };
 
 export function decideHarnessTakeover(s: HarnessTakeoverSnapshot): HarnessTakeoverDecision {
+  // This hold already released exactly this owner (another worker's pass, racing this one
+  // between its harness question and its admission). That pass's finalization may carry its own
+  // receipt by now: no changed owner of THIS hold, so the operator path's idempotent answer
+  // applies, never a refusal that would tell Recovery details the copyback is fenced.
+  const { action, request } = s.attestation;
+  if (action.attestedToken !== null && action.attestedToken === request.ownerToken) return decideAttestation(s.attestation);
   const platform = platformProofOf(s.receiptPlatform);
   if (s.attestation.receipt.kind === "receipt" && (platform.kind !== "harness" || !sameIdentity(platform.identity, s.proven))) {
     return { kind: "reject", code: "owner_changed", message: "The run's owner receipt no longer names the deployment the harness proved stopped." };

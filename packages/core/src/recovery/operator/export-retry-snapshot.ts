@@ -19,7 +19,7 @@ import { readExportRetryExhaustedEvidence } from "../../records/actions";
 import { readExportRetry } from "../../records/actions-export-retry";
 import { readDiscardIntent } from "../../sandboxes/discard-intent";
 import type { ExportRetrySnapshot } from "../policies/decide-export-retry";
-import { identityOf, type SandboxProbe } from "./sandbox-probe";
+import { identityOf, type SandboxProbe } from "../../leases/sandbox-probe";
 
 /** The request the snapshot is taken for, with the company and task it is scoped to. */
 export interface ExportRetryRequest {

@@ -24,8 +24,8 @@
 // and no wake. The lease keeps the stop-only intent until the release after the commit: a
 // reusable sandbox is stopped and retained again, an ephemeral one destroyed only after the
 // commit with the host-copy barrier (release-lease.ts).
-// The parts, each in its own file: the probe of step 1 (sandbox-probe.ts), the snapshot of steps 2
-// and 4 (export-retry-snapshot.ts), the verified resume of step 3 (resume-sandbox.ts), the stop
+// The parts, each in its own file: the probe of step 1 (leases/sandbox-probe.ts), the snapshot of steps 2
+// and 4 (export-retry-snapshot.ts), the verified resume of step 3 (leases/resume-sandbox.ts), the stop
 // again of a failed step 3 or 4 (stop-again.ts), the reopened run (reopen-run.ts) and the retry's
 // cleanup claim (export-retry-claim.ts).
 import { randomUUID } from "node:crypto";
@@ -39,6 +39,8 @@ import { LEASE_METADATA_KEYS, readStopIntent } from "../../leases/lease-metadata
 import type { LeaseProviderRegistry, LeaseReleaseOutcome, LeaseRow } from "../../leases/lease-types";
 import { pluginForLease } from "../../leases/plugin-for-lease";
 import { releaseLeaseByPolicy } from "../../leases/release-lease";
+import { resumeVerified } from "../../leases/resume-sandbox";
+import { probeSandbox } from "../../leases/sandbox-probe";
 import { recordExportRetryIntent } from "../../leases/stop-intent";
 import { readExportRetry, recordExportRetryRequested, recordExportRetryState } from "../../records/actions-export-retry";
 import { readmitFinalization } from "../../records/coordinator";
@@ -49,8 +51,6 @@ import { foreignRunsSql } from "../sweeps/host-bound-sweep";
 import { exportRetryClaimOf, giveBackClaimAtReadmission } from "./export-retry-claim";
 import { loadExportRetrySnapshot } from "./export-retry-snapshot";
 import { reopenRun } from "./reopen-run";
-import { resumeVerified } from "./resume-sandbox";
-import { probeSandbox } from "./sandbox-probe";
 import { stopAgain } from "./stop-again";
 
 /** R-EX-2: the body of the request, shared by the REST route, the tRPC procedure and the CLI. */

@@ -7,6 +7,7 @@
 import type { FinalizationPhase } from "@copyback/db/client";
 import { checkRunBinding, type BindingRejectCode, type BindingSnapshot } from "../../finalization/binding";
 import type { LeaseFacts, LeasePolicy } from "../../leases/lease-types";
+import type { SandboxProbe } from "../../leases/sandbox-probe";
 import { EXPORT_RETRY_EXHAUSTED_CAUSE } from "../../records/causes";
 import { isOpenRecoveryActionStatus } from "../../records/actions/open-statuses";
 
@@ -55,7 +56,7 @@ export interface ExportRetrySnapshot {
   newerRunIds: string[];
   plugin: { kind: "found"; stop: boolean; resume: boolean; inspect: boolean; sentinel: boolean } | { kind: "unavailable"; message: string };
   /** What the pinned plugin's inspect said of the exact sandbox (taken before this transaction). */
-  sandbox: { kind: "inspected"; state: "running" | "stopped" | "missing" | "unknown"; identityMatches: boolean } | { kind: "probe_failed"; message: string } | { kind: "not_probed" };
+  sandbox: SandboxProbe;
 }
 
 export type ExportRetryRejectCode =

@@ -3,7 +3,7 @@
 // sandbox (outside the exported tree) spares hashing unchanged files; changes, removals, new
 // links and exclusions come out exactly; a cache that lies is caught by the host, never trusted.
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { extractValidatedArchive } from "../../../src/copyback/archive/extract";
@@ -11,6 +11,7 @@ import { validateArchive } from "../../../src/copyback/archive/validate";
 import { describe, expect, it } from "vitest";
 import { exportDeltaSnapshot } from "../../../src/finalization/export-delta-snapshot";
 import { takeManifest } from "../../../src/copyback/manifest/take-manifest";
+import { createDaytonaProvider } from "../../../src/providers/daytona/daytona-provider";
 import { drain, manifestOf, useDaytona } from "./daytona-fixture";
 
 const w = useDaytona();
@@ -63,6 +64,47 @@ describe("daytona provider: delta export", { timeout: 60_000 }, () => {
     const fresh = await provider.exportDelta!(a.handle, { baseline, exclude: [] });
     expect(fresh.report).toMatchObject({ statCache: "invalid", changed: 1 });
     if (fresh.archive) await drain(fresh.archive);
+  });
+});
+
+describe("daytona provider: delta export, bytes moved (issue 24)", { timeout: 60_000 }, () => {
+  it("the stat cache is downloaded only by a controller without a copy of the sandbox's exact bytes, and not written again when unchanged", async () => {
+    const { provider, emulator } = w();
+    const a = await w().acquire();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 20; i++) files[`f${i}.txt`] = `file ${i}\n`;
+    const seeded = await w().tree(files);
+    await w().seed(a.handle, seeded);
+    const baseline = await manifestOf(seeded);
+    await w().exec(a.handle, ["sh", "-c", "echo changed > f3.txt"]);
+    await new Promise((resolve) => setTimeout(resolve, 2_100)); // the change past the racy window: cached by the next scan
+
+    // A fresh controller (a restarted worker) holds no copy: its first download is the cache's,
+    // cut short here, so it hashes everything and still exports the change.
+    const fresh = createDaytonaProvider({ instanceRoot: join(w().root, "instance-2"), variables: (name) => w().variables.get(name), lifecycleTimeoutSec: 3, transferTimeoutSec: 60 });
+    emulator.faults.once({ op: "download", kind: "truncate", afterBytes: 0 });
+    const cold = await fresh.exportDelta!(a.handle, { baseline, exclude: [] });
+    expect(cold.report).toMatchObject({ statCache: "invalid", changed: 1, hashedFiles: 20 });
+    if (cold.archive) await drain(cold.archive);
+
+    // The seeding controller's copy stands for the cache only while the sandbox holds exactly
+    // those bytes: the cache was rewritten by the fresh controller, so it is downloaded again.
+    const warm = await provider.exportDelta!(a.handle, { baseline, exclude: [] });
+    expect(warm.report).toMatchObject({ statCache: "used", changed: 1, hashedFiles: 0 });
+    if (warm.archive) await drain(warm.archive);
+    // Now it holds the copy: the first download of the next export is the listing, not the
+    // cache (the cut-short download fails the export instead of degrading the cache).
+    const cacheFile = join(a.sandboxDir, "copyback/control/stat-cache.tsv");
+    const before = await stat(cacheFile);
+    emulator.faults.once({ op: "download", kind: "truncate", afterBytes: 0 });
+    // (A download cut before its first byte is reported as unreachable today: STATUS, issue 21.)
+    await expect(provider.exportDelta!(a.handle, { baseline, exclude: [] })).rejects.toMatchObject({ code: expect.stringMatching(/^(transfer_dropped|provider_daytona_unreachable)$/) });
+    const again = await provider.exportDelta!(a.handle, { baseline, exclude: [] });
+    expect(again.report).toMatchObject({ statCache: "used", changed: 1, hashedFiles: 0 });
+    if (again.archive) await drain(again.archive);
+    // Nothing changed: the sandbox already held these cache bytes, so none were written.
+    const after = await stat(cacheFile);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
   });
 });
 

@@ -31,6 +31,21 @@ describe("daytona provider: transport", { timeout: 60_000 }, () => {
     expect(await readdir(join(a.sandboxDir, "copyback/control/transfers"))).toEqual([]);
   });
 
+  it("R-RR-1 a download cut 3 bytes into its answer (the client sees the connection reset before any response) is transfer_dropped, not provider_daytona_unreachable", async () => {
+    const { provider, emulator } = w();
+    const a = await w().acquire();
+    emulator.faults.once({ op: "download", kind: "truncate", afterBytes: 3 });
+    const error = await provider.exportWorkspace!(a.handle).then(
+      async (stream) => {
+        for await (const chunk of stream) void chunk;
+        return null;
+      },
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ kind: "unavailable", code: "transfer_dropped" });
+    expect(classifyCopybackFailure(error)).toEqual({ retryable: true, reason: "transfer_dropped" });
+  });
+
   it("R-RR-1 a download that breaks off (lost reply) is a transport failure too", async () => {
     const { provider, emulator } = w();
     const a = await w().acquire();
@@ -42,8 +57,8 @@ describe("daytona provider: transport", { timeout: 60_000 }, () => {
       },
       (e: unknown) => e,
     );
-    expect(classifyCopybackFailure(error).retryable).toBe(true);
-    expect((error as { code?: string }).code).toMatch(/^(transfer_dropped|provider_daytona_unreachable)$/);
+    expect(classifyCopybackFailure(error)).toEqual({ retryable: true, reason: "transfer_dropped" });
+    expect((error as { code?: string }).code).toBe("transfer_dropped");
   });
 
   it("R-RR-1 an export aborted by the caller's deadline stops with the caller's reason", async () => {

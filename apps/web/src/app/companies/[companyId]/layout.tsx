@@ -34,7 +34,7 @@ export default async function CompanyLayout({
   // Retained sandboxes: for the runtime operators who may act on them.
   if (can.has("runtime:manage"))
     links.push({ href: companyPath(companyId, "sandboxes"), label: "Sandboxes" });
-  // Environments (read-only): the same operators, who set up where runs go.
+  // Environments: the same operators, who set up where runs go (owners and admins also create them).
   if (can.has("runtime:manage"))
     links.push({ href: companyPath(companyId, "environments"), label: "Environments" });
   if (can.has("activity:read"))

@@ -1,5 +1,8 @@
 // GET /api/runs/:id: a run's status, runtime mode, phases and timestamps, with its finalization
-// coordinator's state when it has one. Controller process identities are not part of it.
+// coordinator's state when it has one. Controller process identities are not part of it. A queued
+// run whose task's workspace is bound to a host without a live worker carries `waiting`
+// ({ code: "waiting_for_host", hostId, message }, issue 23); null otherwise.
+import { readRunHostWait } from "@copyback/core/deployment";
 import { notFound } from "@copyback/core/errors";
 import { restRoute } from "../rest-route";
 import { runFromPath } from "../resources";
@@ -36,6 +39,7 @@ export const getRunRoute = restRoute({
     });
     if (!run) throw notFound("The run");
     const { nativeIssueId, ...rest } = run;
-    return { run: { ...rest, issueId: nativeIssueId } };
+    const waiting = run.status === "queued" ? await readRunHostWait(db, run.id) : null;
+    return { run: { ...rest, issueId: nativeIssueId, waiting } };
   },
 });

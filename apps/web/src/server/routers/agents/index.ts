@@ -1,3 +1,4 @@
 import { listAgents } from "./list";
+import { setAgentEnvironmentProcedure } from "./set-environment";
 
-export const agentsRouter = { list: listAgents };
+export const agentsRouter = { list: listAgents, setEnvironment: setAgentEnvironmentProcedure };

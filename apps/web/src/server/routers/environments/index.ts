@@ -1,5 +1,7 @@
+import { createEnvironmentProcedure } from "./create";
 import { listEnvironmentsProcedure } from "./list";
 
 export const environmentsRouter = {
   list: listEnvironmentsProcedure,
+  create: createEnvironmentProcedure,
 };

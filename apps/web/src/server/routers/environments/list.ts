@@ -57,7 +57,11 @@ export const environmentItem = z.object({
     .nullable(),
 });
 
-export const listEnvironmentsOutput = z.object({ items: z.array(environmentItem) });
+export const listEnvironmentsOutput = z.object({
+  items: z.array(environmentItem),
+  /** The company's agents that are not archived, with the environment each runs in (issue 21 part 5: the page's chooser). */
+  agents: z.array(z.object({ id: z.uuid(), name: z.string(), environmentId: z.uuid().nullable() })),
+});
 
 /**
  * The company's environments, read-only, for runtime managers (the same people as the Retained
@@ -74,6 +78,12 @@ export const listEnvironmentsProcedure = companyProcedure("runtime:manage")
       orderBy: [{ name: "asc" }, { id: "asc" }],
       select: { id: true, name: true, provider: true, pluginId: true, defaultLeasePolicy: true, config: true },
     });
+    const agents = await ctx.db.agent.findMany({
+      where: { companyId: ctx.companyId, archivedAt: null },
+      orderBy: [{ name: "asc" }, { id: "asc" }],
+      take: 500,
+      select: { id: true, name: true, environmentId: true },
+    });
     const ids = rows.map((r) => r.id);
     const refusals = await lastCredentialRefusals(ctx.db, ids, ctx.companyId);
     const daytonaIds = rows.filter((r) => r.provider === "daytona").map((r) => r.id);
@@ -88,6 +98,7 @@ export const listEnvironmentsProcedure = companyProcedure("runtime:manage")
       await Promise.all(leases.map(async (l) => [l.id, await inspectSandbox(instanceProviders, { id: l.id, pluginId: l.pluginId, provider: l.provider, providerLeaseId: l.providerLeaseId! })] as const)),
     );
     return {
+      agents,
       items: environmentsView(rows, daytonaKeyVariable).map((view) => {
         const refusal = refusals.get(view.id);
         const lease = newest.get(view.id);

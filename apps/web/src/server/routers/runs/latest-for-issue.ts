@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { readRunHostWait } from "@copyback/core/deployment";
 import { runResultDocument } from "@copyback/core/records";
 import { companyProcedure } from "~/server/trpc";
 import { readIssueInCompany } from "../issues/load-issue";
-import { runStatusSchema } from "./run-fields";
+import { hostWaitSchema, runStatusSchema } from "./run-fields";
 
 export const latestRunForIssueInput = z.object({ issueId: z.uuid() });
 
@@ -17,6 +18,8 @@ export const latestRunForIssueOutput = z.object({
       finishedAt: z.date().nullable(),
       /** A stable code only (messages may carry host details). */
       errorCode: z.string().nullable(),
+      /** Issue 23: a queued run whose workspace's host has no live worker says so ("Waiting for the worker on HOST"). */
+      waiting: hostWaitSchema.nullable(),
     })
     .nullable(),
   /** The run's accepted result once it has one: what the agent says it did. */
@@ -60,7 +63,8 @@ export const getLatestRunForIssue = companyProcedure("runs:read")
     });
     if (!run) return { run: null, result: null };
     const { results, ...rest } = run;
-    return { run: rest, result: acceptedResultOf(results[0]) };
+    const waiting = run.status === "queued" ? await readRunHostWait(ctx.db, run.id) : null;
+    return { run: { ...rest, waiting }, result: acceptedResultOf(results[0]) };
   });
 
 /** An accepted row's document, re-read through the one result schema (JSON from the database). */

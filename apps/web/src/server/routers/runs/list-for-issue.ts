@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { readRunHostWaits } from "@copyback/core/deployment";
 import { companyProcedure } from "~/server/trpc";
 import { readIssueInCompany } from "../issues/load-issue";
-import { runStatusSchema, runtimeModeSchema } from "./run-fields";
+import { hostWaitSchema, runStatusSchema, runtimeModeSchema } from "./run-fields";
 
 export const listRunsForIssueInput = z.object({ issueId: z.uuid() });
 
@@ -15,6 +16,8 @@ export const issueRunItem = z.object({
   createdAt: z.date(),
   startedAt: z.date().nullable(),
   finishedAt: z.date().nullable(),
+  /** Issue 23: a queued run waiting for its workspace's host to have a live worker, else null. */
+  waiting: hostWaitSchema.nullable(),
 });
 
 export const listRunsForIssueOutput = z.object({
@@ -43,5 +46,7 @@ export const listRunsForIssue = companyProcedure("runs:read")
         agent: { select: { id: true, name: true } },
       },
     });
-    return { runs: rows.slice(0, MAX_RUNS), truncated: rows.length > MAX_RUNS };
+    const runs = rows.slice(0, MAX_RUNS);
+    const waits = await readRunHostWaits(ctx.db, runs.filter((run) => run.status === "queued").map((run) => run.id));
+    return { runs: runs.map((run) => ({ ...run, waiting: waits.get(run.id) ?? null })), truncated: rows.length > MAX_RUNS };
   });

@@ -2,23 +2,31 @@ import type { Metadata } from "next";
 import { AccessDenied } from "~/components/ui/access-denied";
 import { EmptyState } from "~/components/ui/empty-state";
 import { serverCaller } from "~/trpc/server";
+import { CREATABLE_PROVIDERS, LEASE_POLICIES } from "@copyback/core/environments";
+import { AgentEnvironmentForm } from "~/components/environments/agent-environment-form";
 import { EnvironmentList } from "~/components/environments/environment-list";
+import { NewEnvironmentForm } from "~/components/environments/new-environment-form";
+import { companyPermissions } from "../../../_lib/company";
 import { pageCall } from "../../../_lib/page-call";
 
 export const metadata: Metadata = { title: "Environments" };
 
 /**
- * The company's environments, read-only, for runtime managers: provider, plugin, default lease
- * policy and the configuration as the provider validates it. For Daytona, whether the key's
- * variable is set, as this console's process sees it: the worker reads its own environment when
- * a run starts, and that is what counts (the text says so).
+ * The company's environments, for runtime managers: provider, plugin, default lease policy, the
+ * configuration as the provider validates it and the agents that run in each. For Daytona, whether
+ * the key's variable is set, as this console's process sees it: the worker reads its own
+ * environment when a run starts, and that is what counts (the text says so). Owners and
+ * administrators (environments:manage) also create environments and choose each agent's here.
  */
 export default async function EnvironmentsPage({ params }: { params: Promise<{ companyId: string }> }) {
   const { companyId } = await params;
   const caller = await serverCaller();
   const result = await pageCall(() => caller.environments.list({ companyId }));
   if (!result.ok) return <AccessDenied title="Environments" message={result.message} />;
-  const { items } = result.data;
+  const { items, agents } = result.data;
+  const canManage = (await companyPermissions(companyId)).has("environments:manage");
+  // The default policy first: the form preselects it.
+  const leasePolicies = ["ephemeral", ...LEASE_POLICIES.filter((p) => p !== "ephemeral")];
 
   return (
     <section aria-labelledby="environments-title" className="space-y-5">
@@ -32,11 +40,13 @@ export default async function EnvironmentsPage({ params }: { params: Promise<{ c
           console&apos;s own process environment; the worker&apos;s own environment is what counts when a run starts.
         </p>
       </div>
+      {canManage ? <NewEnvironmentForm companyId={companyId} providers={CREATABLE_PROVIDERS} leasePolicies={leasePolicies} /> : null}
       {items.length === 0 ? (
         <EmptyState title="No environments">This company has no environment yet.</EmptyState>
       ) : (
-        <EnvironmentList items={items} companyId={companyId} />
+        <EnvironmentList items={items} companyId={companyId} agents={agents} />
       )}
+      {canManage ? <AgentEnvironmentForm companyId={companyId} agents={agents} environments={items} /> : null}
     </section>
   );
 }

@@ -1,15 +1,19 @@
-// What the export-only retry knows of the exact sandbox (R-EX-6): the identity recorded on the
-// lease at acquisition, and what the lease's pinned plugin's inspect says of it now. Provider
-// I/O: the retry calls it before its admission transaction and again after the resume, never
-// under row locks.
-import { messageOf } from "../../errors";
-import { readIdentity, type SandboxIdentityRecord } from "../../leases/lease-metadata";
-import type { LeaseRow } from "../../leases/lease-types";
-import { hasCapability } from "../../providers/registry";
-import type { EnvironmentProvider, LeaseHandle } from "../../providers/types";
-import type { ExportRetrySnapshot } from "../policies/decide-export-retry";
+// What a resume knows of the exact sandbox (R-EX-6): the identity recorded on the lease at
+// acquisition, and what the lease's pinned plugin's inspect says of it now. Provider I/O: the
+// export-only retry calls it before its admission transaction and again after the resume, the
+// coordinator's retry after its resume (resume-sandbox.ts); never under row locks.
+// Here, below finalization and recovery, so that both can use it (DESIGN.md section 9).
+import { messageOf } from "../errors";
+import { hasCapability } from "../providers/registry";
+import type { EnvironmentProvider, LeaseHandle, SandboxState } from "../providers/types";
+import { readIdentity, type SandboxIdentityRecord } from "./lease-metadata";
+import type { LeaseRow } from "./lease-types";
 
-export type SandboxProbe = ExportRetrySnapshot["sandbox"];
+/** What the pinned plugin's inspect said of the exact sandbox, against the identity recorded at acquisition. */
+export type SandboxProbe =
+  | { kind: "inspected"; state: SandboxState; identityMatches: boolean }
+  | { kind: "probe_failed"; message: string }
+  | { kind: "not_probed" };
 
 /** The identity recorded at acquisition, if it names the lease's current provider allocation. */
 export function identityOf(lease: LeaseRow): SandboxIdentityRecord | null {

@@ -1,10 +1,13 @@
-// The verified resume of the export-only retry's sandbox (R-EX-3, R-DT-2), outside any
-// transaction: provider I/O on the exact allocation recorded on the lease.
-import { isDomainError, messageOf } from "../../errors";
-import { readWorkspaceSentinel, type WorkspaceSentinel } from "../../leases/lease-metadata";
-import type { LeaseProviderRegistry, LeaseRow } from "../../leases/lease-types";
-import { pluginForLease } from "../../leases/plugin-for-lease";
-import { hasCapability } from "../../providers/registry";
+// The verified resume of a retained sandbox (R-EX-3, R-DT-2), outside any transaction: provider
+// I/O on the exact allocation recorded on the lease. Two callers: the operator's export-only retry
+// (recovery/operator/retry-workspace-export.ts) and the coordinator's own retry on a provider whose
+// stopped sandbox cannot be read (finalization/resume-for-export.ts); both record the stop-only
+// intent first (R-EX-5). Here, below both floors (DESIGN.md section 9).
+import { isDomainError, messageOf } from "../errors";
+import { hasCapability } from "../providers/registry";
+import { readWorkspaceSentinel, type WorkspaceSentinel } from "./lease-metadata";
+import type { LeaseProviderRegistry, LeaseRow } from "./lease-types";
+import { pluginForLease } from "./plugin-for-lease";
 import { handleOf, identityOf, probeSandbox, type SandboxProbe } from "./sandbox-probe";
 
 export type Lifecycle =
