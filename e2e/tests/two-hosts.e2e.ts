@@ -11,7 +11,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -118,6 +118,8 @@ test.describe("two hosts behind one console", () => {
   test.afterAll(async () => {
     await hostB.stop();
     await sql?.end();
+    // Host b's instance root (its workspace and sandboxes) and host a's workspace are this test's own.
+    for (const dir of [hostBHome, place.a]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   async function wakeAndWatch(page: Page, issueId: string): Promise<ReturnType<Page["getByTestId"]>> {
