@@ -6,6 +6,7 @@ import type { PrismaClient } from "@copyback/db";
 import { listRetainedSandboxes } from "@copyback/core/sandboxes";
 import { hasAgentProcessRecord } from "@copyback/core/records";
 import type { FinalState, HostEntry, SlotInfo } from "./checker/final-state";
+import type { FinalHosts } from "./checker/hosts";
 import { acquisitionKey, acquisitionsWithoutAgent, leasesNoAgentRanOn } from "./checker/attempts";
 import type { DaytonaSandboxFinal } from "./daytona-mode/emulator";
 
@@ -48,6 +49,8 @@ export async function collectFinalState(
     workspaces: string[];
     /** `--provider daytona`: every sandbox the emulator made, as it holds them now. */
     daytonaSandboxes?: DaytonaSandboxFinal[];
+    /** `--hosts N`: each host's id, instance root and workspaces. */
+    hosts?: FinalHostsInput;
   },
 ): Promise<FinalState> {
   const where = { companyId: opts.companyId };
@@ -56,7 +59,7 @@ export async function collectFinalState(
   const coordinators = await prisma.nativeRunFinalization.findMany({ where, select: { runId: true, phase: true, committedAt: true, failureCode: true } });
   const ops = await prisma.workspaceOperation.findMany({ where: { ...where, phase: "workspace_finalize" }, select: { runId: true, status: true, metadata: true } });
   const actions = await prisma.issueRecoveryAction.findMany({ where, select: { id: true, runId: true, cause: true, status: true } });
-  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true, createdAt: true } });
+  const leases = await prisma.environmentLease.findMany({ where, select: { id: true, runId: true, status: true, provider: true, providerLeaseId: true, hostId: true, leasePolicy: true, metadata: true, environmentId: true, executionWorkspaceId: true, createdAt: true } });
   // Which leases a run was handed (the dispatcher's lease.acquired event): an acquisition that
   // failed or whose controller died before it named the allocation gave no sandbox to any agent.
   const acquired = await prisma.runEvent.findMany({ where: { ...where, code: "lease.acquired" }, select: { runId: true, payload: true, createdAt: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
@@ -85,11 +88,16 @@ export async function collectFinalState(
   const retained = await listRetainedSandboxes(prisma, { companyId: opts.companyId, limit: 1_000_000 });
   const listed = new Set(retained.sandboxes.map((s) => s.leaseId));
   // Local sandboxes on disk that no live lease row names (a leak nobody could list or discard).
-  const sandboxesDir = path.join(opts.instanceRoot, "sandboxes");
+  // (Two-host mode: under every host's instance root; a lease's own sandbox under its host's.)
+  const roots = opts.hosts?.hosts.map((h) => h.home) ?? [opts.instanceRoot];
+  const rootOf = (hostId: string | null) => opts.hosts?.hosts.find((h) => h.id === hostId)?.home ?? opts.instanceRoot;
   // A lease whose controller died during acquisition has no provider lease id recorded, but its
   // sandbox is named after the lease (local-<lease id>, local-provider.ts) and the sweep resolves it.
   const liveLocal = new Set(leases.filter((l) => l.provider === "local" && l.status !== "destroyed").flatMap((l) => [l.providerLeaseId ?? "", `local-${l.id}`]));
-  const strayLocalSandboxes = existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).sort() : [];
+  const strayLocalSandboxes = roots.flatMap((root) => {
+    const sandboxesDir = path.join(root, "sandboxes");
+    return existsSync(sandboxesDir) ? readdirSync(sandboxesDir).filter((name) => !name.startsWith(".") && !liveLocal.has(name)).map((name) => (roots.length > 1 ? `${root}/${name}` : name)) : [];
+  }).sort();
   // Daytona: a sandbox is there while the emulator does not call it destroyed (archived keeps its
   // files). One that no live lease names (by its lease label: a lease whose controller died in the
   // acquisition named no allocation yet) is a stray: it costs and nobody could list or discard it.
@@ -99,7 +107,7 @@ export async function collectFinalState(
   const strayDaytonaSandboxes = (opts.daytonaSandboxes ?? []).filter((s) => s.state !== "destroyed" && !(s.leaseId && liveDaytona.has(s.leaseId))).map((s) => `${s.id} (lease ${s.leaseId ?? "none"}, ${s.state})`);
   const sandboxExistsOf = (l: (typeof leases)[number]): boolean | null => {
     if (!l.providerLeaseId) return null;
-    if (l.provider === "local") return existsSync(path.join(opts.instanceRoot, "sandboxes", l.providerLeaseId));
+    if (l.provider === "local") return existsSync(path.join(rootOf(l.hostId), "sandboxes", l.providerLeaseId));
     if (l.provider !== "daytona" || !opts.daytonaSandboxes) return null;
     const id = daytonaIdOf(l.providerLeaseId);
     const sandbox = id ? daytona.get(id) : undefined;
@@ -153,5 +161,32 @@ export async function collectFinalState(
     ...(opts.daytonaSandboxes ? { strayDaytonaSandboxes } : {}),
     host,
     baseline: opts.baseline,
+    ...(opts.hosts ? { hosts: await collectHosts(prisma, opts.companyId, opts.hosts, leases) } : {}),
+  };
+}
+
+/** Two-host mode: each host's id, root and workspaces (the checker's hosts.ts judges with them). */
+export interface FinalHostsInput {
+  hosts: { id: string; home: string; workspaces: string[] }[];
+}
+
+/** Which host each run's task's workspace is bound to, each recorded claim's host, each local lease's host and where its sandbox lies. */
+async function collectHosts(prisma: PrismaClient, companyId: string, input: FinalHostsInput, leases: readonly { id: string; provider: string; providerLeaseId: string | null; hostId: string | null }[]): Promise<FinalHosts> {
+  const bound = await prisma.$queryRaw<{ id: string; host_id: string | null }[]>`
+    SELECT r.id::text AS id, w.host_id FROM heartbeat_runs r
+    JOIN issues i ON i.id = r.native_issue_id LEFT JOIN execution_workspaces w ON w.id = i.execution_workspace_id
+    WHERE r.company_id = ${companyId}::uuid`;
+  const started = await prisma.activityLog.findMany({ where: { companyId, action: "run.started", entityType: "run" }, select: { entityId: true, details: true } });
+  return {
+    hosts: input.hosts,
+    runHost: Object.fromEntries(bound.map((r) => [r.id, r.host_id])),
+    claims: started.flatMap((a) => (a.entityId ? [{ runId: a.entityId, hostId: typeof record(a.details).hostId === "string" ? (record(a.details).hostId as string) : null }] : [])),
+    leases: leases
+      .filter((l) => l.provider === "local")
+      .map((l) => ({
+        leaseId: l.id,
+        hostId: l.hostId,
+        sandboxOn: input.hosts.filter((h) => [l.providerLeaseId, `local-${l.id}`].some((name) => name && existsSync(path.join(h.home, "sandboxes", name)))).map((h) => h.id),
+      })),
   };
 }

@@ -1,10 +1,10 @@
-// The torture suite (command line: options.ts): real PostgreSQL, K real workers, M host
+// The torture suite (command line: options.ts): real PostgreSQL, K real workers (on each of N
+// hosts with `--hosts N`: two-host/), M host
 // workspaces, clients queuing runs through core's wakeAgent, a seeded nemesis, the JSON-lines
 // history of invoked and completed operations and the checker. This file wires the loops
 // (loops/): the clients, the nemesis and its aimed kills, the attester, the restarter and the
 // operator; then the quiet period, the final state and the verdict. Prints the counts table at the
 // end; exits 1 on any violation (or when the system never settled).
-import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -31,11 +31,13 @@ import { startStopHarness, type StopHarness } from "./harness-mode/stop-harness"
 import { harnessWatchLoop } from "./harness-mode/watch-loop";
 import { DAYTONA_KEY_VARIABLE, startTortureEmulator, type TortureEmulator } from "./daytona-mode/emulator";
 import { COMPANY_ID, World } from "./world";
+import { createHosts, unmountHosts } from "./two-host/hosts";
+import { returnHost } from "./two-host/kill-host";
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const { seed, minutes } = options;
-  const weights = nemesisWeights(options.without, options.provider);
+  const weights = nemesisWeights(options.without, options.provider, options.hosts);
   // The local agent runs torture/agent/agent.mjs from this checkout, and bubblewrap (the even
   // workers) mounts an empty tmpfs over /tmp: from a checkout under /tmp every bubblewrapped run
   // failed agent_exit_nonzero (its script missing) before it did anything.
@@ -45,25 +47,19 @@ async function main(): Promise<number> {
   }
   const work = path.join(os.tmpdir(), `copyback-torture-${seed}-${Date.now().toString(36)}`);
   mkdirSync(work, { recursive: true });
-  const home = path.join(work, "home");
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  // The instance root on its own small filesystem, so the nemesis can fill it.
-  let diskMount = false;
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1024m,mode=0700", "tmpfs", home], { stdio: "ignore" });
-    diskMount = true;
-  } catch {
-    say("mount -t tmpfs failed here: the full-disk fault is not injected (the instance root is an ordinary directory)");
-  }
+  // Each host's instance root on its own small filesystem, so the nemesis can fill it (two-host/hosts.ts).
+  const hosts = createHosts(work, options.hosts, say);
+  const home = hosts[0]!.home;
+  const diskMount = hosts.every((host) => host.diskMount);
   const historyFile = path.join(work, "history.jsonl");
   const history = new History(historyFile);
-  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""}${options.provider === "daytona" ? " --provider daytona" : ""})`);
+  say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.hosts > 1 ? ` --hosts ${options.hosts}` : ""}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""}${options.provider === "daytona" ? " --provider daytona" : ""})`);
   say(`work directory ${work}`);
 
   const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs });
   say(`PostgreSQL ${db.owned ? "embedded (owned by the harness: restarts are injected)" : `service at ${db.server} (not owned: no restart is injected)`}, database ${db.name}`);
   const prisma = createPrismaClient({ databaseUrl: db.url, poolSize: 4, applicationName: "copyback-torture" });
-  history.append("torture.start", { seed, minutes, workers: options.workers, embeddedPg: db.owned, diskMount });
+  history.append("torture.start", { seed, minutes, workers: options.workers, hosts: hosts.map((host) => ({ id: host.id, home: host.home })), embeddedPg: db.owned, diskMount });
 
   await seedDemo(prisma, { instanceRoot: home });
   // --provider daytona: the emulator in this process (daytona-mode/), its sandboxes under the work directory.
@@ -74,13 +70,16 @@ async function main(): Promise<number> {
     say(`Daytona emulator at ${daytona.emulator.apiUrl} (sandboxes under ${path.join(work, "daytona")}): the non-fake slots run there`);
   }
   const world = new World(prisma, home, 12, daytona?.emulator.apiUrl ?? null);
-  await world.createWorkspaces(options.workspaces);
+  await world.createWorkspaces(options.workspaces, options.hosts > 1 ? hosts : []);
   const perWorkspace = options.slotsPerWorkspace;
   const sandboxKind = options.provider === "daytona" ? "daytona" : "local";
   for (let w = 0; w < world.workspaces.length; w++) for (let s = 0; s < perWorkspace; s++) await world.createSlot(w, s === perWorkspace - 1 ? "fake" : sandboxKind);
+  // The shared slots on workspace 0; with two hosts, on the first workspace of each host (workspace i is host i mod N's), one shared environment each.
   if (options.sharedSlots > 0) {
-    const shared = await world.createSharedEnvironment(sandboxKind);
-    for (let s = 0; s < options.sharedSlots; s++) await world.createSlot(0, sandboxKind, shared);
+    const places = options.hosts > 1 ? Math.min(options.hosts, world.workspaces.length) : 1;
+    const shared: string[] = [];
+    for (let p = 0; p < places; p++) shared.push(await world.createSharedEnvironment(sandboxKind));
+    for (let s = 0; s < options.sharedSlots; s++) await world.createSlot(s % places, sandboxKind, shared[s % places]!);
   }
   const baseline: FinalState["baseline"] = {};
   for (const ws of world.workspaces) baseline[ws.hostPath] = scanHost(ws.hostPath);
@@ -97,10 +96,12 @@ async function main(): Promise<number> {
     history.append("harness.start", { url: stopHarness.child.url, place: stopHarness.place });
     say(`stop harness at ${stopHarness.child.url} (worker_cgroup stack under ${stopHarness.place.mountPoint}${stopHarness.place.parentPath}): it attests, the suite does not`);
   }
+  const deadHosts = new Set<number>();
   const workers = new Workers({
     count: options.workers,
     databaseUrl: db.url,
-    instanceRoot: home,
+    hosts,
+    downHosts: deadHosts,
     historyFile,
     workDir: work,
     history,
@@ -130,6 +131,9 @@ async function main(): Promise<number> {
     kills: { killed: new WeakSet(), hitRuns: new Set(), armedToRetry: new Set(), pendingKills: [] },
     home,
     diskMount,
+    hosts,
+    deadHosts,
+    hostReturns: new Map(),
     background: new Set(),
     daytona,
   };
@@ -143,6 +147,7 @@ async function main(): Promise<number> {
   history.append("quiet.start");
   say("quiet period: waiting for every run, coordinator and hold to settle");
   for (const pid of [...h.paused]) resume(h, pid, "quiet");
+  for (const index of [...h.deadHosts]) returnHost(h, index, "quiet");
   if (h.state.disk) rmSync(h.state.disk, { force: true });
   // Daytona is honest again: armed faults dropped, held calls answered, stuck stops confirmed.
   daytona?.quiet();
@@ -162,6 +167,7 @@ async function main(): Promise<number> {
     baseline,
     workspaces: world.workspaces.map((w) => w.hostPath),
     ...(daytona ? { daytonaSandboxes: daytona.finalSandboxes() } : {}),
+    ...(options.hosts > 1 ? { hosts: { hosts: hosts.map((host) => ({ id: host.id!, home: host.home, workspaces: world.workspaces.filter((w) => w.hostId === host.id).map((w) => w.hostPath) })) } } : {}),
   });
   writeFileSync(path.join(work, "final.json"), JSON.stringify(final, null, 1));
   const events = readHistory(historyFile);
@@ -169,7 +175,7 @@ async function main(): Promise<number> {
   const table = formatCounts(verdict, {
     seed: String(seed),
     minutes: String(minutes),
-    workers: String(options.workers),
+    workers: options.hosts > 1 ? `${options.workers} on each of ${options.hosts} hosts (${hosts.map((host) => host.id).join(", ")})` : String(options.workers),
     "host workspaces": String(world.workspaces.length),
     "shared reuse_by_environment slots": String(options.sharedSlots),
     "task slots (incl. retired)": String(world.slots.length),
@@ -199,13 +205,7 @@ async function main(): Promise<number> {
   }
   if (options.report) writeFileSync(options.report, JSON.stringify({ seed, minutes, workers: options.workers, work, settled, unsettled, counts: verdict.counts, figures, ...(resolutions ? { holdResolutions: resolutions } : {}), ...(daytona ? { daytonaHits } : {}), violations: verdict.violations, table }, null, 2));
   await prisma.$disconnect();
-  if (diskMount) {
-    try {
-      execFileSync("umount", ["-l", home], { stdio: "ignore" });
-    } catch {
-      /* busy */
-    }
-  }
+  unmountHosts(hosts);
   if (!options.keep && verdict.violations.length === 0 && settled) {
     await db.drop();
     rmSync(work, { recursive: true, force: true });

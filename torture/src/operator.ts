@@ -54,6 +54,8 @@ export interface OperatorOptions {
   history: History;
   /** A retained sandbox is discarded once it is this old (the checker saw it kept meanwhile). */
   minAgeMs: number;
+  /** Two-host mode: this operator is that host's console; it passes over sandboxes of other hosts (Discard would refuse them). */
+  hostId?: string | null;
 }
 
 /** One pass: discards every eligible retained local sandbox; answers how many. */
@@ -70,7 +72,8 @@ export async function operatorPass(prisma: PrismaClient, opts: OperatorOptions, 
       select: { id: true, cause: true },
     });
     if (actions.some((a) => a.cause !== FILE_RECOVERY)) continue;
-    const lease = await prisma.environmentLease.findUnique({ where: { id: s.leaseId }, select: { status: true, metadata: true } });
+    const lease = await prisma.environmentLease.findUnique({ where: { id: s.leaseId }, select: { status: true, metadata: true, hostId: true } });
+    if (opts.hostId && lease?.hostId !== opts.hostId) continue;
     const metadata = (lease?.metadata ?? {}) as Record<string, unknown>;
     const observed = {
       leaseStatus: lease?.status ?? null,
@@ -87,7 +90,7 @@ export async function operatorPass(prisma: PrismaClient, opts: OperatorOptions, 
     }
     try {
       await discardRetainedSandbox(
-        { db: prisma, registry },
+        { db: prisma, registry, ...(opts.hostId ? { hostId: opts.hostId } : {}) },
         { companyId: opts.companyId, leaseId: s.leaseId, providerLeaseId: s.providerLeaseId, acknowledgedActionIds: actions.map((a) => a.id), reason: OPERATOR_DISCARD_REASON, actor: { type: "local_board", id: null } },
       );
       discarded += 1;

@@ -1,7 +1,10 @@
 // The torture's command line:
 // `pnpm torture -- [--minutes N] [--workers K] [--seed S] [--report FILE] [--workspaces M]
 //   [--shared-slots J] [--stop-rate P] [--embedded] [--keep] [--quiet-seconds Q] [--aimed-kills P]
-//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness] [--provider local|daytona]`
+//   [--worker-concurrency C] [--max-queued Q] [--shared-arm-rate P] [--wake-in-fault-windows] [--attester operator|harness] [--provider local|daytona]
+//   [--hosts N]`
+// (`--hosts 2`: two instance roots with distinct host ids, `--workers` workers on EACH (default 2
+//  then), the workspaces spread over both, the nemesis kind kill_host; two-host/)
 // (the workload before the aimed one: --aimed-kills 0 --worker-concurrency 2 --max-queued 1000
 //  --shared-arm-rate 0.8 --wake-in-fault-windows)
 import { parseArgs } from "node:util";
@@ -10,13 +13,16 @@ export function parseOptions(argv: readonly string[]) {
   const { values: args } = parseArgs({
     options: {
       minutes: { type: "string", default: "3" },
-      workers: { type: "string", default: "3" },
+      // Per host; default 3 with one host, 2 with more.
+      workers: { type: "string" },
+      hosts: { type: "string", default: "1" },
       seed: { type: "string" },
       report: { type: "string" },
       // 3 host workspaces (was 4) and 6 shared slots (was 3), so a transient export failure of a
       // shared run meets other shared runs' acquisitions (the held-lease rule's case) many times a
       // minute on a loaded 2-core machine; the same number of task slots (15), the faults unchanged.
-      workspaces: { type: "string", default: "3" },
+      // Default 3 with one host, 2 per host with more.
+      workspaces: { type: "string" },
       "slots-per-workspace": { type: "string", default: "3" },
       // Local task slots whose agents share one reuse_by_environment environment on workspace 0.
       "shared-slots": { type: "string", default: "6" },
@@ -52,12 +58,17 @@ export function parseOptions(argv: readonly string[]) {
     // `pnpm torture -- --seed 1` may hand the "--" on: options follow it.
     args: argv.filter((a, i) => !(i === 0 && a === "--")),
   });
+  const hosts = Number(args.hosts);
+  if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`--hosts must be a whole number >= 1, not ${JSON.stringify(args.hosts)}`);
+  if (hosts > 1 && args.attester === "harness") throw new Error("--hosts > 1 with --attester harness is not built (the harness's cgroup stack is one host's)");
   return {
     seed: args.seed !== undefined ? Number(args.seed) : Math.floor(Math.random() * 2 ** 31),
     minutes: Number(args.minutes),
-    workers: Number(args.workers),
+    hosts,
+    /** Workers per host. */
+    workers: Number(args.workers ?? (hosts > 1 ? 2 : 3)),
     report: args.report,
-    workspaces: Number(args.workspaces),
+    workspaces: Number(args.workspaces ?? (hosts > 1 ? 2 * hosts : 3)),
     slotsPerWorkspace: Number(args["slots-per-workspace"]),
     sharedSlots: Number(args["shared-slots"]),
     stopRate: Number(args["stop-rate"]),

@@ -1,5 +1,6 @@
 // The system under test: K worker processes started exactly as the launcher starts the worker
-// (`node --import tsx src/main.ts` in apps/worker, own process group), sharing one instance root,
+// (`node --import tsx src/main.ts` in apps/worker, own process group), sharing one instance root
+// (with `--hosts N`: K on each host's root, with that host's id),
 // each appending its merge trace to the history. Exits are observed and recorded; the harness
 // remembers every worker it started (PID and /proc start time) and samples their descendants, so
 // it can later prove that a recorded controller and its children are gone.
@@ -12,12 +13,15 @@ import { harnessEnv } from "./env";
 import type { History } from "./history";
 import { descendants, startTimeOf, type ProcRef } from "./procs";
 import { reapLeftovers } from "./reap";
+import type { TortureHost } from "./two-host/hosts";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const workerDir = path.join(repoRoot, "apps/worker");
 
 export interface WorkerRecord {
   index: number;
+  /** The host it belongs to (`--hosts`: worker `index` is host floor(index / per-host count)'s). */
+  host: number;
   generation: number;
   pid: number;
   start: string;
@@ -57,11 +61,27 @@ export class Workers {
   readonly #seen = new Map<string, ProcRef>();
 
   constructor(
-    private readonly opts: { count: number; databaseUrl: string; instanceRoot: string; historyFile: string; workDir: string; history: History; env: Record<string, string> },
+    private readonly opts: {
+      count: number;
+      databaseUrl: string;
+      hosts: readonly TortureHost[];
+      /** Hosts killed whole and not returned (two-host/kill-host.ts): no worker of theirs is started. */
+      downHosts?: ReadonlySet<number>;
+      historyFile: string;
+      workDir: string;
+      history: History;
+      env: Record<string, string>;
+    },
   ) {}
+
+  /** `count` workers on each host: workers 0..count-1 are host 0's, and so on (bubblewrap on the even ones). */
+  hostOf(index: number): TortureHost {
+    return this.opts.hosts[Math.floor(index / this.opts.count)]!;
+  }
 
   async start(index: number): Promise<WorkerRecord> {
     const bubblewrap = index % 2 === 0;
+    const host = this.hostOf(index);
     const generation = this.all.filter((w) => w.index === index).length;
     const log = openSync(path.join(this.opts.workDir, `worker-${index}.log`), "a");
     const inherited = harnessEnv.inherited();
@@ -69,18 +89,22 @@ export class Workers {
     const env: NodeJS.ProcessEnv = {
       ...inherited,
       DATABASE_URL: this.opts.databaseUrl,
-      COPYBACK_HOME: this.opts.instanceRoot,
+      COPYBACK_HOME: host.home,
+      ...(host.id !== null ? { COPYBACK_HOST_ID: host.id } : {}),
       WORKER_HEALTH_PORT: String(await freePort()),
       COPYBACK_MERGE_TRACE_FILE: this.opts.historyFile,
       LOG_LEVEL: "warn",
       ...this.opts.env,
       PATH: bubblewrap ? (inherited.PATH ?? "/usr/bin:/bin") : pathWithoutBubblewrap(this.opts.workDir),
     };
+    // Checked after the last await: a kill_host between the restarter's check and here must not be
+    // followed by a worker of the dead host (spawned from here on synchronously).
+    if (this.opts.downHosts?.has(host.index)) throw new Error(`host ${host.id} is down (kill_host): worker ${index} is not started`);
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
     const pid = child.pid ?? -1;
     const start = startTimeOf(pid) ?? "";
     let resolveExit = () => undefined as void;
-    const record: WorkerRecord = { index, generation, pid, start, bubblewrap, child, exited: false, exit: new Promise<void>((r) => (resolveExit = r)), lastDescendants: [], stopped: false };
+    const record: WorkerRecord = { index, host: host.index, generation, pid, start, bubblewrap, child, exited: false, exit: new Promise<void>((r) => (resolveExit = r)), lastDescendants: [], stopped: false };
     child.once("exit", (code, signal) => {
       record.exited = true;
       this.opts.history.append("worker.exit", { worker: index, generation, pid, code, signal });
@@ -89,12 +113,12 @@ export class Workers {
     });
     this.all.push(record);
     this.current.set(index, record);
-    this.opts.history.append("worker.start", { worker: index, generation, pid, start, bubblewrap });
+    this.opts.history.append("worker.start", { worker: index, generation, pid, start, bubblewrap, ...(host.id !== null ? { hostId: host.id } : {}) });
     return record;
   }
 
   async startAll(): Promise<void> {
-    for (let i = 0; i < this.opts.count; i++) await this.start(i);
+    for (let i = 0; i < this.opts.count * this.opts.hosts.length; i++) await this.start(i);
     this.#sampler = setInterval(() => this.sample(), 500);
   }
 

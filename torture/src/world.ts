@@ -32,7 +32,7 @@ export interface Slot extends SlotInfo {
 
 export class World {
   readonly slots: Slot[] = [];
-  readonly workspaces: { id: string; hostPath: string }[] = [];
+  readonly workspaces: { id: string; hostPath: string; hostId: string | null }[] = [];
   #counter = 0;
 
   constructor(
@@ -43,15 +43,21 @@ export class World {
     private readonly daytonaApiUrl: string | null = null,
   ) {}
 
-  async createWorkspaces(count: number): Promise<void> {
+  /**
+   * `count` host workspaces. With `hosts` (two-host mode), workspace i lies under host i mod N's
+   * instance root and is registered bound to that host's id, as a workspace registered on that host
+   * is; else under the one instance root, unbound (the first claim binds it).
+   */
+  async createWorkspaces(count: number, hosts: readonly { id: string | null; home: string }[] = []): Promise<void> {
     for (let i = 0; i < count; i++) {
-      const dir = path.join(this.instanceRoot, "workspaces", `torture-${i}`);
+      const host = hosts.length > 0 ? hosts[i % hosts.length]! : null;
+      const dir = path.join(host?.home ?? this.instanceRoot, "workspaces", `torture-${i}`);
       mkdirSync(path.join(dir, "base"), { recursive: true });
       writeFileSync(path.join(dir, "base", "README.md"), `# torture workspace ${i}\nRuns write only under t/<task>/.\n`);
       writeFileSync(path.join(dir, "base", "data.txt"), `baseline data of workspace ${i}\n`.repeat(50));
       const hostPath = realpathSync(dir);
-      const row = await this.prisma.executionWorkspace.create({ data: { companyId: COMPANY_ID, name: `torture-${i}-${Date.now()}`, hostPath } });
-      this.workspaces.push({ id: row.id, hostPath });
+      const row = await this.prisma.executionWorkspace.create({ data: { companyId: COMPANY_ID, name: `torture-${i}-${Date.now()}`, hostPath, ...(host?.id ? { hostId: host.id } : {}) } });
+      this.workspaces.push({ id: row.id, hostPath, hostId: host?.id ?? null });
     }
   }
 

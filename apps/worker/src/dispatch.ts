@@ -17,7 +17,12 @@ export function createWorkerDispatch(opts: WorkerDispatchOptions): Dispatcher {
   const trace = runtime.mergeTrace;
   return new Dispatcher({
     concurrency: opts.concurrency,
-    claim: (limit) => claimQueuedRuns(runtime.db, { limit, controller: runtime.controller, instanceRoot: runtime.instanceRoot, hostId: runtime.hostId }),
+    claim: async (limit) => {
+      const claimed = await claimQueuedRuns(runtime.db, { limit, controller: runtime.controller, instanceRoot: runtime.instanceRoot, hostId: runtime.hostId });
+      // The torture suite's trace: which process (so which host) claimed each run.
+      if (trace) for (const run of claimed) trace.note("worker.claim", { runId: run.runId, hostId: runtime.hostId });
+      return claimed;
+    },
     execute: (run, signal) => (trace ? trace.withRun(run.runId, "dispatch", () => executeRun(runtime, run, signal)) : executeRun(runtime, run, signal)),
     log: runtime.log,
     onSlotFreed: opts.onSlotFreed,

@@ -7,6 +7,10 @@
 // reconciled. The line is written synchronously after the lock is taken and before it is
 // released, so two overlapping intervals on one target mean two writers at once.
 // Unset (the default) nothing is wrapped: the worker uses DirectoryMergeLocks as is.
+// The same file also takes `note` lines (two-host torture, issue 23): each run this process
+// claimed (`worker.claim`) and each unit a host-bound sweep handled (`sweep.handle`), written by
+// the process that did it, so the suite can tell which host touched what without trusting the
+// database's own record of it.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { appendFileSync } from "node:fs";
 import { DirectoryMergeLocks, type DirectoryMergeLease } from "@copyback/core";
@@ -20,6 +24,8 @@ export interface MergeTrace {
   locks: DirectoryMergeLocks;
   /** Runs fn with runId as the run its lock sections belong to. */
   withRun<T>(runId: string, via: TraceContext["via"], fn: () => Promise<T>): Promise<T>;
+  /** One observation line {ev, t, pid, ...fields}, synchronously. */
+  note(ev: "worker.claim" | "sweep.handle", fields: Record<string, unknown>): void;
 }
 
 export function createMergeTrace(file: string, instanceRoot: string): MergeTrace {
@@ -51,5 +57,6 @@ export function createMergeTrace(file: string, instanceRoot: string): MergeTrace
   return {
     locks: new TracedLocks({ instanceRoot }),
     withRun: (runId, via, fn) => context.run({ runId, via }, fn),
+    note: (ev, fields) => appendFileSync(file, `${JSON.stringify({ ev, t: process.hrtime.bigint().toString(), pid: process.pid, ...fields })}\n`),
   };
 }

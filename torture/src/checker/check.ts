@@ -21,6 +21,7 @@ import type { FinalState } from "./final-state";
 import { checkFiles } from "./files";
 import { daytonaViolations } from "./daytona-rules";
 import { harnessTakeoverViolations } from "./harness-takeovers";
+import { hostViolations } from "./hosts";
 import { mergeIntervals, overlaps } from "./intervals";
 import { faultsOf, mayHaveHappened, readOperations } from "./operations";
 import { bump, FILE_RECOVERY, OPEN, RESULT_HOLD_CAUSES, UNSETTLED_PHASES, type Verdict, type Violation, type ViolationKind } from "./verdict";
@@ -257,6 +258,9 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
   violations.push(...harnessTakeoverViolations(history, final));
   // `--provider daytona` only (the emulator's observations): daytona-rules.ts.
   violations.push(...daytonaViolations(history, final, { discarded: new Set(final.leases.filter(discarded).map((l) => l.id)) }));
+  // `--hosts 2` only (hosts.ts): every host-local thing touched by its own host, a dead host's runs waiting for it.
+  const hostRules = hostViolations(history, operations, final);
+  violations.push(...hostRules.violations);
   const violationsByKind: Record<string, number> = {};
   for (const v of violations) bump(violationsByKind, v.kind);
   return {
@@ -276,6 +280,7 @@ export function check(history: readonly HistoryEvent[], final: FinalState): Verd
       acquisitionsBesideUnsettled,
       heldLeaseTaken: violations.filter((v) => v.kind === "held_lease_taken").length,
       relaxed,
+      ...(final.hosts ? { hosts: hostRules.counts } : {}),
       violationsByKind,
     },
   };

@@ -51,6 +51,11 @@ export function formatCounts(verdict: Verdict, header: Record<string, string> = 
   for (const [f, n] of Object.entries(c.operations).sort()) rows.push([`  ${f}`, `${n.ok} / ${n.fail} / ${n.info}`]);
   rows.push(["relaxed (not violations)", Object.keys(c.relaxed).length ? "" : "0"]);
   for (const [k, v] of Object.entries(c.relaxed).sort()) rows.push([`  ${k}`, String(v)]);
+  if (c.hosts) {
+    rows.push(["two hosts: host kills / returns", `${c.hosts.hostKills} / ${c.hosts.hostReturns}`]);
+    rows.push(["  runs that waited for their dead host, then ran on it", String(c.hosts.waitedForDeadHost)]);
+    rows.push(["  claims / sweep units traced (by host)", `${c.hosts.claimsTraced} / ${c.hosts.sweepUnitsTraced}`]);
+  }
   rows.push(["violations", String(verdict.violations.length)]);
   for (const kind of VIOLATION_KINDS) rows.push([`  ${kind}`, String(c.violationsByKind[kind] ?? 0)]);
   const width = Math.max(...rows.map(([k]) => k.length));

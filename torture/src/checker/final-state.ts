@@ -1,5 +1,6 @@
 // What the checker reads besides the history: the final database rows and the host files, as
 // plain data (collected by collect.ts after the quiet period; hand-made in the checker's tests).
+import type { FinalHosts } from "./hosts";
 
 export type HostEntry = { kind: "file"; sha256: string; token: string | null } | { kind: "symlink"; target: string } | { kind: "directory" };
 
@@ -121,4 +122,6 @@ export interface FinalState {
   host: Record<string, Record<string, HostEntry>>;
   /** The host files when the torture began (outside t/ they must stay as they are). */
   baseline: Record<string, Record<string, HostEntry>>;
+  /** `--hosts 2`: which host each run, claim and lease is bound to (hosts.ts); absent with one host. */
+  hosts?: FinalHosts;
 }

@@ -29,7 +29,8 @@ export function mergeIntervals(history: readonly HistoryEvent[], kills: readonly
     }
   };
   // Each kill at its completion: the signal was sent by then.
-  const sent = kills.filter((k) => happened(k) && k.completedAt !== null && k.value.pid !== undefined).map((k) => ({ at: k.completedAt!, pid: k.value.pid }))
+  // (A kill_host names every worker it killed in `pids`.)
+  const sent = kills.filter((k) => happened(k) && k.completedAt !== null).flatMap((k) => (Array.isArray(k.value.pids) ? (k.value.pids as unknown[]) : k.value.pid !== undefined ? [k.value.pid] : []).map((pid) => ({ at: k.completedAt!, pid })))
     .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   let next = 0;
   for (const e of history) {

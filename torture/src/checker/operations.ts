@@ -100,7 +100,8 @@ export function faultsOf(operations: readonly Operation[]): { byKind: Record<str
     if (!happened(op)) continue;
     const kind = String(op.value.kind);
     byKind[kind] = (byKind[kind] ?? 0) + 1;
-    if (kind === "kill_worker") kills.push(op);
+    // A kill_host (two-host mode) SIGKILLs every worker of one host: its `pids`.
+    if (kind === "kill_worker" || kind === "kill_host") kills.push(op);
   }
   return { byKind, indeterminate, kills };
 }

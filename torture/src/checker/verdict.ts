@@ -1,6 +1,7 @@
 // What the checker judges with and answers: the hold causes it knows (records/causes.ts), the
 // violation kinds, and the verdict with its counts (check.ts fills it, counts.ts prints it).
 import type { Completion } from "../history";
+import type { HostCounts } from "./hosts";
 
 export const OWNER_UNVERIFIED = "native_workspace_finalization_owner_unverified";
 /** R-FO-1: the obligation a run that failed before its result opens (records/causes.ts). */
@@ -50,6 +51,12 @@ export const VIOLATION_KINDS = [
   "dt_stop_auto_delete_enabled",
   "dt_kept_sandbox_auto_deleted",
   "dt_stopped_allocation_deleted",
+  "cross_host_write",
+  "wrong_host_claim",
+  "wrong_host_finalize",
+  "wrong_host_sweep",
+  "wrong_host_cleanup",
+  "dead_host_run_lost",
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -91,6 +98,8 @@ export interface Verdict {
     /** Of all acquisitions, those handed a held lease (the violations held_lease_taken). */
     heldLeaseTaken: number;
     relaxed: Record<string, number>;
+    /** `--hosts 2` only (hosts.ts): what the host rules saw. */
+    hosts?: HostCounts;
     violationsByKind: Record<string, number>;
   };
 }

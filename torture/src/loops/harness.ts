@@ -8,6 +8,7 @@ import type { TortureOptions } from "../options";
 import { Rng } from "../rng";
 import type { WorkerRecord, Workers } from "../system";
 import type { World } from "../world";
+import type { TortureHost } from "../two-host/hosts";
 
 export interface ChaosState {
   /** Faults and new runs are injected while true (false from the quiet period on). */
@@ -54,8 +55,14 @@ export interface Harness {
   /** PIDs under SIGSTOP, until their timer (or the quiet period) sends SIGCONT. */
   paused: Set<number>;
   kills: KillBook;
-  /** The instance root (a tmpfs when `diskMount`, so the nemesis can fill it). */
+  /** The instance root (a tmpfs when `diskMount`, so the nemesis can fill it); the first host's with `--hosts`. */
   home: string;
+  /** Every host (one unless `--hosts N`): its id, instance root and tmpfs. */
+  hosts: TortureHost[];
+  /** Hosts killed whole (two-host/kill-host.ts) and not returned yet: the restarter leaves their workers down. */
+  deadHosts: Set<number>;
+  /** The timers that bring each dead host back. */
+  hostReturns: Map<number, NodeJS.Timeout>;
   diskMount: boolean;
   /** `--provider daytona`: the emulator the Daytona environments point at (null otherwise). */
   daytona: TortureEmulator | null;

@@ -9,6 +9,7 @@ import type { WorkerRecord, Workers } from "../system";
 import { DAYTONA_WEIGHTS, daytonaFault, isDaytonaKind } from "../daytona-mode/faults";
 import { AIM_WINDOW_MS, killWorker } from "./aim";
 import { sleep, type Harness } from "./harness";
+import { killHost } from "../two-host/kill-host";
 
 const DEFAULT_WEIGHTS = {
   kill_worker: 5,
@@ -19,7 +20,11 @@ const DEFAULT_WEIGHTS = {
   terminate_pool_backend: 3,
   pg_restart: 1,
   disk_full: 1,
+  // Two-host mode only (nemesisWeights): last, so a one-host seed draws the sequence it always did.
+  kill_host: 0,
 };
+/** kill_host's weight with two hosts or more: about one host killed a minute on a loaded machine (one host down at a time). */
+const KILL_HOST_WEIGHT = 0.6;
 // With `--provider daytona` a run makes dozens of API calls where a local one makes none, and the
 // emulator's kinds share the draws: the same kinds at about half their weight (seed 2 at load 20
 // with the local weights: a worker killed every 2-12 s, each restart taking longer than that to
@@ -33,6 +38,7 @@ const DAYTONA_MODE_LOCAL_WEIGHTS: typeof DEFAULT_WEIGHTS = {
   terminate_pool_backend: 2,
   pg_restart: 1,
   disk_full: 1,
+  kill_host: 0,
 };
 export type NemesisKind = keyof typeof DEFAULT_WEIGHTS | keyof typeof DAYTONA_WEIGHTS;
 
@@ -41,8 +47,10 @@ export type NemesisKind = keyof typeof DEFAULT_WEIGHTS | keyof typeof DAYTONA_WE
  * The Daytona emulator's kinds come after the others, and only with `--provider daytona`: a local
  * seed's sequence of fault kinds is the one it always was.
  */
-export function nemesisWeights(without: readonly string[], provider: "local" | "daytona" = "local"): Partial<Record<NemesisKind, number>> {
+export function nemesisWeights(without: readonly string[], provider: "local" | "daytona" = "local", hosts = 1): Partial<Record<NemesisKind, number>> {
   const weights: Partial<Record<NemesisKind, number>> = provider === "daytona" ? { ...DAYTONA_MODE_LOCAL_WEIGHTS, ...DAYTONA_WEIGHTS } : { ...DEFAULT_WEIGHTS };
+  // (A weight of 0 shifts no draw: kill_host's place among the kinds leaves a one-host seed's sequence as it was.)
+  if (hosts > 1) weights.kill_host = KILL_HOST_WEIGHT;
   for (const kind of without) {
     if (!(kind in weights)) throw new Error(`--without: no nemesis kind ${kind} (${Object.keys(weights).join(", ")})`);
     weights[kind as NemesisKind] = 0;
@@ -123,10 +131,14 @@ export async function nemesisLoop(h: Harness, weights: Partial<Record<NemesisKin
         } finally {
           state.pgDown = false;
         }
+      } else if (kind === "kill_host") {
+        killHost(h, rng);
       } else if (kind === "disk_full") {
-        if (!h.diskMount || state.disk) continue;
-        const file = path.join(h.home, "ballast.bin");
-        const free = Number(statfsSync(h.home).bavail) * Number(statfsSync(h.home).bsize);
+        // With two hosts, one host's root (drawn); else the one root, with no draw (a seed's sequence unchanged).
+        const root = h.hosts.length > 1 ? rng.pick(h.hosts) : { home: h.home, diskMount: h.diskMount };
+        if (!root.diskMount || state.disk) continue;
+        const file = path.join(root.home, "ballast.bin");
+        const free = Number(statfsSync(root.home).bavail) * Number(statfsSync(root.home).bsize);
         // Set before the fill, so the clients hold their wakes from its first byte.
         state.disk = file;
         const op = history.invoke("fault", { kind, bytes: free });

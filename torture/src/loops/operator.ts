@@ -7,7 +7,8 @@ import { sleep, type Harness } from "./harness";
 
 export async function operatorLoop(h: Harness): Promise<void> {
   const { prisma, history, state, home } = h;
-  const registry = createDefaultRegistry({ instanceRoot: home });
+  // One operator per host (two-host mode: each host's console discards its own host's sandboxes).
+  const consoles = h.hosts.map((host) => ({ host, registry: createDefaultRegistry({ instanceRoot: host.home }) }));
   let lastSample = 0;
   while (!state.stopping) {
     await sleep(3_000);
@@ -17,7 +18,8 @@ export async function operatorLoop(h: Harness): Promise<void> {
     }
     if (state.pgDown || !state.chaos) continue;
     try {
-      await operatorPass(prisma, { companyId: COMPANY_ID, instanceRoot: home, history, minAgeMs: 20_000 }, registry);
+      // A host killed whole has no console either.
+      for (const { host, registry } of consoles) if (!h.deadHosts.has(host.index)) await operatorPass(prisma, { companyId: COMPANY_ID, instanceRoot: host.home, history, minAgeMs: 20_000, hostId: host.id }, registry);
     } catch (error) {
       history.append("operator.error", { message: errorFields(error, 200).message });
     }

@@ -11,6 +11,8 @@ export async function restartLoop(h: Harness): Promise<void> {
   while (!state.stopping) {
     for (let i = 0; i < workers.all.reduce((m, w) => Math.max(m, w.index + 1), 0); i++) {
       if (workers.current.has(i)) continue;
+      // A host killed whole stays down until it returns (two-host/kill-host.ts).
+      if (h.deadHosts.has(workers.hostOf(i).index)) continue;
       const due = pending.get(i) ?? Date.now() + (state.chaos ? rng.between(300, 2500) : 0);
       pending.set(i, due);
       if (Date.now() >= due || !state.chaos) {
