@@ -37,16 +37,16 @@ export function createWorkerReconciler(
       // Issue 23: the sweeps that write a host workspace, probe or signal a controller's processes,
       // or stop and destroy a sandbox select only this host's host-local work, in their due SQL
       // (recovery/sweeps/host-bound-sweep.ts); `...runtime` carries runtime.hostId.
-      traced(runtime, finalizationSweep({ ...runtime, log, executesHere })),
-      orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere, hostId: runtime.hostId }),
+      traced(runtime, noted(runtime, finalizationSweep({ ...runtime, log, executesHere }), byRun)),
+      noted(runtime, orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere, hostId: runtime.hostId }), byRun),
       ownerHoldsSweep({ db: runtime.db }),
       // R-RC-7: older acknowledged cancellations that missed the pin; before the lease cleanup,
       // which then stops what it pinned in the same pass.
       stopRetentionSweep({ db: runtime.db, log }),
-      leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log, hostId: runtime.hostId }),
-      settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere, hostId: runtime.hostId }),
+      noted(runtime, leaseCleanupSweep({ db: runtime.db, registry: runtime.registry, controller: runtime.controller, log, hostId: runtime.hostId }), byLease),
+      noted(runtime, settledRunLeasesSweep({ db: runtime.db, registry: runtime.registry, log, controller: runtime.controller, executesHere, hostId: runtime.hostId }), byLease),
       // R-UA-5: accepted results an older controller failed as unsafe exports, replayed with the export omitted.
-      historicalUnsafeSweep({ ...runtime, log }),
+      noted(runtime, historicalUnsafeSweep({ ...runtime, log }), byRun),
       // R-RC-5: pending "Continue from saved sources" intents delivered as fresh runs (rechecked at claim and handoff).
       reconstructionDeliverySweep({ db: runtime.db, instanceRoot: runtime.instanceRoot, log, hostId: runtime.hostId }),
       // The staging directories of settled runs that a killed controller could not remove.
@@ -55,6 +55,20 @@ export function createWorkerReconciler(
     ...(batchSize ? { batchSize } : {}),
     log,
   });
+}
+
+/** What binds a sweep's unit to a host: its run's workspace, or its lease's sandbox. */
+const byRun = (unit: { runId: string }) => ({ runId: unit.runId });
+const byLease = (unit: { leaseId: string }) => ({ leaseId: unit.leaseId });
+
+/**
+ * With the torture suite's merge trace on, each unit a host-bound sweep handles is noted
+ * (`sweep.handle`), so the two-host checker can judge which host swept what (torture/src/checker/hosts.ts).
+ */
+function noted<U>(runtime: WorkerRuntime, sweep: Sweep<U>, bindingOf: (unit: U) => Record<string, string>): Sweep<U> {
+  const trace = runtime.mergeTrace;
+  if (!trace) return sweep;
+  return { ...sweep, handle: (unit) => (trace.note("sweep.handle", { sweep: sweep.name, ...bindingOf(unit) }), sweep.handle(unit)) };
 }
 
 /** With the torture suite's merge trace on, the sweep's lock sections name the run they finalize. */
