@@ -36,7 +36,13 @@ export function createWorkerReconciler(
       ...(harness ? [harnessTakeoverSweep({ db: runtime.db, harness, log })] : []),
       // Issue 23: the sweeps that write a host workspace, probe or signal a controller's processes,
       // or stop and destroy a sandbox select only this host's host-local work, in their due SQL
-      // (recovery/sweeps/host-bound-sweep.ts); `...runtime` carries runtime.hostId.
+      // (recovery/sweeps/host-bound-sweep.ts); `...runtime` carries runtime.hostId. The others take
+      // no host on purpose, as none of them touches another host's files or processes: the harness
+      // takeover and owner holds write records only (the harness is a remote platform's proof, the
+      // very thing that lets another host take over: R-OWN-11); stop retention writes records and a
+      // stop-only intent that the host-bound lease cleanup then carries out on the sandbox's own
+      // host (run-stop.integration-test.ts, "R-RC-7 host affinity"); leftover staging reads only
+      // this instance root's own staging/ directory, which no other host writes.
       traced(runtime, noted(runtime, finalizationSweep({ ...runtime, log, executesHere }), byRun)),
       noted(runtime, orphanSweep({ db: runtime.db, controller: runtime.controller, log, executesHere, hostId: runtime.hostId }), byRun),
       ownerHoldsSweep({ db: runtime.db }),

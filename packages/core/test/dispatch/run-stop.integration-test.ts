@@ -200,6 +200,50 @@ describe("Stop on the local provider", () => {
     expect(await world.db.heartbeatRun.count({ where: { nativeIssueId: task.issueId } })).toBe(1);
   });
 
+  it("R-RC-7 host affinity: any host's stop retention sweep pins another host's stopped sandbox (records only); only the sandbox's own host stops it", async () => {
+    const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
+    const { runId, execution, leaseId } = await startRun(task, { taskLockWaitMs: 300 });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked: () => void = () => undefined;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = world.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM issues WHERE id = ${task.issueId}::uuid FOR UPDATE`;
+        locked();
+        await held;
+      },
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await isLocked;
+    try {
+      await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
+      await execution;
+    } finally {
+      release();
+      await holder;
+    }
+    // The stopped run's workspace and its local sandbox are host A's.
+    await world.db.executionWorkspace.update({ where: { id: task.workspaceId }, data: { hostId: "host-a" } });
+    await world.db.environmentLease.update({ where: { id: leaseId }, data: { hostId: "host-a" } });
+    try {
+      // Host B's reconciler runs the stop retention sweep (it takes no host: it writes records and a
+      // stop-only intent under row locks, and touches no file or process).
+      expect(await stopRetentionSweep({ db: world.db }).handle({ runId })).toBe("pinned");
+      const cleanupOn = (hostId: string) => leaseCleanupSweep({ db: world.db, registry: world.registry, controller: world.deps().controller, hostId });
+      expect((await cleanupOn("host-b").due(50)).map((u) => u.leaseId)).not.toContain(leaseId);
+      expect((await world.db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } })).status).toBe("pending_cleanup");
+      const due = (await cleanupOn("host-a").due(50)).find((u) => u.leaseId === leaseId);
+      expect(due).toBeDefined();
+      expect(await cleanupOn("host-a").handle(due!)).toBe("stopped_and_retained");
+      const stopped = await world.db.environmentLease.findUniqueOrThrow({ where: { id: leaseId } });
+      expect(stopped.status).toBe("released");
+      expect(await readFile(sandboxFile(stopped.providerLeaseId!, "partial.txt"), "utf8")).toBe("partial work\n");
+    } finally {
+      await world.db.executionWorkspace.update({ where: { id: task.workspaceId }, data: { hostId: null } });
+    }
+  });
+
   it("R-RC-7 a run waiting for a busy lease is stopped without a workspace: cancelled, not requeued, nothing to retain", async () => {
     const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
     const holder = await startRun(task);
