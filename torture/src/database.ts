@@ -60,7 +60,13 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
-export async function openTortureDatabase(opts: { embedded: boolean; pgRoot: string; idleTimeoutMs: number }): Promise<TortureDatabase> {
+export async function openTortureDatabase(opts: {
+  embedded: boolean;
+  pgRoot: string;
+  idleTimeoutMs: number;
+  /** An embedded server's further listen addresses and admitted subnets (the hosts' network namespaces: two-host/netns.ts). */
+  extraListen?: readonly { address: string; subnet: string }[];
+}): Promise<TortureDatabase> {
   const name = `copyback_torture_${Date.now().toString(36)}_${process.pid}`;
   let adminUrl: string;
   let owned = false;
@@ -73,12 +79,13 @@ export async function openTortureDatabase(opts: { embedded: boolean; pgRoot: str
     adminUrl = service;
   } else {
     const port = await freePort();
-    let server = await startEmbeddedPostgres({ instanceRoot: opts.pgRoot, port });
+    const start = { instanceRoot: opts.pgRoot, port, ...(opts.extraListen ? { extraListen: opts.extraListen } : {}) };
+    let server = await startEmbeddedPostgres(start);
     adminUrl = server.url;
     owned = true;
     restart = async () => {
       await server.stop();
-      server = await startEmbeddedPostgres({ instanceRoot: opts.pgRoot, port });
+      server = await startEmbeddedPostgres(start);
     };
     stop = async () => server.stop();
   }

@@ -23,6 +23,7 @@ import { nemesisLoop, nemesisWeights, resume } from "./loops/nemesis";
 import { operatorLoop } from "./loops/operator";
 import { restartLoop } from "./loops/restarter";
 import { parseOptions } from "./options";
+import { cmdline } from "./procs";
 import { repoRoot, Workers } from "./system";
 import { waitSettled } from "./wait-settled";
 import { formatFigures, workloadFigures } from "./workload-figures";
@@ -33,6 +34,7 @@ import { DAYTONA_KEY_VARIABLE, startTortureEmulator, type TortureEmulator } from
 import { COMPANY_ID, World } from "./world";
 import { createHosts, unmountHosts } from "./two-host/hosts";
 import { returnHost } from "./two-host/kill-host";
+import { ClientAddrSampler, createNetns, namespaceOf, presentNetns, startForwarders, urlVia, type Forwarders, type Netns } from "./two-host/netns";
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
@@ -56,8 +58,23 @@ async function main(): Promise<number> {
   say(`seed ${seed} (replay: pnpm torture -- --seed ${seed} --minutes ${minutes} --workers ${options.workers}${options.hosts > 1 ? ` --hosts ${options.hosts}` : ""}${options.embedded ? " --embedded" : ""}${options.attester === "harness" ? " --attester harness" : ""}${options.provider === "daytona" ? " --provider daytona" : ""})`);
   say(`work directory ${work}`);
 
-  const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs });
+  // With two hosts or more: a network namespace each (two-host/netns.ts), made before the embedded
+  // server starts (it listens on their veth addresses). Not with the Daytona emulator, which
+  // listens on this process's loopback only.
+  let netns: Netns | null = null;
+  if (options.hosts > 1) {
+    if (options.provider === "daytona") say("--provider daytona: the hosts run without network namespaces (the Daytona emulator listens on this process's loopback)");
+    else netns = await createNetns(options.hosts, say);
+  }
+  const db = await openTortureDatabase({ embedded: options.embedded, pgRoot: path.join(work, "pg"), idleTimeoutMs: options.idleTimeoutMs, ...(netns ? { extraListen: netns.hosts.map((n) => ({ address: n.rootAddress, subnet: n.subnet })) } : {}) });
   say(`PostgreSQL ${db.owned ? "embedded (owned by the harness: restarts are injected)" : `service at ${db.server} (not owned: no restart is injected)`}, database ${db.name}`);
+  // The service PostgreSQL (not ours to configure) through a forwarder on each veth address (netns.ts says why).
+  let forwarders: Forwarders | null = null;
+  if (netns && !db.owned) {
+    const target = new URL(db.url);
+    forwarders = await startForwarders(netns.hosts, { host: target.hostname, port: Number(target.port || 5432) });
+  }
+  if (netns) say(`hosts in network namespaces: ${netns.hosts.map((n, i) => `${hosts[i]!.id} in ${n.name} (${n.nsAddress}, PostgreSQL via ${n.rootAddress}${forwarders ? `:${forwarders.ports[i]} forwarded to ${db.server}` : ""})`).join("; ")}`);
   const prisma = createPrismaClient({ databaseUrl: db.url, poolSize: 4, applicationName: "copyback-torture" });
   history.append("torture.start", { seed, minutes, workers: options.workers, hosts: hosts.map((host) => ({ id: host.id, home: host.home })), embeddedPg: db.owned, diskMount });
 
@@ -105,6 +122,7 @@ async function main(): Promise<number> {
     historyFile,
     workDir: work,
     history,
+    netns: netns ? { ip: netns.ip, hosts: netns.hosts.map((n, i) => ({ name: n.name, databaseUrl: urlVia(db.url, n.rootAddress, forwarders?.ports[i]) })) } : null,
     env: {
       WORKER_CONCURRENCY: options.workerConcurrency,
       WORKER_POLL_INTERVAL_MS: "200",
@@ -117,6 +135,22 @@ async function main(): Promise<number> {
     },
   });
   await workers.startAll();
+  // Where the workers' connections come from (pg_stat_activity client_addr), sampled through the run.
+  const clientAddrs = new ClientAddrSampler(db.admin, db.name);
+  if (options.hosts > 1) clientAddrs.start();
+  /** The worker PIDs seen in each namespace (namespaceOf, every 5 s while they live). */
+  const workersInNetns = new Map<string, Set<number>>();
+  const lookAtNamespaces = () => {
+    if (!netns) return;
+    for (const w of workers.live()) {
+      // A worker just spawned may still be `ip netns exec` itself, before it entered the namespace and exec'd the worker.
+      if (cmdline(w.pid).startsWith(`${netns.ip} `)) continue;
+      const name = namespaceOf(w.pid, netns.hosts) ?? "none of this run's";
+      workersInNetns.set(name, (workersInNetns.get(name) ?? new Set()).add(w.pid));
+    }
+  };
+  const namespaceLooks = netns ? setInterval(lookAtNamespaces, 5_000) : null;
+  const workersByNetns = () => [...workersInNetns].sort(([a], [b]) => a.localeCompare(b)).map(([k, pids]) => `${k} ${pids.size}`).join(", ");
 
   const h: Harness = {
     options,
@@ -144,6 +178,8 @@ async function main(): Promise<number> {
   while (Date.now() < chaosEnd) await sleep(1_000);
   // Quiet period: no new runs, no new faults; everything paused resumes, every worker runs.
   h.state.chaos = false;
+  lookAtNamespaces();
+  if (netns) say(`at the quiet start: ${(await presentNetns(netns)).join(", ")} present; worker PIDs seen by namespace so far: ${workersByNetns()}`);
   history.append("quiet.start");
   say("quiet period: waiting for every run, coordinator and hold to settle");
   for (const pid of [...h.paused]) resume(h, pid, "quiet");
@@ -155,6 +191,10 @@ async function main(): Promise<number> {
   history.append("quiet.end", { settled, unsettled });
   say(settled ? "settled" : `did not settle within the quiet period; at the last look:\n  ${unsettled.join("\n  ")}`);
   h.state.stopping = true;
+  if (options.hosts > 1) await clientAddrs.sample();
+  clientAddrs.stop();
+  lookAtNamespaces();
+  if (namespaceLooks) clearInterval(namespaceLooks);
   await workers.stopAll();
   await Promise.all(loops);
   // Every operation completes before the history is read (a Stop still waiting for its moment too).
@@ -180,6 +220,10 @@ async function main(): Promise<number> {
     "shared reuse_by_environment slots": String(options.sharedSlots),
     "task slots (incl. retired)": String(world.slots.length),
     postgres: db.owned ? "embedded (restarts injected)" : `service ${db.server} (no restarts)`,
+    ...(options.hosts > 1 ? { "network namespaces": netns ? `yes: ${netns.hosts.map((n, i) => `${hosts[i]!.id} in ${n.name} (${n.subnet})`).join(", ")}` : "no (the hosts shared this machine's network namespace)" } : {}),
+    ...(netns ? { "worker PIDs seen by network namespace": workersByNetns() } : {}),
+    ...(options.hosts > 1 ? { "PostgreSQL client_addr (most at once)": clientAddrs.format() } : {}),
+    ...(forwarders ? { "forwarded connections (by host)": hosts.map((host, i) => `${host.id} ${forwarders!.accepted[i]}`).join(", ") } : {}),
     "full disk": diskMount ? "tmpfs 1 GiB instance root" : "not injected (no tmpfs)",
     "history events": String(events.length),
     settled: String(settled),
@@ -199,6 +243,12 @@ async function main(): Promise<number> {
   const reaped = workers.reapLeftovers();
   if (reaped.length > 0) say(`killed ${reaped.length} process(es) the workers left running: ${reaped.map((r) => r.pid).join(", ")}`);
   await daytona?.close();
+  await forwarders?.close();
+  if (netns) {
+    await netns.remove();
+    const left = await presentNetns(netns);
+    say(left.length === 0 ? `network namespaces and veths removed (${netns.hosts.map((n) => n.name).join(", ")})` : `left after removal: ${left.join(", ")}`);
+  }
   if (stopHarness) {
     await stopHarness.stop();
     writeFileSync(path.join(work, "harness.log"), stopHarness.child.output());

@@ -71,6 +71,12 @@ export class Workers {
       workDir: string;
       history: History;
       env: Record<string, string>;
+      /**
+       * The hosts' network namespaces (two-host/netns.ts), by host index: a host's workers are
+       * started under `ip netns exec NAME` (which execs the same command: the PID is the worker's)
+       * with the database URL through its veth. Absent: every worker in this namespace, as before.
+       */
+      netns?: { ip: string; hosts: readonly { name: string; databaseUrl: string }[] } | null;
     },
   ) {}
 
@@ -84,11 +90,12 @@ export class Workers {
     const host = this.hostOf(index);
     const generation = this.all.filter((w) => w.index === index).length;
     const log = openSync(path.join(this.opts.workDir, `worker-${index}.log`), "a");
+    const ns = this.opts.netns?.hosts[host.index];
     const inherited = harnessEnv.inherited();
     for (const key of ["DATABASE_URL", "COPYBACK_TEST_DATABASE_URL", "NODE_OPTIONS"]) delete inherited[key];
     const env: NodeJS.ProcessEnv = {
       ...inherited,
-      DATABASE_URL: this.opts.databaseUrl,
+      DATABASE_URL: ns?.databaseUrl ?? this.opts.databaseUrl,
       COPYBACK_HOME: host.home,
       ...(host.id !== null ? { COPYBACK_HOST_ID: host.id } : {}),
       WORKER_HEALTH_PORT: String(await freePort()),
@@ -100,7 +107,9 @@ export class Workers {
     // Checked after the last await: a kill_host between the restarter's check and here must not be
     // followed by a worker of the dead host (spawned from here on synchronously).
     if (this.opts.downHosts?.has(host.index)) throw new Error(`host ${host.id} is down (kill_host): worker ${index} is not started`);
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
+    const command = [process.execPath, "--import", "tsx", "src/main.ts"];
+    const [file, ...args] = ns && this.opts.netns ? [this.opts.netns.ip, "netns", "exec", ns.name, ...command] : command;
+    const child = spawn(file!, args, { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
     const pid = child.pid ?? -1;
     const start = startTimeOf(pid) ?? "";
     let resolveExit = () => undefined as void;

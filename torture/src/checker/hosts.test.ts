@@ -100,6 +100,16 @@ describe("the two-host rules", () => {
     const left = twoHostState();
     left.runs[1]!.status = "queued";
     expect(kinds(left, clean)).toContain("dead_host_run_lost");
+    // Held by an open recovery action (or its fake sandbox lost with its worker): waiting rightly, not lost.
+    const heldRun = twoHostState();
+    heldRun.runs[1]!.status = "running";
+    heldRun.actions.push({ id: "act-1", runId: heldRun.runs[1]!.id, cause: "native_workspace_finalization_owner_unverified", status: "active" });
+    expect(kinds(heldRun, clean)).not.toContain("dead_host_run_lost");
+    const lostSandbox = twoHostState();
+    lostSandbox.runs[1]!.status = "running";
+    lostSandbox.coordinators = lostSandbox.coordinators.filter((c) => c.runId !== lostSandbox.runs[1]!.id);
+    lostSandbox.coordinators.push({ runId: lostSandbox.runs[1]!.id, phase: "retryable_failure", committedAt: null, failureCode: "provider_sandbox_missing" });
+    expect(kinds(lostSandbox, clean)).not.toContain("dead_host_run_lost");
   });
 
   it("a kill_host ends the open lock sections of every worker it killed, when it is sent", () => {

@@ -1,5 +1,7 @@
 // startEmbeddedPostgres: the embedded PostgreSQL of one instance root, from first initialisation
 // to a ready server with the application database.
+import fs from "node:fs/promises";
+import path from "node:path";
 import { postgresBinaries, type PostgresBinaries } from "./binaries";
 import { reachableBinaries } from "./binary-placement";
 import { ensureDatabase } from "./app-database";
@@ -13,6 +15,7 @@ import { initialiseCluster, removeAbandonedStaging } from "./initdb";
 import {
   APP_DATABASE,
   DEFAULT_EMBEDDED_PORT,
+  LISTEN_HOST,
   connectionUrl,
   instanceLayout,
   validatePort,
@@ -35,6 +38,13 @@ export interface StartEmbeddedPostgresOptions {
    * as the test harness's, never for an instance root that holds real data.
    */
   unsafeFastWrites?: boolean;
+  /**
+   * Further local addresses to listen on beside 127.0.0.1, each with the subnet (CIDR) admitted
+   * from it by a pg_hba `host` line with the password (scram-sha-256, as the loopback lines): the
+   * torture's network namespaces (torture/src/two-host/netns.ts) reach the server through veth
+   * addresses of this machine. Default none: the server listens on 127.0.0.1 only.
+   */
+  extraListen?: readonly { address: string; subnet: string }[];
 }
 
 export interface EmbeddedDatabase {
@@ -116,6 +126,10 @@ export async function startEmbeddedPostgres(
     const settings: Record<string, string> = options.unsafeFastWrites
       ? { fsync: "off", synchronous_commit: "off", full_page_writes: "off" }
       : {};
+    if (options.extraListen && options.extraListen.length > 0) {
+      await admitSubnets(location.dataDir, options.extraListen.map((l) => l.subnet));
+      settings.listen_addresses = [LISTEN_HOST, ...options.extraListen.map((l) => l.address)].join(",");
+    }
     const server = await startServerProcess({
       binaries,
       user,
@@ -173,4 +187,19 @@ export async function startEmbeddedPostgres(
     ownedHere.delete(layout.dataDir);
     throw error;
   }
+}
+
+/** Appends a `host all all SUBNET scram-sha-256` line to the cluster's pg_hba.conf for each subnet not yet there (the file keeps its owner). */
+async function admitSubnets(dataDir: string, subnets: readonly string[]): Promise<void> {
+  const file = path.join(dataDir, "pg_hba.conf");
+  const text = await fs.readFile(file, "utf8");
+  const present = new Set(
+    text
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
+      .filter((f) => f[0] === "host")
+      .map((f) => f[3]),
+  );
+  const lines = subnets.filter((s) => !present.has(s)).map((s) => `host all all ${s} scram-sha-256`);
+  if (lines.length > 0) await fs.appendFile(file, `${text.endsWith("\n") ? "" : "\n"}${lines.join("\n")}\n`);
 }
