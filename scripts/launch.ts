@@ -45,10 +45,20 @@ async function main(): Promise<void> {
     say("stopping… (runs in flight may finish; press Ctrl-C again to force)");
     await Promise.all(children.map((child) => stopChild(child, child.name === "worker" ? WORKER_STOP_GRACE_MS : undefined)));
     await database.stop();
+    say("stopped");
     process.exit(code);
   };
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
+  // A closed terminal or a lost ssh session hangs up: stop everything as on Ctrl-C. Unhandled, the
+  // embedded database's own hook stopped PostgreSQL and the launcher died at once, leaving the web
+  // server and the worker (sessions of their own, so no hangup reaches them) running without a
+  // database (seen 2026-12-07). Output to a terminal that is gone fails with EIO: ignored, so the
+  // stop itself is never cut short by a line it could not print.
+  process.on("SIGHUP", () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
+    void shutdown(0);
+  });
 
   try {
     if (env.COPYBACK_SEED === "demo") {
