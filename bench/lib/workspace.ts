@@ -64,6 +64,11 @@ export function planWorkspace(spec: WorkspaceSpec): {
   const weights = Array.from({ length: medium }, () => 0.2 + rand());
   const sum = weights.reduce((s, x) => s + x, 0);
   const remaining = spec.totalBytes - fixed;
+  // The small and large files alone take `fixed` bytes (about 1.3 MiB per 100 files); a smaller
+  // total would hand the medium files negative sizes.
+  if (remaining < medium) {
+    throw new Error(`${spec.files} files need more than ${Math.ceil(fixed / (1024 * 1024))} MiB (asked: ${(spec.totalBytes / (1024 * 1024)).toFixed(1)} MiB): raise --mib or lower --files`);
+  }
   let given = 0;
   weights.forEach((w, i) => {
     const size = i === medium - 1 ? remaining - given : Math.floor((remaining * w) / sum);
