@@ -32,6 +32,7 @@ import { startStopHarness, type StopHarness } from "./harness-mode/stop-harness"
 import { harnessWatchLoop } from "./harness-mode/watch-loop";
 import { DAYTONA_KEY_VARIABLE, startTortureEmulator, type TortureEmulator } from "./daytona-mode/emulator";
 import { COMPANY_ID, World } from "./world";
+import { killWorkersOnInterrupt } from "./interrupt";
 import { createHosts, unmountHosts } from "./two-host/hosts";
 import { returnHost } from "./two-host/kill-host";
 import { ClientAddrSampler, createNetns, namespaceOf, presentNetns, startForwarders, urlVia, type Forwarders, type Netns } from "./two-host/netns";
@@ -134,6 +135,7 @@ async function main(): Promise<number> {
       ...(daytona ? { [DAYTONA_KEY_VARIABLE]: daytona.emulator.apiKey, COPYBACK_DAYTONA_LIFECYCLE_TIMEOUT_SEC: "15" } : {}),
     },
   });
+  const stopKillingOnInterrupt = killWorkersOnInterrupt(workers, say);
   await workers.startAll();
   // Where the workers' connections come from (pg_stat_activity client_addr), sampled through the run.
   const clientAddrs = new ClientAddrSampler(db.admin, db.name);
@@ -195,6 +197,7 @@ async function main(): Promise<number> {
   clientAddrs.stop();
   lookAtNamespaces();
   if (namespaceLooks) clearInterval(namespaceLooks);
+  stopKillingOnInterrupt();
   await workers.stopAll();
   await Promise.all(loops);
   // Every operation completes before the history is read (a Stop still waiting for its moment too).
