@@ -9,8 +9,7 @@
 // never their values.
 import { DomainError, isDomainError } from "../errors";
 import { LEASE_POLICIES, type LeasePolicy } from "../leases/lease-types";
-import { validateEnvironmentConfig } from "../providers/environment-config";
-import { keyLikeFields } from "../providers/environment-view";
+import { refuseStoredKeys, validateEnvironmentConfig } from "../providers/environment-config";
 import type { ProviderKind } from "../providers/types";
 
 /** The plugin each provider's environments are created with: the ones every install registers (providers/default-registry.ts). */
@@ -71,12 +70,8 @@ export function decideNewEnvironment(request: NewEnvironmentRequest): NewEnviron
   }
 
   const config = request.config === undefined ? {} : request.config;
-  const keys = keyLikeFields(config);
-  if (keys.length > 0) {
-    const hint = provider === "daytona" ? " Put the NAME of the environment variable that holds the key in apiKeyEnv." : "";
-    return reject("provider_config_holds_key", "config", `A key is never stored in an environment's configuration: remove ${keys.join(", ")}.${hint}`);
-  }
   try {
+    refuseStoredKeys(provider, config);
     validateEnvironmentConfig(provider, config);
   } catch (error) {
     if (isDomainError(error)) return reject(error.code, "config", error.message);

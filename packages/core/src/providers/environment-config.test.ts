@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextEnvironmentConfig, validateEnvironmentConfig } from "./environment-config";
+import { nextEnvironmentConfig, refuseStoredKeys, validateEnvironmentConfig } from "./environment-config";
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {
@@ -37,6 +37,18 @@ describe("environment configuration changes", () => {
     expect(codeOf(() => validateEnvironmentConfig("daytona", { apiKeyEnv: "DATABASE_URL" }))).toBe("provider_config_invalid");
     expect(() => validateEnvironmentConfig("daytona", { apiKey: "dtn_secret_value" })).toThrow(/apiKey: the API key is never stored/);
     expect(() => validateEnvironmentConfig("daytona", { apiKey: "dtn_secret_value" })).not.toThrow(/dtn_secret_value/);
+  });
+
+  it("refuses a key in any provider's configuration, however deep, on every change (one rule with environment create)", () => {
+    expect(codeOf(() => nextEnvironmentConfig("local", {}, { kind: "replace", config: { env: { GITHUB_TOKEN: "x" } } }))).toBe("provider_config_holds_key");
+    expect(codeOf(() => nextEnvironmentConfig("fake", {}, { kind: "replace", config: { turn: { password: "x" } } }))).toBe("provider_config_holds_key");
+    expect(codeOf(() => nextEnvironmentConfig("daytona", { apiKeyEnv: "DAYTONA_KEY_EU" }, { kind: "replace", config: { apiKeyEnv: "DAYTONA_KEY_EU", apiKey: "x" } }))).toBe("provider_config_holds_key");
+    // A stored configuration that already holds one is refused at its next change, also of its faults alone.
+    expect(codeOf(() => nextEnvironmentConfig("local", { env: { SECRET: "x" } }, { kind: "faults", faults: { failExports: 1 } }))).toBe("provider_config_holds_key");
+    expect(() => refuseStoredKeys("daytona", { apiKey: "dtn_value" })).toThrow(/remove apiKey\. Put the NAME/);
+    expect(() => refuseStoredKeys("local", { apiKey: "dtn_value" })).not.toThrow(/dtn_value/);
+    // The variable's NAME is not a key.
+    expect(() => refuseStoredKeys("daytona", { apiKeyEnv: "DAYTONA_KEY_EU" })).not.toThrow();
   });
 
   it("replaces the whole configuration when asked", () => {

@@ -81,6 +81,19 @@ describe("copyback environment", () => {
     expect(parseFakeConfig(await configOf(fake)).faults).toMatchObject({ probeFailure: 1, resumeReplyLost: 1 });
   });
 
+  it("refuses a configuration holding a key for every provider, as environment create does, naming the field and never the value, writing nothing", async () => {
+    const before = JSON.stringify(await configOf(local));
+    const file = path.join(dir, "key.json");
+    await writeFile(file, JSON.stringify({ allowNetwork: true, env: { OPENAI_API_KEY: "sk-live-0123456789" } }));
+    const refused = await cli(["environment", "configure", local, "--config", file]);
+    expect(refused.code).toBe(EXIT.usage);
+    const error = (parseJson(refused) as { error: { code: string; message: string } }).error;
+    expect(error).toMatchObject({ code: "provider_config_holds_key" });
+    expect(error.message).toContain("env.OPENAI_API_KEY");
+    expect(refused.stdout + refused.stderr).not.toContain("sk-live-0123456789");
+    expect(JSON.stringify(await configOf(local))).toBe(before);
+  });
+
   it("refuses a misspelled fault, bad JSON, conflicting flags and an unknown environment, writing nothing", async () => {
     await cli(["environment", "configure", local, "--faults", '{"failExports":2}']);
     const before = JSON.stringify(await configOf(local));
