@@ -6,7 +6,7 @@
 // out rather than reported stale.
 import { Gauge, Registry } from "prom-client";
 import type { PrismaClient } from "@copyback/db/client";
-import { countRunsWaitingPerHost } from "../deployment/worker-hosts";
+import { countRunHostWaitsPerHost } from "../deployment/worker-hosts";
 import { leaseHeldSql } from "../leases/lease-holds";
 import { OPEN_RECOVERY_ACTION_STATUSES_SQL } from "../records/actions";
 import { ageBucket, runGaugeSamples, type ActionRow, type RunRow } from "./database-samples";
@@ -15,15 +15,17 @@ export interface DatabaseSnapshot {
   runs: RunRow[];
   actions: ActionRow[];
   retained: { provider: string; count: number }[];
-  /** Issue 23: queued runs bound to a host without a live worker, per host (deployment/worker-hosts.ts). */
+  /** Issue 23: queued runs bound to a host that is not serving, per host (deployment/worker-hosts.ts). */
   waitingForHost: { hostId: string; count: number }[];
+  /** Issue 23: running runs bound to a host with no live worker at all, per host (same reader). */
+  stalledOnHost: { hostId: string; count: number }[];
 }
 
 type Queryable = Pick<PrismaClient, "$queryRaw">;
 
 /** The rows behind the gauges: two grouped reads, no row of its own is touched. */
 export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnapshot> {
-  const [runs, actions, retained, waitingForHost] = await Promise.all([
+  const [runs, actions, retained, hostWaits] = await Promise.all([
     db.$queryRaw<RunRow[]>`
       SELECT status::text AS status, COALESCE(native_phase, 'none') AS phase, count(*)::int AS count
       FROM heartbeat_runs GROUP BY 1, 2`,
@@ -35,9 +37,10 @@ export async function loadDatabaseSnapshot(db: Queryable): Promise<DatabaseSnaps
     db.$queryRaw<{ provider: string; count: number }[]>`
       SELECT l.provider::text AS provider, count(*)::int AS count
       FROM environment_leases l WHERE l.status <> 'destroyed'::lease_status AND ${leaseHeldSql("l")} GROUP BY 1`,
-    countRunsWaitingPerHost(db),
+    countRunHostWaitsPerHost(db),
   ]);
-  return { runs, actions, retained, waitingForHost };
+  const perHost = (code: string) => hostWaits.filter((row) => row.code === code).map(({ hostId, count }) => ({ hostId, count }));
+  return { runs, actions, retained, waitingForHost: perHost("waiting_for_host"), stalledOnHost: perHost("host_worker_gone") };
 }
 
 /**
@@ -124,7 +127,7 @@ export function createDatabaseGauges(db: Queryable): { registry: Registry; refre
   });
   new Gauge({
     name: "copyback_runs_waiting_for_host",
-    help: "Queued runs whose task's workspace is bound to a host that has no live worker (issue 23: they start once a worker of that host is back), by host id.",
+    help: "Queued runs whose task's workspace is bound to a host that has no live, non-draining worker (issue 23: they start once a worker of that host is back), by host id.",
     labelNames: ["host"] as const,
     registers: [registry],
     async collect() {
@@ -132,6 +135,23 @@ export function createDatabaseGauges(db: Queryable): { registry: Registry; refre
       const s = await snapshot();
       if (!s) return;
       for (const row of s.waitingForHost) this.set({ host: row.hostId }, row.count);
+    },
+  });
+  // A gauge of its own rather than a label on the one above: a queued run waiting for a host is
+  // ordinary (a host stopped, its runs start once it is back), while a run stopped mid-way on a
+  // dead host holds that host's work until it returns (only its reconciler may recover it), so an
+  // operator may want to alert on this one alone; and the existing gauge keeps meaning what its
+  // name says (queued runs), for dashboards that sum it.
+  new Gauge({
+    name: "copyback_runs_stalled_on_host",
+    help: "Running runs whose task's workspace is bound to a host that has no live worker, draining ones included (issue 23: that host's reconciler recovers them once a worker of it is back), by host id.",
+    labelNames: ["host"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const s = await snapshot();
+      if (!s) return;
+      for (const row of s.stalledOnHost) this.set({ host: row.hostId }, row.count);
     },
   });
   return { registry, refresh };
