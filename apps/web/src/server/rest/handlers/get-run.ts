@@ -1,7 +1,8 @@
 // GET /api/runs/:id: a run's status, runtime mode, phases and timestamps, with its finalization
 // coordinator's state when it has one. Controller process identities are not part of it. A queued
-// run whose task's workspace is bound to a host without a live worker carries `waiting`
-// ({ code: "waiting_for_host", hostId, message }, issue 23); null otherwise.
+// run whose task's workspace is bound to a host without a live, non-draining worker carries
+// `waiting` ({ code: "waiting_for_host", hostId, message }, issue 23); a running run whose host has
+// no live worker at all carries { code: "host_worker_gone", ... }; null otherwise.
 import { readRunHostWait } from "@copyback/core/deployment";
 import { notFound } from "@copyback/core/errors";
 import { restRoute } from "../rest-route";
@@ -39,7 +40,7 @@ export const getRunRoute = restRoute({
     });
     if (!run) throw notFound("The run");
     const { nativeIssueId, ...rest } = run;
-    const waiting = run.status === "queued" ? await readRunHostWait(db, run.id) : null;
+    const waiting = run.status === "queued" || run.status === "running" ? await readRunHostWait(db, run.id) : null;
     return { run: { ...rest, issueId: nativeIssueId, waiting } };
   },
 });

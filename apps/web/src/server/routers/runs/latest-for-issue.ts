@@ -18,7 +18,7 @@ export const latestRunForIssueOutput = z.object({
       finishedAt: z.date().nullable(),
       /** A stable code only (messages may carry host details). */
       errorCode: z.string().nullable(),
-      /** Issue 23: a queued run whose workspace's host has no live worker says so ("Waiting for the worker on HOST"). */
+      /** Issue 23: a queued run whose workspace's host has no serving worker says so ("Waiting for the worker on HOST"); a running one whose host has no live worker says it stopped. */
       waiting: hostWaitSchema.nullable(),
     })
     .nullable(),
@@ -63,7 +63,7 @@ export const getLatestRunForIssue = companyProcedure("runs:read")
     });
     if (!run) return { run: null, result: null };
     const { results, ...rest } = run;
-    const waiting = run.status === "queued" ? await readRunHostWait(ctx.db, run.id) : null;
+    const waiting = run.status === "queued" || run.status === "running" ? await readRunHostWait(ctx.db, run.id) : null;
     return { run: { ...rest, waiting }, result: acceptedResultOf(results[0]) };
   });
 

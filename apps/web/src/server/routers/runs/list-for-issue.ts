@@ -16,7 +16,7 @@ export const issueRunItem = z.object({
   createdAt: z.date(),
   startedAt: z.date().nullable(),
   finishedAt: z.date().nullable(),
-  /** Issue 23: a queued run waiting for its workspace's host to have a live worker, else null. */
+  /** Issue 23: a queued run waiting for its workspace's host to have a serving worker, or a running run whose host's worker is gone; else null. */
   waiting: hostWaitSchema.nullable(),
 });
 
@@ -47,6 +47,6 @@ export const listRunsForIssue = companyProcedure("runs:read")
       },
     });
     const runs = rows.slice(0, MAX_RUNS);
-    const waits = await readRunHostWaits(ctx.db, runs.filter((run) => run.status === "queued").map((run) => run.id));
+    const waits = await readRunHostWaits(ctx.db, runs.filter((run) => run.status === "queued" || run.status === "running").map((run) => run.id));
     return { runs: runs.map((run) => ({ ...run, waiting: waits.get(run.id) ?? null })), truncated: rows.length > MAX_RUNS };
   });

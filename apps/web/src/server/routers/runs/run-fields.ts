@@ -12,11 +12,13 @@ export const runStatusSchema = z.enum([
 export const runtimeModeSchema = z.enum(["native", "legacy"]);
 
 /**
- * Issue 23 (host affinity): why a queued run has not started: its task's workspace is bound to a
- * host that has no live worker (core's deployment/worker-hosts.ts). Null for every other run.
+ * Issue 23 (host affinity): what a run says about its task's workspace's host (core's
+ * deployment/worker-hosts.ts): a queued run waits for a host that has no live, non-draining worker
+ * (`waiting_for_host`); a running run's host has no live worker at all (`host_worker_gone`: the
+ * worker stopped during the run, its work is kept there). Null for every other run.
  */
 export const hostWaitSchema = z.object({
-  code: z.literal("waiting_for_host"),
+  code: z.enum(["waiting_for_host", "host_worker_gone"]),
   hostId: z.string(),
   message: z.string(),
 });
