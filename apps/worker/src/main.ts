@@ -45,7 +45,8 @@ const runtime = await createWorkerRuntime({
 });
 const isolation = await reportHostIsolation(env.COPYBACK_HOME, log);
 // Issue 23: this host is served while its workers heartbeat (worker_hosts); runs bound to a host
-// without a live worker show "Waiting for the worker on HOST".
+// without a live worker show "Waiting for the worker on HOST" (queued) or that its worker stopped
+// during the run (running).
 const heartbeat = await startHostHeartbeat({ db: prisma, hostId: runtime.hostId, log });
 const dispatcher = createWorkerDispatch({ runtime, concurrency: env.WORKER_CONCURRENCY, abortGraceMs: env.WORKER_ABORT_GRACE_MS, onSlotFreed: () => wakeLoop() });
 // The reconciler judges this process's own runs by what its dispatcher executes (a run it gave up
@@ -121,8 +122,10 @@ installStopSignals({
 });
 
 await Promise.all([loop.start(), reconcileLoop.start()]);
-// No more claims from here: the host stops counting this worker at once, not after the bound.
-await heartbeat.stop();
+// No more claims from here: the row says draining at once (the host's queued runs no longer count
+// this worker, not after the bound), and keeps beating while the runs in flight finish, so they
+// do not read as stopped during their run. It is deleted once they have.
+await heartbeat.drain();
 await wakeListener?.stop();
 const drained = await dispatcher.drain(env.WORKER_DRAIN_TIMEOUT_MS);
 // A finalization is never cut off by closing the database under it: a copyback stopped mid-way
@@ -132,6 +135,7 @@ if (runtime.finalizations.size > 0) {
   log.info({ finalizations: runtime.finalizations.size }, "waiting for finalizations in flight before closing the database");
   await Promise.allSettled([...runtime.finalizations]);
 }
+await heartbeat.stop();
 await liveness.close();
 await metricsServer?.close();
 await prisma.$disconnect();
