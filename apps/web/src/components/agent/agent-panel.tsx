@@ -12,7 +12,7 @@ import type { RouterOutputs } from "~/components/trpc-types";
 import { domainCodeOf, userMessageOf } from "~/components/ui/error-message";
 import { ISSUE_STATUS_LABEL } from "~/components/ui/issue-status-badge";
 import { useTRPC } from "~/trpc/react";
-import { HostWaitNote } from "./host-wait-note";
+import { HostWaitNote, hostWaitRereadMs } from "./host-wait-note";
 import { RunControlButtons } from "./run-control-buttons";
 import { runProgressOf } from "./run-progress";
 import { decideWake } from "./wake-decision";
@@ -20,7 +20,6 @@ import { decideWake } from "./wake-decision";
 type LatestRun = RouterOutputs["runs"]["latestForIssue"];
 
 /** How often a queued run's panel is re-read (well inside the 45 s bound of a worker's staleness). */
-const QUEUED_REFETCH_MS = 15_000;
 
 interface Props {
   companyId: string;
@@ -46,12 +45,13 @@ export function AgentPanel({ companyId, issueId, issueStatus, assignee, agents, 
   const queryClient = useQueryClient();
   const router = useRouter();
   const [notice, setNotice] = useState<string | null>(null);
-  // A queued run is re-read now and then as well: a host's worker going away changes no run row,
-  // so no live update would bring its "Waiting for the worker on HOST" (issue 23).
+  // A queued or running run is re-read now and then as well: a host's worker going away changes no
+  // run row, so no live update would bring "Waiting for the worker on HOST" or "The worker on HOST
+  // stopped during this run" (issue 23).
   const { data } = useQuery(
     trpc.runs.latestForIssue.queryOptions(
       { companyId, issueId },
-      { initialData: initial, refetchInterval: (query) => (query.state.data?.run?.status === "queued" ? QUEUED_REFETCH_MS : false) },
+      { initialData: initial, refetchInterval: (query) => hostWaitRereadMs(query.state.data?.run?.status) },
     ),
   );
   const recovery = useTaskRecovery(companyId, issueId, initialRecovery);

@@ -5,7 +5,7 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { hostWaitOf, type HostBeats } from "@copyback/core/deployment";
-import { HostWaitNote } from "./host-wait-note";
+import { HOST_WAIT_REREAD_MS, HostWaitNote, hostWaitRereadMs } from "./host-wait-note";
 
 const now = new Date("2026-12-07T12:00:00.000Z");
 const none = new Map<string, HostBeats>();
@@ -39,5 +39,11 @@ describe("the host wait note (issue 23)", () => {
     expect(render(hostWaitOf({ status: "running", boundHost: "build-02" }, live, now))).toBe("");
     expect(render(hostWaitOf({ status: "running", boundHost: "build-02" }, draining, now))).toBe("");
     expect(render(hostWaitOf({ status: "queued", boundHost: null }, none, now))).toBe("");
+  });
+
+  it("host affinity: the task page re-reads a queued or running run (a host going away changes no run row), never a settled one", () => {
+    expect(hostWaitRereadMs("queued")).toBe(HOST_WAIT_REREAD_MS);
+    expect(hostWaitRereadMs("running")).toBe(HOST_WAIT_REREAD_MS);
+    for (const status of ["succeeded", "failed", "cancelled", "timed_out", undefined]) expect(hostWaitRereadMs(status)).toBe(false);
   });
 });

@@ -11,6 +11,17 @@ const DETAIL: Readonly<Record<string, string>> = {
   host_worker_gone: "Its work is kept on that host; recovery picks it up there once a worker of that host is running again.",
 };
 
+/** How often the task page re-reads its current run for this note (the panel's other updates are live). */
+export const HOST_WAIT_REREAD_MS = 15_000;
+
+/**
+ * A host's workers going away changes no run row, so no live update would bring either note: a
+ * queued or running run is re-read every HOST_WAIT_REREAD_MS (a settled one never, it says nothing).
+ */
+export function hostWaitRereadMs(status: string | undefined): number | false {
+  return status === "queued" || status === "running" ? HOST_WAIT_REREAD_MS : false;
+}
+
 export function HostWaitNote({ waiting }: { waiting: { code: string; hostId: string; message: string } | null }) {
   if (!waiting) return null;
   const detail = DETAIL[waiting.code];
