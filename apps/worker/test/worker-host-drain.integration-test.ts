@@ -72,11 +72,11 @@ describe("worker host draining (issue 23)", () => {
 
     expect(await worker.exitWithin(120_000)).toEqual({ code: 0, signal: null });
     mark("worker exited");
-    const ended = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { status: true } });
+    const ended = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { status: true, finishedAt: true } });
     expect(ended.status).not.toBe("running");
     expect(ended.status).not.toBe("queued");
-    // The row stayed until the run was over, then went: the drain beat came first.
-    expect(draining[0]?.drainingSince?.getTime()).toBeLessThanOrEqual(Date.now());
+    // The row said draining before the run ended (it was finished by this draining worker), and is gone now.
+    expect(draining[0]?.drainingSince?.getTime()).toBeLessThan(ended.finishedAt?.getTime() ?? 0);
     expect(await prisma.workerHost.count({ where: { hostId: HOST } })).toBe(0);
     expect((await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: queuedId } })).status).toBe("queued");
     expect(worker.output()).toContain("worker stopped");
