@@ -3,6 +3,7 @@
 // that dies on its own is started again (launch/restart-policy.ts); the console's exit stops all.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { resolveHostId } from "@copyback/core/deployment";
 import { createPrismaClient, seedDemo } from "@copyback/db";
 import { parseLaunchEnv } from "./launch/env";
 import { ensureAuthSecret, ensureDemoSignIns } from "./launch/auth";
@@ -64,7 +65,11 @@ async function main(): Promise<void> {
     if (env.COPYBACK_SEED === "demo") {
       const prisma = createPrismaClient({ databaseUrl: database.url, poolSize: 2, applicationName: "copyback-seed" });
       try {
-        const seeded = await seedDemo(prisma, { instanceRoot: env.COPYBACK_HOME });
+        // The demo workspace is created under this instance root, so it is bound to this host (issue
+        // 23): the same resolver and inputs as the worker's (apps/worker/src/runtime.ts), which
+        // generates the id into COPYBACK_HOME/host-id here if this is the instance's first start.
+        const { hostId } = await resolveHostId({ instanceRoot: env.COPYBACK_HOME, ...(env.COPYBACK_HOST_ID !== undefined ? { configured: env.COPYBACK_HOST_ID } : {}) });
+        const seeded = await seedDemo(prisma, { instanceRoot: env.COPYBACK_HOME, hostId });
         say(seeded.created ? "created the demo company" : "demo data already present");
         if (env.COPYBACK_DEPLOYMENT_MODE === "authenticated") {
           // README "Signing in": every demo user signs in with the demo password.

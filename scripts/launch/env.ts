@@ -12,6 +12,9 @@ const schema = z.object({
   COPYBACK_PORT: z.coerce.number().int().min(1).max(65_535).default(3100),
   COPYBACK_DEPLOYMENT_MODE: z.enum(["local", "authenticated"]).default("local"),
   COPYBACK_SEED: z.enum(["demo", "none"]).default("demo"),
+  // Issue 23: this instance's host id, as the worker reads it (validated by core's resolveHostId);
+  // unset: the one generated once into COPYBACK_HOME/host-id.
+  COPYBACK_HOST_ID: z.string().optional(),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).default(3101),
   COPYBACK_WEB_MODE: z.enum(["production", "development"]).default("production"),
   // Authenticated mode: the console's public origin (behind an https proxy, its https URL) and the

@@ -158,6 +158,13 @@ describe("seedDemo", () => {
     }
   });
 
+  it("host affinity: a demo seeded before (unbound) stays as it is when seeded again with a host id", async () => {
+    const before = await db.prisma().executionWorkspace.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID } });
+    expect(before.hostId).toBeNull();
+    expect(await seedDemo(db.prisma(), { instanceRoot, hostId: "host-a" })).toEqual({ companyId: DEMO_COMPANY_ID, created: false });
+    expect((await db.prisma().executionWorkspace.findUniqueOrThrow({ where: { id: before.id } })).hostId).toBeNull();
+  });
+
   it("never overwrites a workspace file the user changed", async () => {
     const workspace = await db
       .prisma()
@@ -166,5 +173,30 @@ describe("seedDemo", () => {
     await writeFile(readme, "mine\n");
     await seedDemo(db.prisma(), { instanceRoot });
     expect(await readFile(readme, "utf8")).toBe("mine\n");
+  });
+});
+
+describe("seedDemo with the seeding host's id (issue 23)", () => {
+  const db = useTestDatabase();
+  let instanceRoot = "";
+  beforeAll(async () => {
+    instanceRoot = await mkdtemp(path.join(os.tmpdir(), "copyback-seed-host-"));
+  });
+  afterAll(async () => {
+    await rm(instanceRoot, { recursive: true, force: true });
+  });
+
+  it("host affinity: the demo workspace it creates under its own instance root is bound to the seeding host, and another host's seed changes nothing", async () => {
+    expect(await seedDemo(db.prisma(), { instanceRoot, hostId: "host-a" })).toEqual({ companyId: DEMO_COMPANY_ID, created: true });
+    const workspace = await db.prisma().executionWorkspace.findFirstOrThrow({ where: { companyId: DEMO_COMPANY_ID } });
+    expect(workspace).toMatchObject({ name: "acme-main", hostId: "host-a", hostPath: await realpath(path.join(instanceRoot, "workspaces", "acme-main")) });
+    // Another host's seed on the same database (its own instance root) finds the demo there and changes nothing.
+    const other = await mkdtemp(path.join(os.tmpdir(), "copyback-seed-host-b-"));
+    try {
+      expect(await seedDemo(db.prisma(), { instanceRoot: other, hostId: "host-b" })).toEqual({ companyId: DEMO_COMPANY_ID, created: false });
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+    expect((await db.prisma().executionWorkspace.findUniqueOrThrow({ where: { id: workspace.id } })).hostId).toBe("host-a");
   });
 });

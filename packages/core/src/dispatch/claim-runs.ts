@@ -5,6 +5,8 @@
 // status_version that the status arbiter later compares against). A run held by its agent-pack
 // verification (R-PV-1) stays queued and is skipped until its hold's reverify.
 import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
+import { canonicalDirectoryOf } from "../copyback/merge/canonical-directory";
+import { WORKER_STALE_AFTER_MS } from "../deployment/worker-host-liveness";
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
 import { NOT_HELD_BY_PACK_VERIFICATION_SQL } from "../records/agent-pack-verification";
@@ -13,6 +15,7 @@ import { reconstructionGate, withdrawReconstruction } from "../recovery/reconstr
 import { recordActivity, SYSTEM_ACTOR } from "../records/record-activity";
 import { mergedJsonObject, NATIVE_CLAIM_KEY, type NativeClaimRecord } from "../records/run-json";
 import { recordRunEvent } from "../records/run-log";
+import { decideUnboundClaim } from "./unbound-claim-policy";
 
 export interface ClaimedRun {
   runId: string;
@@ -31,7 +34,8 @@ export interface ClaimQueuedRunsInput {
   /**
    * This claimer's host id (deployment/host-id.ts). Issue 23: a run whose execution workspace is
    * bound to another host is not claimed here, and an unbound workspace is bound to this host by
-   * the claim. Absent only for single-host callers (tests, the bench): no host filter, no binding.
+   * the claim (when its directory is here, or no other host is live: unbound-claim-policy.ts).
+   * Absent only for single-host callers (tests, the bench): no host filter, no binding.
    */
   hostId?: string;
 }
@@ -82,16 +86,42 @@ function claimableOnHostSql(hostId: string): Prisma.Sql {
 
 /**
  * Binds the run's workspace to this host if it is not bound yet, and says whether it is this
- * host's. The UPDATE rereads the row under its lock, so of two hosts claiming runs of one unbound
- * workspace at once exactly one binds it; the other sees the winner's id and leaves its run queued.
+ * host's. The workspace row is locked (FOR NO KEY UPDATE, the lock the binding UPDATE alone took,
+ * which a workspace move waits for), so of two hosts claiming runs of one unbound workspace at
+ * once exactly one binds it; the other waits, sees the winner's id and leaves its run queued.
+ *
+ * An unbound workspace is bound here only where decideUnboundClaim allows: its host directory
+ * exists here, or no other host has a live worker (else the run stays queued, nothing written,
+ * for the host that holds the directory). The filesystem check and the worker_hosts read run
+ * inside this transaction, under the row lock, but only for an unbound workspace: once per
+ * workspace, since the first claim binds it. A bound workspace's claim does neither, so the
+ * common path costs what it did (one row lock, now without a write).
  */
 async function boundToThisHost(tx: TransactionClient, issueId: string, hostId: string): Promise<boolean> {
-  const rows = await tx.$queryRaw<{ host_id: string }[]>`
-    UPDATE execution_workspaces SET host_id = COALESCE(host_id, ${hostId}), updated_at = now()
-    WHERE id = (SELECT execution_workspace_id FROM issues WHERE id = ${issueId}::uuid)
-    RETURNING host_id`;
+  const rows = await tx.$queryRaw<{ id: string; host_id: string | null; host_path: string }[]>`
+    SELECT id, host_id, host_path FROM execution_workspaces
+    WHERE id = (SELECT execution_workspace_id FROM issues WHERE id = ${issueId}::uuid) FOR NO KEY UPDATE`;
   // No workspace: nothing host-local to bind (the run is rejected later for it, on any host).
-  return rows.length === 0 || rows[0]!.host_id === hostId;
+  const workspace = rows[0];
+  if (!workspace) return true;
+  if (workspace.host_id !== null) return workspace.host_id === hostId;
+  const directoryHere = (await canonicalDirectoryOf(workspace.host_path)) !== null;
+  const otherLiveHosts = directoryHere ? false : await otherHostLive(tx, hostId);
+  if (decideUnboundClaim({ directoryHere, otherLiveHosts }) === "leave") return false;
+  await tx.$executeRaw`UPDATE execution_workspaces SET host_id = ${hostId}, updated_at = now() WHERE id = ${workspace.id}::uuid`;
+  return true;
+}
+
+/**
+ * Some host other than `hostId` has a live worker: a worker_hosts row seen within the bound
+ * (deployment/worker-host-liveness.ts), by the database's clock. A draining row counts: that host
+ * is still there (a restart), and binding its directory's workspace elsewhere would be for good.
+ */
+async function otherHostLive(tx: TransactionClient, hostId: string): Promise<boolean> {
+  const [row] = await tx.$queryRaw<{ live: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM worker_hosts WHERE host_id <> ${hostId}
+                   AND last_seen_at >= now() - make_interval(secs => ${WORKER_STALE_AFTER_MS / 1000})) AS live`;
+  return row?.live === true;
 }
 
 /** Starts one locked queued run, or cancels it when its task or agent went away meanwhile. */

@@ -3,7 +3,11 @@
 // unbound workspace (a remote sandbox's, here the fake provider's) is claimed by either host, and
 // that claim binds the workspace. No requirement id exists for these rules in REQUIREMENTS.md:
 // the tests are named by the issue's rule.
-import { beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPrismaClient, type PrismaClient } from "@copyback/db/client";
 import { useTestDatabase } from "@copyback/db/testing";
 import { claimQueuedRuns } from "../../src/dispatch/claim-runs";
@@ -113,5 +117,71 @@ describe("claim host affinity (issue 23: claims act only on work bound to their 
     const runId = await queued(ws.id);
     expect((await claimQueuedRuns(db.prisma(), { limit: 50, controller: CONTROLLER })).map((r) => r.runId)).toContain(runId);
     expect(await hostOf(ws.id)).toBeNull();
+  });
+});
+
+// An unbound workspace's directory may be on one host only (the demo seed makes one under its own
+// instance root): a claim binds it where the directory is, or where no other host could take it.
+// Both "hosts" here share this machine's disk, so "missing on B, present on A" is the directory
+// made between B's pass and A's.
+describe("claim host affinity: an unbound workspace is bound where its directory is", () => {
+  let scratch = "";
+  beforeAll(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), "claim-affinity-"));
+  });
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await db.prisma().$executeRaw`DELETE FROM worker_hosts`;
+  });
+
+  /** A worker_hosts row of `hostId` last seen `agoSeconds` ago by the database's clock. */
+  const beat = (hostId: string, agoSeconds = 0) =>
+    db.prisma().$executeRaw`INSERT INTO worker_hosts (id, host_id, pid, started_at, last_seen_at)
+      VALUES (${randomUUID()}::uuid, ${hostId}, 1, now(), now() - make_interval(secs => ${agoSeconds}))`;
+  async function unbound(dir: string) {
+    number += 1;
+    return db.prisma().executionWorkspace.create({ data: { companyId: world.company.id, name: `ws-${number}`, hostPath: dir, hostId: null } });
+  }
+
+  it("host affinity: a run of an unbound workspace whose directory is missing on host B, host A live, is not claimed by B and the workspace stays unbound; host A, directory present, claims and binds it", async () => {
+    const dir = path.join(scratch, "on-a");
+    const ws = await unbound(dir);
+    const runId = await queued(ws.id);
+    await beat("host-a");
+    const events = await db.prisma().runEvent.count({ where: { runId } });
+    expect(await claim("host-b")).toEqual([]);
+    expect(await statusOf(runId)).toBe("queued");
+    // Nothing written for the pass: the workspace row and the run's log are as they were.
+    expect(await db.prisma().executionWorkspace.findUniqueOrThrow({ where: { id: ws.id } })).toMatchObject({ hostId: null, updatedAt: ws.updatedAt });
+    expect(await db.prisma().runEvent.count({ where: { runId } })).toBe(events);
+    await mkdir(dir);
+    await beat("host-b");
+    expect(await claim("host-a")).toEqual([runId]);
+    expect(await hostOf(ws.id)).toBe("host-a");
+  });
+
+  it("host affinity: with no other live host (none, only this host's own row, or host A's row stale), host B claims a run whose directory is missing and binds the workspace, as before", async () => {
+    for (const others of [[], [["host-b", 0]], [["host-a", 60]]] as [string, number][][]) {
+      for (const [host, ago] of others) await beat(host, ago);
+      const ws = await unbound(path.join(scratch, `missing-${number}`));
+      const runId = await queued(ws.id);
+      expect(await claim("host-b")).toEqual([runId]);
+      expect(await hostOf(ws.id)).toBe("host-b");
+      await db.prisma().$executeRaw`DELETE FROM worker_hosts`;
+    }
+  });
+
+  it("host affinity: the directory present here binds even while another host is live; a link to a directory counts as the directory", async () => {
+    const real = path.join(scratch, "real");
+    await mkdir(real);
+    const link = path.join(scratch, "link");
+    await symlink(real, link);
+    await beat("host-a");
+    const ws = await unbound(link);
+    const runId = await queued(ws.id);
+    expect(await claim("host-b")).toEqual([runId]);
+    expect(await hostOf(ws.id)).toBe("host-b");
   });
 });

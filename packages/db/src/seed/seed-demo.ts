@@ -24,6 +24,15 @@ export const LOCAL_PLUGIN_ID = "builtin.local";
 export interface SeedDemoOptions {
   /** The instance root; the demo workspace is created under `<instanceRoot>/workspaces/`. */
   instanceRoot: string;
+  /**
+   * The seeding instance's host id (issue 23; core's resolveHostId for this instance root, the
+   * one the worker resolves too). The demo workspace lies under this instance's root, so it is
+   * this host's by construction and is created bound to it: left unbound, a worker of another host
+   * sharing the database could claim its first run and bind it there, where the directory is not.
+   * Absent (tests, the db package's own seed command, which cannot resolve it): created unbound.
+   * A demo seeded before is left as it is.
+   */
+  hostId?: string;
 }
 
 interface DemoUser {
@@ -187,7 +196,7 @@ export async function seedDemo(
     return { companyId: DEMO_COMPANY_ID, created: false };
   }
   try {
-    await withTransaction(prisma, (tx) => insertDemo(tx, hostPath), {
+    await withTransaction(prisma, (tx) => insertDemo(tx, hostPath, options.hostId ?? null), {
       timeoutMs: 60_000,
       maxWaitMs: 10_000,
     });
@@ -221,7 +230,7 @@ class Batches {
   }
 }
 
-async function insertDemo(tx: TransactionClient, hostPath: string): Promise<void> {
+async function insertDemo(tx: TransactionClient, hostPath: string, hostId: string | null): Promise<void> {
   const now = Date.now();
   const batches = new Batches();
   const users = new Map<string, string>();
@@ -274,6 +283,7 @@ async function insertDemo(tx: TransactionClient, hostPath: string): Promise<void
       companyId: acme.id,
       name: "acme-main",
       hostPath,
+      hostId,
       excludedPaths: ["node_modules", ".git"],
     },
   });

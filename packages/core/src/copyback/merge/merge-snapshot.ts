@@ -3,7 +3,7 @@
 //   authorize hook -> snapshot manifest -> no delta? publish "unchanged", host never read (R-LK-6)
 //   -> remove stray temporaries -> probe the host -> three-way plan -> conflicts? throw, nothing
 //   written -> apply durably -> publish hook.
-import { lstat, realpath } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { observeMerge } from "../../metrics/observe";
@@ -16,6 +16,7 @@ import { pathIndex } from "../manifest/sorted-index";
 import { scanManifest } from "../manifest/take-manifest";
 import type { Manifest } from "../manifest/types";
 import { applyPlan } from "./apply";
+import { canonicalDirectoryOf } from "./canonical-directory";
 import { mergeBytes } from "./merge-bytes";
 import { CopybackWriteError, MergeConflictError, MergeInputError } from "./errors";
 import { realFsOps } from "./fs-ops";
@@ -161,12 +162,9 @@ async function canonicalDirectory(
   code: "merge_target_invalid" | "merge_snapshot_invalid",
   what: string,
 ): Promise<string> {
-  try {
-    const real = await realpath(dir);
-    if ((await lstat(real)).isDirectory()) return real;
-  } catch {
-    // reported below without the path (R-UA-4)
-  }
+  const real = await canonicalDirectoryOf(dir);
+  // Reported without the path (R-UA-4).
+  if (real !== null) return real;
   throw new MergeInputError(code, `${what} does not exist or is not a directory`);
 }
 
