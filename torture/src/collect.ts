@@ -172,14 +172,15 @@ export interface FinalHostsInput {
 
 /** Which host each run's task's workspace is bound to, each recorded claim's host, each local lease's host and where its sandbox lies. */
 async function collectHosts(prisma: PrismaClient, companyId: string, input: FinalHostsInput, leases: readonly { id: string; provider: string; providerLeaseId: string | null; hostId: string | null }[]): Promise<FinalHosts> {
-  const bound = await prisma.$queryRaw<{ id: string; host_id: string | null }[]>`
-    SELECT r.id::text AS id, w.host_id FROM heartbeat_runs r
+  const bound = await prisma.$queryRaw<{ id: string; host_id: string | null; host_path: string | null }[]>`
+    SELECT r.id::text AS id, w.host_id, w.host_path FROM heartbeat_runs r
     JOIN issues i ON i.id = r.native_issue_id LEFT JOIN execution_workspaces w ON w.id = i.execution_workspace_id
     WHERE r.company_id = ${companyId}::uuid`;
   const started = await prisma.activityLog.findMany({ where: { companyId, action: "run.started", entityType: "run" }, select: { entityId: true, details: true } });
   return {
     hosts: input.hosts,
     runHost: Object.fromEntries(bound.map((r) => [r.id, r.host_id])),
+    runWorkspace: Object.fromEntries(bound.flatMap((r) => (r.host_path !== null ? [[r.id, r.host_path]] : []))),
     claims: started.flatMap((a) => (a.entityId ? [{ runId: a.entityId, hostId: typeof record(a.details).hostId === "string" ? (record(a.details).hostId as string) : null }] : [])),
     leases: leases
       .filter((l) => l.provider === "local")

@@ -210,7 +210,7 @@ async function main(): Promise<number> {
     baseline,
     workspaces: world.workspaces.map((w) => w.hostPath),
     ...(daytona ? { daytonaSandboxes: daytona.finalSandboxes() } : {}),
-    ...(options.hosts > 1 ? { hosts: { hosts: hosts.map((host) => ({ id: host.id!, home: host.home, workspaces: world.workspaces.filter((w) => w.hostId === host.id).map((w) => w.hostPath) })) } } : {}),
+    ...(options.hosts > 1 ? { hosts: { hosts: hosts.map((host) => ({ id: host.id!, home: host.home, workspaces: world.workspaces.filter((w) => w.placedOn === host.id).map((w) => w.hostPath) })) } } : {}),
   });
   writeFileSync(path.join(work, "final.json"), JSON.stringify(final, null, 1));
   const events = readHistory(historyFile);

@@ -53,6 +53,20 @@ export function pathWithoutBubblewrap(workDir: string): string {
   return dir;
 }
 
+/**
+ * With two hosts or more, a host's workers do not see the other hosts' instance roots, as on two
+ * machines: they run in a mount namespace of their own (unshare, private propagation) where an
+ * empty tmpfs covers each other host's root, so a workspace directory under another host's root
+ * does not exist for them (the unbound `torture-unbound` workspace, world.ts). unshare and sh exec
+ * in place, so the PID is still the worker's. One host: nothing is hidden, the command as before.
+ */
+export function hideOtherHosts(hosts: readonly TortureHost[], own: TortureHost): string[] {
+  const others = hosts.filter((h) => h.index !== own.index).map((h) => h.home);
+  if (others.length === 0) return [];
+  const script = 'while [ "$1" != "--" ]; do mount -t tmpfs -o size=64k,mode=0700 tmpfs "$1" || exit 97; shift; done; shift; exec "$@"';
+  return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", ...others, "--"];
+}
+
 export class Workers {
   readonly all: WorkerRecord[] = [];
   readonly current = new Map<number, WorkerRecord>();
@@ -107,7 +121,7 @@ export class Workers {
     // Checked after the last await: a kill_host between the restarter's check and here must not be
     // followed by a worker of the dead host (spawned from here on synchronously).
     if (this.opts.downHosts?.has(host.index)) throw new Error(`host ${host.id} is down (kill_host): worker ${index} is not started`);
-    const command = [process.execPath, "--import", "tsx", "src/main.ts"];
+    const command = [...hideOtherHosts(this.opts.hosts, host), process.execPath, "--import", "tsx", "src/main.ts"];
     const [file, ...args] = ns && this.opts.netns ? [this.opts.netns.ip, "netns", "exec", ns.name, ...command] : command;
     const child = spawn(file!, args, { cwd: workerDir, env, stdio: ["ignore", log, log], detached: true });
     const pid = child.pid ?? -1;

@@ -32,7 +32,8 @@ export interface Slot extends SlotInfo {
 
 export class World {
   readonly slots: Slot[] = [];
-  readonly workspaces: { id: string; hostPath: string; hostId: string | null }[] = [];
+  /** `placedOn`: the host whose instance root holds the directory (two-host mode), whether or not the row is bound to it. */
+  readonly workspaces: { id: string; hostPath: string; hostId: string | null; placedOn: string | null }[] = [];
   #counter = 0;
 
   constructor(
@@ -46,19 +47,25 @@ export class World {
   /**
    * `count` host workspaces. With `hosts` (two-host mode), workspace i lies under host i mod N's
    * instance root and is registered bound to that host's id, as a workspace registered on that host
-   * is; else under the one instance root, unbound (the first claim binds it).
+   * is; else under the one instance root, unbound (the first claim binds it). Two-host mode adds
+   * one more, `torture-unbound`, under the first host's root but unbound, as the demo seed made its
+   * workspace before issue 23's fix: the other host has no such directory (its workers do not see
+   * the first host's root: system.ts), so only the first host may claim its runs and bind it.
    */
   async createWorkspaces(count: number, hosts: readonly { id: string | null; home: string }[] = []): Promise<void> {
-    for (let i = 0; i < count; i++) {
-      const host = hosts.length > 0 ? hosts[i % hosts.length]! : null;
-      const dir = path.join(host?.home ?? this.instanceRoot, "workspaces", `torture-${i}`);
+    const place = async (name: string, host: { id: string | null; home: string } | null, bind: boolean) => {
+      const dir = path.join(host?.home ?? this.instanceRoot, "workspaces", name);
+      const label = name.replace(/^torture-/, "");
       mkdirSync(path.join(dir, "base"), { recursive: true });
-      writeFileSync(path.join(dir, "base", "README.md"), `# torture workspace ${i}\nRuns write only under t/<task>/.\n`);
-      writeFileSync(path.join(dir, "base", "data.txt"), `baseline data of workspace ${i}\n`.repeat(50));
+      writeFileSync(path.join(dir, "base", "README.md"), `# torture workspace ${label}\nRuns write only under t/<task>/.\n`);
+      writeFileSync(path.join(dir, "base", "data.txt"), `baseline data of workspace ${label}\n`.repeat(50));
       const hostPath = realpathSync(dir);
-      const row = await this.prisma.executionWorkspace.create({ data: { companyId: COMPANY_ID, name: `torture-${i}-${Date.now()}`, hostPath, ...(host?.id ? { hostId: host.id } : {}) } });
-      this.workspaces.push({ id: row.id, hostPath, hostId: host?.id ?? null });
-    }
+      const hostId = bind ? (host?.id ?? null) : null;
+      const row = await this.prisma.executionWorkspace.create({ data: { companyId: COMPANY_ID, name: `${name}-${Date.now()}`, hostPath, ...(hostId ? { hostId } : {}) } });
+      this.workspaces.push({ id: row.id, hostPath, hostId, placedOn: host?.id ?? null });
+    };
+    for (let i = 0; i < count; i++) await place(`torture-${i}`, hosts.length > 0 ? hosts[i % hosts.length]! : null, true);
+    if (hosts.length > 1) await place("torture-unbound", hosts[0]!, false);
   }
 
   /** One local (or Daytona) environment of policy reuse_by_environment, for the shared slots (createSlot's `sharedEnvironmentId`). */

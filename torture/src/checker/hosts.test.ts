@@ -68,6 +68,23 @@ describe("the two-host rules", () => {
     expect(kinds(recorded, base())).toEqual(["wrong_host_claim"]);
   });
 
+  it("wrong_host_claim: an unbound workspace under host a's root, claimed (and so bound) by host b, is a wrong-host claim; claimed by host a it is not", () => {
+    // The demo seed's defect: R1's workspace lies under host a's root, unbound; host b's claim bound it to b.
+    const misbound = twoHostState();
+    misbound.hosts!.runWorkspace = { [R1]: WS, [R2]: WS };
+    misbound.hosts!.runHost = { [R1]: "b", [R2]: "a" };
+    misbound.hosts!.claims[0] = { runId: R1, hostId: "b" };
+    const history = [start(1, 10, "a"), start(2, 20, "b"), claim(100, 20, R1), claim(200, 10, R2), ...enter(210, 10, WS, R2)];
+    // (The fixture's R1 files in host a's workspace are then a write of a run bound to b: cross_host_write too.)
+    const claims = check(history, misbound).violations.filter((v) => v.kind === "wrong_host_claim");
+    expect(claims.map((v) => v.runId)).toEqual([R1, R1]);
+    expect(claims[0]!.detail).toContain("lies under host a's root");
+    // Host a claimed it and bound it: nothing to report.
+    const placed = twoHostState();
+    placed.hosts!.runWorkspace = { [R1]: WS, [R2]: WS };
+    expect(check(base(), placed).violations).toEqual([]);
+  });
+
   it("a PID reused by a worker of the other host is judged by the worker that had it then", () => {
     // Worker 10 of host a dies; the OS gives PID 10 to a worker of host b, which claims nothing of a's.
     const history = [...base(), { t: "500", ev: "worker.exit", pid: 10 }, start(600, 10, "b"), claim(700, 10, R1)];

@@ -16,6 +16,13 @@ export interface FinalHosts {
   hosts: { id: string; home: string; workspaces: string[] }[];
   /** Run id -> the host id its task's execution workspace is bound to (null: unbound). */
   runHost: Record<string, string | null>;
+  /**
+   * Run id -> its task's workspace's host path (absent: no workspace). A workspace lying under one
+   * host's root is that host's whatever its row says: an unbound one (world.ts `torture-unbound`)
+   * claimed by another host is a wrong-host claim even once that claim bound it there. Optional:
+   * final states written before this field judge by the binding alone.
+   */
+  runWorkspace?: Record<string, string>;
   /** The claims the database recorded (activity `run.started`): the host id each claim named. */
   claims: { runId: string; hostId: string | null }[];
   /** Local leases: their host id and the instance roots (host ids) whose sandboxes/ hold a directory of theirs. */
@@ -92,6 +99,12 @@ export function hostViolations(history: readonly HistoryEvent[], operations: rea
   const add = (kind: ViolationKind, detail: string, runId?: string) => violations.push({ kind, detail, ...(runId ? { runId } : {}) });
   const hostAt = pidHosts(history);
   const runHost = (runId: unknown) => (typeof runId === "string" ? (hosts.runHost[runId] ?? null) : null);
+  /** The host whose root holds the run's workspace directory, when that is not the host the workspace ended bound to. */
+  const misplaced = (runId: unknown): string | null => {
+    const dir = typeof runId === "string" ? hosts.runWorkspace?.[runId] : undefined;
+    const place = dir === undefined ? null : hostOfPath(hosts.hosts, dir);
+    return place !== null && place !== runHost(runId) ? place : null;
+  };
   const leaseHost = new Map(hosts.leases.map((l) => [l.leaseId, l.hostId]));
   const windows = deadWindows(operations);
   const deadAt = (host: string | null, t: bigint) => host !== null && (windows.get(host) ?? []).some((w) => w.from <= t && (w.to === null || t < w.to));
@@ -114,6 +127,7 @@ export function hostViolations(history: readonly HistoryEvent[], operations: rea
       list.push({ t, host: by });
       claimsOf.set(String(e.runId), list);
       if (bound !== null && by !== bound) add("wrong_host_claim", `run ${e.runId} (host ${bound}'s workspace) claimed by pid ${e.pid} of host ${by ?? "unknown"} at t=${e.t}`, e.runId as string);
+      else if (misplaced(e.runId) !== null && by !== misplaced(e.runId)) add("wrong_host_claim", `run ${e.runId} (its workspace lies under host ${misplaced(e.runId)}'s root, bound to ${bound ?? "(none)"}) claimed by pid ${e.pid} of host ${by ?? "unknown"} at t=${e.t}`, e.runId as string);
       // Its own host cannot claim while dead; anyone else claiming it is the wrong host too.
       if (deadAt(bound, t)) add("dead_host_run_lost", `run ${e.runId} of host ${bound} was claimed by pid ${e.pid} at t=${e.t}, while host ${bound} was down: it was to wait for its host`, e.runId as string);
     } else if (e.ev === "sweep.handle") {
@@ -131,6 +145,7 @@ export function hostViolations(history: readonly HistoryEvent[], operations: rea
   for (const c of hosts.claims) {
     const bound = runHost(c.runId);
     if (bound !== null && c.hostId !== bound) add("wrong_host_claim", `run ${c.runId} (host ${bound}'s workspace) was recorded claimed by host ${c.hostId ?? "(none)"}`, c.runId);
+    else if (misplaced(c.runId) !== null && c.hostId !== misplaced(c.runId)) add("wrong_host_claim", `run ${c.runId} (its workspace lies under host ${misplaced(c.runId)}'s root, bound to ${bound ?? "(none)"}) was recorded claimed by host ${c.hostId ?? "(none)"}`, c.runId);
   }
 
   // Files: each host file a run wrote (its token) is of a run of that host's task, claimed only by that host.
