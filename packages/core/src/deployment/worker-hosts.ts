@@ -6,7 +6,7 @@
 // One reader serves the run and task payloads (API, console) and the metrics, so they never
 // disagree about who waits.
 import { Prisma, type PrismaClient } from "@copyback/db/client";
-import { hostWaitOf, WORKER_ROW_RETENTION_MS, type HostBeats, type HostWait, type HostWaitCode } from "./worker-host-liveness";
+import { hostAlive, hostWaitOf, WORKER_ROW_RETENTION_MS, type HostBeats, type HostWait, type HostWaitCode } from "./worker-host-liveness";
 
 type Writer = Pick<PrismaClient, "$executeRaw">;
 type Reader = Pick<PrismaClient, "$queryRaw">;
@@ -50,6 +50,17 @@ async function readHostBeats(db: Reader, hostIds: readonly string[]): Promise<{ 
   const beats = new Map<string, HostBeats>();
   for (const row of rows) if (row.host_id !== null) beats.set(row.host_id, { seenAt: row.seen_at, servingSeenAt: row.serving_seen_at });
   return { beats, now: rows[0]?.now ?? new Date() };
+}
+
+/**
+ * Whether some host other than `hostId` has a live worker (hostAlive: any live row, a draining one
+ * too: that host is still there, perhaps restarting). The claim asks it before it binds an
+ * unbound workspace whose directory it lacks (dispatch/unbound-claim-policy.ts).
+ */
+export async function otherHostAlive(db: Reader, hostId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ host_id: string }[]>`SELECT DISTINCT host_id FROM worker_hosts WHERE host_id <> ${hostId}`;
+  const { beats, now } = await readHostBeats(db, rows.map((row) => row.host_id));
+  return [...beats.values()].some((host) => hostAlive(host, now));
 }
 
 /**

@@ -6,7 +6,7 @@
 // verification (R-PV-1) stays queued and is skipped until its hold's reverify.
 import { Prisma, selectForUpdateSkipLocked, withTransaction, type PrismaClient, type TransactionClient } from "@copyback/db/client";
 import { canonicalDirectoryOf } from "../copyback/merge/canonical-directory";
-import { WORKER_STALE_AFTER_MS } from "../deployment/worker-host-liveness";
+import { otherHostAlive } from "../deployment/worker-hosts";
 import { invalid } from "../errors";
 import type { ProcessIdentity } from "../process/process-identity";
 import { NOT_HELD_BY_PACK_VERIFICATION_SQL } from "../records/agent-pack-verification";
@@ -106,22 +106,10 @@ async function boundToThisHost(tx: TransactionClient, issueId: string, hostId: s
   if (!workspace) return true;
   if (workspace.host_id !== null) return workspace.host_id === hostId;
   const directoryHere = (await canonicalDirectoryOf(workspace.host_path)) !== null;
-  const otherLiveHosts = directoryHere ? false : await otherHostLive(tx, hostId);
+  const otherLiveHosts = directoryHere ? false : await otherHostAlive(tx, hostId);
   if (decideUnboundClaim({ directoryHere, otherLiveHosts }) === "leave") return false;
   await tx.$executeRaw`UPDATE execution_workspaces SET host_id = ${hostId}, updated_at = now() WHERE id = ${workspace.id}::uuid`;
   return true;
-}
-
-/**
- * Some host other than `hostId` has a live worker: a worker_hosts row seen within the bound
- * (deployment/worker-host-liveness.ts), by the database's clock. A draining row counts: that host
- * is still there (a restart), and binding its directory's workspace elsewhere would be for good.
- */
-async function otherHostLive(tx: TransactionClient, hostId: string): Promise<boolean> {
-  const [row] = await tx.$queryRaw<{ live: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM worker_hosts WHERE host_id <> ${hostId}
-                   AND last_seen_at >= now() - make_interval(secs => ${WORKER_STALE_AFTER_MS / 1000})) AS live`;
-  return row?.live === true;
 }
 
 /** Starts one locked queued run, or cancels it when its task or agent went away meanwhile. */
