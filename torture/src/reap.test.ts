@@ -1,23 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { afterEach, describe, expect, it } from "vitest";
-import { alive, startTimeOf, type ProcRef } from "./procs";
+import { describe, expect, it } from "vitest";
+import { alive } from "./procs";
+import { sleeper } from "./sleepers.test-support";
 import { reapLeftovers } from "./reap";
-
-const children: ChildProcess[] = [];
-
-async function sleeper(): Promise<{ child: ChildProcess; ref: ProcRef }> {
-  const child = spawn("sleep", ["1000"], { stdio: "ignore" });
-  children.push(child);
-  await once(child, "spawn");
-  const start = startTimeOf(child.pid as number);
-  if (!start) throw new Error("no /proc start time for the child");
-  return { child, ref: { pid: child.pid as number, start } };
-}
-
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
 
 describe("reapLeftovers", () => {
   it("kills a leftover the harness saw, also a stopped one, and answers it", async () => {

@@ -43,6 +43,24 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
   }
 }
 
+/** Someone else holds the task's row lock until `release()`; `holder` settles once it let go. */
+async function holdTaskLock(task: Task): Promise<{ release: () => void; holder: Promise<void> }> {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked: () => void = () => undefined;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holder = world.db.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`SELECT id FROM issues WHERE id = ${task.issueId}::uuid FOR UPDATE`;
+      locked();
+      await held;
+    },
+    { timeout: 60_000, maxWait: 10_000 },
+  );
+  await isLocked;
+  return { release, holder };
+}
+
 /** A sandbox agent that writes a partial file, leaves a background child and works "forever". */
 const WORKING_AGENT = "printf 'partial work\\n' > partial.txt && (sleep 600 &) && sleep 600";
 
@@ -139,19 +157,7 @@ describe("Stop on the local provider", () => {
     const { runId, execution, agentPid, leaseId } = await startRun(task, { taskLockWaitMs: 300 });
 
     // Someone else holds the task's row lock for the whole stop.
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => undefined;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = world.db.$transaction(
-      async (tx) => {
-        await tx.$queryRaw`SELECT id FROM issues WHERE id = ${task.issueId}::uuid FOR UPDATE`;
-        locked();
-        await held;
-      },
-      { timeout: 60_000, maxWait: 10_000 },
-    );
-    await isLocked;
+    const { release, holder } = await holdTaskLock(task);
     try {
       await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
       await execution;
@@ -203,19 +209,7 @@ describe("Stop on the local provider", () => {
   it("R-RC-7 host affinity: any host's stop retention sweep pins another host's stopped sandbox (records only); only the sandbox's own host stops it", async () => {
     const task = await world.task({ pluginId: PLAIN_LOCAL_PLUGIN, script: WORKING_AGENT });
     const { runId, execution, leaseId } = await startRun(task, { taskLockWaitMs: 300 });
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => undefined;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = world.db.$transaction(
-      async (tx) => {
-        await tx.$queryRaw`SELECT id FROM issues WHERE id = ${task.issueId}::uuid FOR UPDATE`;
-        locked();
-        await held;
-      },
-      { timeout: 60_000, maxWait: 10_000 },
-    );
-    await isLocked;
+    const { release, holder } = await holdTaskLock(task);
     try {
       await stopRun(world.db, { companyId: task.companyId, runId, actor: BOARD });
       await execution;
