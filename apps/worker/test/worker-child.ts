@@ -98,3 +98,14 @@ export function useDemoWorkerInstance(prefix: string) {
     startWorker: (env: Record<string, string>, liveWithinMs?: number) => startWorkerChild(children, { DATABASE_URL: database.url(), COPYBACK_HOME: instanceRoot, ...env }, liveWithinMs),
   };
 }
+
+/** Polls `read` every 100 ms until `ok`; past `timeoutMs` fails with the last value and the worker's output. */
+export async function waitUntil<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, output: () => string, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}\nworker output:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -9,21 +9,13 @@ import { DEMO_COMPANY_ID } from "@copyback/db";
 import { readRunHostWait } from "@copyback/core/deployment";
 import { SYSTEM_ACTOR } from "@copyback/core/records";
 import { wakeAgent } from "@copyback/core/runs";
-import { useDemoWorkerInstance } from "./worker-child";
+import { useDemoWorkerInstance, waitUntil } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-host-drain-");
 const { database } = instance;
 const HOST = "drain-host-a";
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, output: () => string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}\nworker output:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, output: () => string, timeoutMs = 60_000): Promise<T> => waitUntil(what, read, ok, output, timeoutMs);
 
 describe("worker host draining (issue 23)", () => {
   it("host affinity: a graceful stop marks the worker's row draining, keeps it while its run finishes (no 'stopped during this run'), the host's queued run waits at once, and the row is deleted once drained", async () => {

@@ -9,20 +9,12 @@ import { readRunHostWait } from "@copyback/core/deployment";
 import { parseExposition, sampleSum } from "@copyback/core/metrics";
 import { SYSTEM_ACTOR } from "@copyback/core/records";
 import { wakeAgent } from "@copyback/core/runs";
-import { freePort, useDemoWorkerInstance } from "./worker-child";
+import { freePort, useDemoWorkerInstance, waitUntil } from "./worker-child";
 
 const instance = useDemoWorkerInstance("copyback-worker-host-wait-");
 const { database } = instance;
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, output: () => string, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}\nworker output:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, output: () => string, timeoutMs = 40_000): Promise<T> => waitUntil(what, read, ok, output, timeoutMs);
 
 describe("worker host heartbeat (issue 23)", () => {
   it("host affinity: with only host B's worker running, host A's run waits for host A (API reader and metric); host A's worker claims it and the reason is gone", async () => {
