@@ -2,9 +2,9 @@
 // its own child group under the controller's group of this process (so it stays inside whatever
 // limits the controller itself runs under): cgroup v1 `memory` and `pids` hierarchies, or the
 // v2 unified hierarchy where this process's group delegates those controllers. The agent joins
-// it before its command starts (a tiny sh wrapper writes its own PID to cgroup.procs and execs),
-// so everything it forks is counted. After the exec the hit counters are read and the groups
-// removed. Where none is writable (no permission, no controller) the rlimit fallbacks apply.
+// it before its command starts (a tiny sh wrapper moves itself in and execs), so everything it
+// forks is counted. After the exec the hit counters are read and the groups removed. Where none
+// is writable (no permission, no controller) the rlimit fallbacks apply.
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rmdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -101,8 +101,8 @@ export interface ExecCgroups {
   /** Which limits a cgroup enforces on this exec. */
   memory: boolean;
   pids: boolean;
-  /** cgroup.procs files the agent's wrapper writes its PID to. */
-  procsFiles: string[];
+  /** The files the agent's wrapper writes `0` (itself) to, one per group (joinFileOf). */
+  joinFiles: string[];
   /** Reads the hit counters: which limits were hit during the exec. */
   hits(): Promise<{ memory: boolean; processes: boolean }>;
   /** Removes the groups (once nothing runs in them). */
@@ -172,7 +172,7 @@ export async function createExecCgroups(opts: { memoryBytes: number | null; proc
   return {
     memory: made.some((m) => m.kind === "memory"),
     pids: made.some((m) => m.kind === "pids"),
-    procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
+    joinFiles: dirs.map((dir) => joinFileOf(made.find((m) => m.dir === dir)!.version, dir)),
     async hits() {
       let memory = false;
       let processes = false;
@@ -202,8 +202,24 @@ export async function createExecCgroups(opts: { memoryBytes: number | null; proc
   };
 }
 
-/** The wrapper that joins the groups and then execs the command (no shell parses the command). */
-export function joinCgroupsArgv(procsFiles: readonly string[], argv: readonly string[]): string[] {
-  const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
-  return ["/bin/sh", "-c", script, "copyback-limits", String(procsFiles.length), ...procsFiles, ...argv];
+/**
+ * Where the wrapper moves itself into a group. cgroup v1: `tasks`, which moves the writing thread
+ * alone; the wrapper (sh) has one thread, so that is the whole process, and the kernel skips the
+ * global threadgroup lock whose write side waits for an RCU grace period (measured here: 10-25 ms
+ * on every exec after a quiet second, against about 1 ms; it was most of the spawn in the wake
+ * benchmark). cgroup v2 has no such file for a domain group (cgroup.threads is for threaded
+ * groups only): `cgroup.procs`.
+ */
+export function joinFileOf(version: 1 | 2, dir: string): string {
+  return join(dir, version === 1 ? "tasks" : "cgroup.procs");
+}
+
+/**
+ * The wrapper that joins the groups and then execs the command (no shell parses the command).
+ * `0` names the writer itself in both files, so the wrapper is in every group before the exec
+ * and everything the command forks starts there.
+ */
+export function joinCgroupsArgv(joinFiles: readonly string[], argv: readonly string[]): string[] {
+  const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+  return ["/bin/sh", "-c", script, "copyback-limits", String(joinFiles.length), ...joinFiles, ...argv];
 }

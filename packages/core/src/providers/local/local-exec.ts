@@ -62,7 +62,7 @@ export async function localExec(ctx: LocalExecContext, request: ExecRequest): Pr
   const plan = planLimits(limits, { prlimit: prlimit !== null, memoryCgroup: cgroups?.memory ?? false, pidsCgroup: cgroups?.pids ?? false });
   const agentArgv = plan.prlimitArgs.length > 0 ? [prlimit as string, ...plan.prlimitArgs, "--", ...request.argv] : [...request.argv];
   const sandboxArgv = isolated ? [ctx.bwrap as string, ...bubblewrapArgs(mounts, agentArgv)] : agentArgv;
-  const argv = cgroups ? joinCgroupsArgv(cgroups.procsFiles, sandboxArgv) : sandboxArgv;
+  const argv = cgroups ? joinCgroupsArgv(cgroups.joinFiles, sandboxArgv) : sandboxArgv;
   let group;
   try {
     group = await spawnGroup({ command: argv[0] as string, args: argv.slice(1), cwd, env, infoFd: isolated, onOutput: request.onOutput });

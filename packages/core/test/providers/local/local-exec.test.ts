@@ -5,10 +5,14 @@ import { access, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/pr
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ProcessIdentity } from "../../../src/process/process-identity";
+import { cgroupParent } from "../../../src/providers/local/cgroups";
 import { MAX_RESULT_FILE_BYTES } from "../../../src/providers/local/result-file";
 import { alive, descendants, ISOLATIONS, localProviderSetup, scratchDirectory, until } from "./local-provider-fixture";
 
 const scratch = await scratchDirectory();
+// Where this machine lets an exec have its own groups (as root here: the v1 hierarchies).
+const memoryParent = await cgroupParent("memory");
+const pidsParent = await cgroupParent("pids");
 
 // Real processes on a small, busy machine: generous limits, no timed assertions.
 describe.each(ISOLATIONS)("local provider (isolation %s)", { timeout: 30_000 }, (isolation) => {
@@ -111,6 +115,23 @@ describe.each(ISOLATIONS)("local provider (isolation %s)", { timeout: 30_000 }, 
     const linked = await run(p, handle, ["sh", "-c", 'echo secret > "$HOME/s"; ln -s "$HOME/s" "$COPYBACK_RESULT_FILE"']);
     expect((await linked.result).resultFile).toBeNull();
     expect(linked.output.stderr).toContain("symbolic link");
+  });
+
+  it.skipIf(!memoryParent && !pidsParent)("the command and what it forks start in this exec's own memory and pids groups, joined before the command runs", async () => {
+    const { p, handle } = await acquired();
+    // The command's own groups, then a grandchild's (forked after the join: it must inherit them).
+    const probe = run(p, handle, ["sh", "-c", "cat /proc/self/cgroup; echo --; sh -c 'cat /proc/self/cgroup'"]);
+    expect((await probe.result).exitCode).toBe(0);
+    const [own, forked] = probe.output.stdout.split("--\n");
+    for (const text of [own!, forked!]) {
+      const groupOf = (controller: string) => text.split("\n").find((line) => line.split(":")[1]?.split(",").includes(controller))?.split(":")[2];
+      const v2 = text.split("\n").find((line) => line.startsWith("0::"))?.slice(3);
+      for (const [controller, parent] of [["memory", memoryParent], ["pids", pidsParent]] as const) {
+        if (!parent) continue;
+        const group = parent.version === 1 ? groupOf(controller) : v2;
+        expect(group, `${controller} group`).toMatch(/\/copyback-[0-9a-f]{16}$/);
+      }
+    }
   });
 
   it("isolation: the agent writes only its sandbox and sees no other sandbox and no network when bubblewrap runs it", async () => {

@@ -21,7 +21,7 @@ describe.skipIf(!place)(`joinWorkerCgroup${place ? "" : " (skipped: this machine
     const exited = once(child, "exit");
     for (let i = 0; i < 400 && !out.includes("\n") && child.exitCode === null; i += 1) await new Promise((r) => setTimeout(r, 50));
     expect(err).toBe("");
-    const report = JSON.parse(out.split("\n")[0]!) as { identity: { path: string; version: number; bootId: string }; dir: string; execProcs: string[] };
+    const report = JSON.parse(out.split("\n")[0]!) as { identity: { path: string; version: number; bootId: string }; dir: string; execJoins: string[] };
     try {
       expect(report.identity).toMatchObject({ kind: "worker_cgroup", version: place!.version, bootId: (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim() });
       expect(report.identity.path).toMatch(/\/copyback-worker-[0-9a-f]{16}$/);
@@ -30,7 +30,7 @@ describe.skipIf(!place)(`joinWorkerCgroup${place ? "" : " (skipped: this machine
       // The kernel lists the child in exactly that group.
       expect((await readFile(path.join(report.dir, "cgroup.procs"), "utf8")).split("\n")).toContain(String(child.pid));
       // The exec's pids group is below the worker's.
-      expect(report.execProcs.some((file) => file.startsWith(`${report.dir}/copyback-`))).toBe(true);
+      expect(report.execJoins.some((file) => file.startsWith(`${report.dir}/copyback-`))).toBe(true);
     } finally {
       child.stdin.end();
       await exited;

@@ -8,7 +8,7 @@ import { cgroupParent, createExecCgroups } from "../../../src/providers/local/cg
 await cgroupParent("pids");
 const joined = await joinWorkerCgroup();
 const exec = await createExecCgroups({ memoryBytes: null, processes: 32 });
-process.stdout.write(`${JSON.stringify({ identity: joined.identity, dir: joined.dir, execProcs: exec?.procsFiles ?? [] })}\n`);
+process.stdout.write(`${JSON.stringify({ identity: joined.identity, dir: joined.dir, execJoins: exec?.joinFiles ?? [] })}\n`);
 process.stdin.resume();
 process.stdin.on("end", () => {
   void exec?.remove().then(() => process.exit(0));
