@@ -16,6 +16,8 @@
 // agent, environment and workspace loaded), lease.acquired (the sandbox), workspace.prepared
 // (baseline and seed) and agent.started (the agent's process exists). Each part is printed per
 // wake (--per-wake) and as p50/p99 per configuration; event times have millisecond precision.
+// Before the counted wakes, each worker's first run after its start is a warm-up (printed, not
+// counted); the bench reads nothing during a wake's first 400 ms (see QUIET_MS).
 // Options: --per-wake, --wakes=N (default 200, per listening configuration), --reference-wakes=N (default 50),
 // --keep (the instance root with the workers' logs, and the database).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -99,13 +101,23 @@ type Parts = Record<(typeof PARTS)[number][0], number>;
 /** When the bench's own listener saw each run's INSERT announced (Date.now(), this machine's clock). */
 const notifiedAt = new Map<string, number>();
 
-/** One wake: its parts (ms since the previous mark), after which the run is awaited to its lease release. */
-async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<{ total: number; parts: Parts }> {
+/**
+ * The bench's own reads stay out of the measured window: on two cores, a read every 20 ms from the
+ * first millisecond competed with the worker it measures (the bench process and PostgreSQL both
+ * take CPU). The first read comes after QUIET_MS, past the slowest wakes that matter for p99, then
+ * every POLL_MS until the run has released its lease.
+ */
+const QUIET_MS = 400;
+const POLL_MS = 50;
+
+/** One wake: its parts (ms since the previous mark) and the claiming worker, after which the run is awaited to its lease release. */
+async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<{ total: number; parts: Parts; controllerPid: number | null }> {
   const { runId, created } = await wakeAgent(prisma, { companyId: DEMO_COMPANY_ID, issueId, actor: SYSTEM_ACTOR });
   if (!created) throw new Error("a run of the previous wake was still active");
   const deadline = Date.now() + 120_000;
+  await new Promise((r) => setTimeout(r, QUIET_MS));
   for (;;) {
-    const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true, status: true } });
+    const run = await prisma.heartbeatRun.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true, status: true, controllerPid: true } });
     const released = await prisma.runEvent.findFirst({ where: { runId, code: { in: ["lease.released", "lease.release_failed"] } }, select: { id: true } });
     if (released && run.status !== "queued" && run.status !== "running") {
       const events = await prisma.runEvent.findMany({ where: { runId }, select: { code: true, createdAt: true }, orderBy: { createdAt: "asc" } });
@@ -120,12 +132,12 @@ async function wakeOnce(prisma: PrismaClient, issueId: string): Promise<{ total:
         previous = mark;
       }
       notifiedAt.delete(runId);
-      return { total: started - run.createdAt.getTime(), parts };
+      return { total: started - run.createdAt.getTime(), parts, controllerPid: run.controllerPid };
     }
     if (run.status === "failed" || run.status === "cancelled") throw new Error(`run ${runId} ${run.status}`);
     if (Date.now() > deadline) throw new Error(`run ${runId} did not settle (status ${run.status})`);
     // Polling here only waits for the run to finish; the latency comes from the rows' own times.
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
 
@@ -137,6 +149,18 @@ async function measure(label: string, workers: number, env: Record<string, strin
     for (let i = 0; i < workers; i++) children.push(await startWorker({ DATABASE_URL: ctx.url, COPYBACK_HOME: ctx.home, WORKER_CONCURRENCY: "2", ...env }, path.join(ctx.home, `worker-${label.replace(/\W+/g, "-")}-${i}.log`)));
     // Let each worker's first pass run and its loop fall asleep.
     await new Promise((r) => setTimeout(r, 1_000));
+    // Warm-up, not counted: wakes until every worker has claimed one run. A worker's first run
+    // after its start pays one-time costs (the first use of each code path and query, the first
+    // open of the merge lock's database), about 300 ms here; that is a start-up figure, printed
+    // beside the table, not the steady wake latency the target is about.
+    const warm = new Set<number>();
+    const firstWakes: number[] = [];
+    for (let i = 0; warm.size < children.length; i++) {
+      if (i >= 20 * children.length) throw new Error(`only ${warm.size} of ${children.length} workers claimed a run in ${i} warm-up wakes`);
+      const wake = await wakeOnce(ctx.prisma, ctx.issueId);
+      if (wake.controllerPid !== null && !warm.has(wake.controllerPid)) firstWakes.push(wake.total);
+      if (wake.controllerPid !== null) warm.add(wake.controllerPid);
+    }
     const totals: number[] = [];
     const parts: Parts[] = [];
     for (let i = 0; i < wakes; i++) {
@@ -151,7 +175,11 @@ async function measure(label: string, workers: number, env: Record<string, strin
       const values = parts.map((p) => p[name]);
       return `${ms(median(values))} / ${ms(percentile(values, 99))}`;
     };
-    return { p99: percentile(totals, 99), row: [label, String(wakes), ms(median(totals)), ms(percentile(totals, 99)), ms(Math.max(...totals)), ...PARTS.map(([name]) => part(name))] };
+    return {
+      p99: percentile(totals, 99),
+      firstWakes,
+      row: [label, String(wakes), ms(median(totals)), ms(percentile(totals, 99)), ms(Math.max(...totals)), ...PARTS.map(([name]) => part(name))],
+    };
   } finally {
     await stopWorkers(children);
   }
@@ -185,6 +213,7 @@ async function main() {
     const poll = await measure("poll 2 s, 1 worker (reference)", 1, { WORKER_LISTEN: "off", WORKER_POLL_INTERVAL_MS: "2000" }, referenceWakes, ctx);
     console.log(renderTable(["configuration", "wakes", "p50", "p99", "max", ...PARTS.map(([name]) => `${name} p50/p99`)], [one.row, two.row, poll.row]));
     console.log("parts: notified = row -> notification at a listener; claimed -> run.started; loaded -> run.dispatched; acquired -> lease.acquired; seeded -> workspace.prepared; spawned -> agent.started");
+    console.log(`first wake of each worker after its start (warm-up, not counted above): ${[one, two, poll].map((m, i) => `${["listen 1", "listen 2", "poll"][i]}: ${m.firstWakes.map(ms).join(", ")}`).join("; ")}`);
     console.log(`target: p99 < 150 ms with LISTEN. load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     // The verdict as a target line, for bench:all's summary (lib/targets.ts).
     for (const [name, m] of [["1 worker", one], ["2 workers", two]] as const) {
