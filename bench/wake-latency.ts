@@ -158,8 +158,9 @@ async function measure(label: string, workers: number, env: Record<string, strin
     for (let i = 0; warm.size < children.length; i++) {
       if (i >= 20 * children.length) throw new Error(`only ${warm.size} of ${children.length} workers claimed a run in ${i} warm-up wakes`);
       const wake = await wakeOnce(ctx.prisma, ctx.issueId);
-      if (wake.controllerPid !== null && !warm.has(wake.controllerPid)) firstWakes.push(wake.total);
-      if (wake.controllerPid !== null) warm.add(wake.controllerPid);
+      if (wake.controllerPid === null || warm.has(wake.controllerPid)) continue;
+      warm.add(wake.controllerPid);
+      firstWakes.push(wake.total);
     }
     const totals: number[] = [];
     const parts: Parts[] = [];
@@ -213,7 +214,8 @@ async function main() {
     const poll = await measure("poll 2 s, 1 worker (reference)", 1, { WORKER_LISTEN: "off", WORKER_POLL_INTERVAL_MS: "2000" }, referenceWakes, ctx);
     console.log(renderTable(["configuration", "wakes", "p50", "p99", "max", ...PARTS.map(([name]) => `${name} p50/p99`)], [one.row, two.row, poll.row]));
     console.log("parts: notified = row -> notification at a listener; claimed -> run.started; loaded -> run.dispatched; acquired -> lease.acquired; seeded -> workspace.prepared; spawned -> agent.started");
-    console.log(`first wake of each worker after its start (warm-up, not counted above): ${[one, two, poll].map((m, i) => `${["listen 1", "listen 2", "poll"][i]}: ${m.firstWakes.map(ms).join(", ")}`).join("; ")}`);
+    const firstWakes = ([["listen 1", one], ["listen 2", two], ["poll", poll]] as const).map(([name, m]) => `${name}: ${m.firstWakes.map(ms).join(", ")}`);
+    console.log(`first wake of each worker after its start (warm-up, not counted above): ${firstWakes.join("; ")}`);
     console.log(`target: p99 < 150 ms with LISTEN. load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     // The verdict as a target line, for bench:all's summary (lib/targets.ts).
     for (const [name, m] of [["1 worker", one], ["2 workers", two]] as const) {

@@ -36,7 +36,11 @@ export async function hierarchies(): Promise<MountedHierarchy[]> {
 }
 
 export async function ownGroups(): Promise<{ v2: string | null; v1: Map<string, string> }> {
-  const text = await readFile("/proc/self/cgroup", "utf8").catch(() => "");
+  return parseProcCgroup(await readFile("/proc/self/cgroup", "utf8").catch(() => ""));
+}
+
+/** A `/proc/PID/cgroup` text: the v2 path, and each v1 controller's path. */
+export function parseProcCgroup(text: string): { v2: string | null; v1: Map<string, string> } {
   const v1 = new Map<string, string>();
   let v2: string | null = null;
   for (const line of text.split("\n")) {

@@ -5,7 +5,7 @@ import { access, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/pr
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ProcessIdentity } from "../../../src/process/process-identity";
-import { cgroupParent } from "../../../src/providers/local/cgroups";
+import { cgroupParent, parseProcCgroup } from "../../../src/providers/local/cgroups";
 import { MAX_RESULT_FILE_BYTES } from "../../../src/providers/local/result-file";
 import { alive, descendants, ISOLATIONS, localProviderSetup, scratchDirectory, until } from "./local-provider-fixture";
 
@@ -124,11 +124,10 @@ describe.each(ISOLATIONS)("local provider (isolation %s)", { timeout: 30_000 }, 
     expect((await probe.result).exitCode).toBe(0);
     const [own, forked] = probe.output.stdout.split("--\n");
     for (const text of [own!, forked!]) {
-      const groupOf = (controller: string) => text.split("\n").find((line) => line.split(":")[1]?.split(",").includes(controller))?.split(":")[2];
-      const v2 = text.split("\n").find((line) => line.startsWith("0::"))?.slice(3);
+      const groups = parseProcCgroup(text);
       for (const [controller, parent] of [["memory", memoryParent], ["pids", pidsParent]] as const) {
         if (!parent) continue;
-        const group = parent.version === 1 ? groupOf(controller) : v2;
+        const group = parent.version === 1 ? groups.v1.get(controller) : groups.v2;
         expect(group, `${controller} group`).toMatch(/\/copyback-[0-9a-f]{16}$/);
       }
     }
